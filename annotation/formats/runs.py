@@ -1,0 +1,218 @@
+"""Readers of run files (one model's ranked predictions): TREC run, CSV, JSON Lines and JSON.
+
+TREC run: `query_id Q0 doc_id rank score run_tag [start end]` (query = caption id, doc = clip
+id; the optional start/end columns make it a moment run). Each reader yields `RunRow`s with the
+line they came from and reports per-line problems (malformed line, non-numeric or non-finite
+values, non-positive ranks, bad spans) to an IssueCollector. Cross-line checks (duplicates, score
+order, unknown ids) belong to the import service, which sees the whole run.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import IssueCollector
+from .text_lines import LineSource, NumberedLines
+
+RUN_FORMATS = ("trec", "csv", "jsonl", "json")
+
+
+@dataclass(frozen=True, slots=True)
+class RunRow:
+    line: int | None
+    caption_id: str
+    clip_id: str
+    rank: int
+    score: float | None
+    start: float | None = None
+    end: float | None = None
+    tag: str | None = None
+    where: str | None = None  # for formats without lines (JSON): the record's path
+
+
+def _rank(raw, issues: IssueCollector, line, field: str = "rank") -> int | None:
+    try:
+        value = int(str(raw).strip())
+    except (TypeError, ValueError):
+        issues.add(line, field, f"'{raw}' is not a whole number")
+        return None
+    if value < 1:
+        issues.add(line, field, f"rank {value} is not positive (ranks start at 1)")
+        return None
+    return value
+
+
+def _number(raw, issues: IssueCollector, line, field: str, *, required: bool) -> tuple[bool, float | None]:
+    if raw is None or (isinstance(raw, str) and raw.strip() == ""):
+        if required:
+            issues.add(line, field, "missing value")
+            return False, None
+        return True, None
+    try:
+        value = float(raw)
+    except (TypeError, ValueError):
+        issues.add(line, field, f"'{raw}' is not a number")
+        return False, None
+    if not math.isfinite(value):
+        issues.add(line, field, f"{raw} is not a finite number (NaN and infinity are refused)")
+        return False, None
+    return True, value
+
+
+def make_row(issues: IssueCollector, line, *, caption_id, clip_id, rank, score, start=None, end=None, tag=None,
+             fields=("query_id", "doc_id", "rank", "score"), where=None, score_required: bool = True) -> RunRow | None:
+    caption_id = "" if caption_id is None else str(caption_id).strip()
+    clip_id = "" if clip_id is None else str(clip_id).strip()
+    if not caption_id:
+        issues.add(line, fields[0], "missing caption id")
+        return None
+    if not clip_id:
+        issues.add(line, fields[1], "missing clip id")
+        return None
+    rank_v = _rank(rank, issues, line, fields[2])
+    ok_score, score_v = _number(score, issues, line, fields[3], required=score_required)
+    ok_start, start_v = _number(start, issues, line, "start", required=False)
+    ok_end, end_v = _number(end, issues, line, "end", required=False)
+    if rank_v is None or not (ok_score and ok_start and ok_end):
+        return None
+    if (start_v is None) != (end_v is None):
+        issues.add(line, "end" if end_v is None else "start", "a moment needs both start and end")
+        return None
+    if start_v is not None:
+        if start_v < 0:
+            issues.add(line, "start", f"start {start_v:g} is negative")
+            return None
+        if end_v <= start_v:
+            issues.add(line, "end", f"end {end_v:g} is not after start {start_v:g} (zero-length or inverted span)")
+            return None
+    return RunRow(line, caption_id, clip_id, rank_v, score_v, start_v, end_v, tag, where)
+
+
+def read_trec(source: LineSource, issues: IssueCollector) -> Iterator[RunRow]:
+    for line, text in source:
+        parts = text.split()
+        if len(parts) not in (6, 8):
+            issues.add(line, None, f"expected 6 fields 'query_id Q0 doc_id rank score run_tag' "
+                                   f"(or 8 with 'start end'), found {len(parts)}")
+            continue
+        row = make_row(issues, line, caption_id=parts[0], clip_id=parts[2], rank=parts[3], score=parts[4], tag=parts[5],
+                       start=parts[6] if len(parts) == 8 else None, end=parts[7] if len(parts) == 8 else None)
+        if row:
+            yield row
+
+
+CSV_ALIASES = {
+    "caption_id": ("caption_id", "query_id", "query", "qid"),
+    "clip_id": ("clip_id", "doc_id", "video_id", "docno"),
+    "rank": ("rank",),
+    "score": ("score",),
+    "start": ("start",),
+    "end": ("end",),
+}
+
+
+def read_csv(source: LineSource, issues: IssueCollector) -> Iterator[RunRow]:
+    """CSV with a header: caption_id (or query_id), clip_id (or doc_id/video_id), rank, score[, start, end]."""
+    numbered = NumberedLines(source)
+    reader = csv.reader(text for _, text in numbered)
+    header = next(reader, None)
+    if header is None:
+        return
+    header = [h.strip().lower() for h in header]
+    columns: dict[str, int] = {}
+    for name, aliases in CSV_ALIASES.items():
+        for alias in aliases:
+            if alias in header:
+                columns[name] = header.index(alias)
+                break
+    missing = [n for n in ("caption_id", "clip_id", "rank", "score") if n not in columns]
+    if missing:
+        issues.add(numbered.current, None, f"header lacks column(s) {', '.join(missing)}")
+        return
+    names = {n: header[i] for n, i in columns.items()}
+    fields = (names["caption_id"], names["clip_id"], "rank", "score")
+    for row in reader:
+        line = numbered.current
+        if len(row) != len(header):
+            issues.add(line, None, f"expected {len(header)} fields, found {len(row)}")
+            continue
+        get = lambda n: row[columns[n]] if n in columns else None  # noqa: E731
+        made = make_row(issues, line, caption_id=get("caption_id"), clip_id=get("clip_id"), rank=get("rank"),
+                        score=get("score"), start=get("start"), end=get("end"), fields=fields)
+        if made:
+            yield made
+
+
+def _from_object(obj, issues: IssueCollector, line, where=None) -> RunRow | None:
+    if not isinstance(obj, dict):
+        issues.add(line, where, "expected a JSON object")
+        return None
+    caption = obj.get("caption_id", obj.get("query_id"))
+    clip = obj.get("clip_id", obj.get("doc_id", obj.get("video_id")))
+    prefix = f"{where}." if where else ""
+    return make_row(issues, line, caption_id=caption, clip_id=clip, rank=obj.get("rank"), score=obj.get("score"),
+                    start=obj.get("start"), end=obj.get("end"), where=where,
+                    fields=(f"{prefix}caption_id", f"{prefix}clip_id", f"{prefix}rank", f"{prefix}score"))
+
+
+def read_jsonl(source: LineSource, issues: IssueCollector) -> Iterator[RunRow]:
+    """One object a line: {"caption_id", "clip_id", "rank", "score"[, "start", "end"]}."""
+    for line, text in source:
+        try:
+            obj = json.loads(text)
+        except json.JSONDecodeError as exc:
+            issues.add(line, None, f"malformed JSON: {exc.msg} at column {exc.colno}")
+            continue
+        row = _from_object(obj, issues, line)
+        if row:
+            yield row
+
+
+def read_json(source: LineSource, issues: IssueCollector) -> Iterator[RunRow]:
+    """The layout retrieval code writes: {caption_id: [{"clip_id", "score"[, "rank", "start", "end"]}, ...]}
+    in rank order (rank defaults to the position), or a list of row objects. Parsed whole."""
+    text = "\n".join(t for _, t in source)
+    if not text:
+        return
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as exc:
+        issues.add(exc.lineno, None, f"malformed JSON: {exc.msg} at column {exc.colno}")
+        return
+    if isinstance(document, dict) and isinstance(document.get("predictions"), (dict, list)):
+        document = document["predictions"]
+    if isinstance(document, list):
+        for position, obj in enumerate(document):
+            row = _from_object(obj, issues, None, where=f"[{position}]")
+            if row:
+                yield row
+        return
+    if not isinstance(document, dict):
+        issues.add(None, None, "expected an object {caption_id: [predictions]} or a list of predictions")
+        return
+    for caption_id, predictions in document.items():
+        if not isinstance(predictions, list):
+            issues.add(None, caption_id, "expected a list of predictions")
+            continue
+        for position, obj in enumerate(predictions, start=1):
+            where = f"{caption_id}[{position - 1}]"
+            if isinstance(obj, dict):
+                obj = {"caption_id": caption_id, "rank": position} | obj
+            row = _from_object(obj, issues, None, where=where)
+            if row:
+                yield row
+
+
+READERS = {"trec": read_trec, "csv": read_csv, "jsonl": read_jsonl, "json": read_json}
+
+
+def guess_run_format(path: Path) -> str:
+    name = Path(path).name.lower()
+    for suffix, fmt in ((".csv", "csv"), (".jsonl", "jsonl"), (".json", "json")):
+        if name.endswith(suffix):
+            return fmt
+    return "trec"

@@ -1,0 +1,82 @@
+"""Streaming a text file line by line, decoding UTF-8 per line so one bad byte names its line."""
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from .errors import IssueCollector
+
+ProgressFn = Callable[[int, int], None]
+
+
+class LineSource:
+    """Iterates (line_number, text) over a file, hashing every byte and reporting progress.
+
+    Undecodable lines are reported to `issues` and skipped; blank lines are skipped. The
+    SHA-256 of the whole file is available as `checksum` once iteration is finished.
+    """
+
+    def __init__(self, path: Path, issues: IssueCollector, progress: ProgressFn | None = None,
+                 progress_every: int = 50_000) -> None:
+        self.path = Path(path)
+        self.issues = issues
+        self.progress = progress
+        self.progress_every = progress_every
+        self.size = self.path.stat().st_size
+        self._sha = hashlib.sha256()
+        self.bytes_read = 0
+        self.non_blank_lines = 0
+
+    @property
+    def checksum(self) -> str:
+        return self._sha.hexdigest()
+
+    def __iter__(self) -> Iterator[tuple[int, str]]:
+        with self.path.open("rb") as handle:
+            for number, raw in enumerate(handle, start=1):
+                self._sha.update(raw)
+                self.bytes_read += len(raw)
+                if self.progress and number % self.progress_every == 0:
+                    self.progress(self.bytes_read, self.size)
+                try:
+                    text = raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    self.issues.add(number, None, f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})")
+                    continue
+                if number == 1:
+                    text = text.lstrip("\ufeff")
+                text = text.rstrip("\r\n")
+                if not text.strip():
+                    continue
+                self.non_blank_lines += 1
+                yield number, text
+        if self.progress:
+            self.progress(self.bytes_read, self.size)
+
+    def check_not_empty(self) -> None:
+        if self.non_blank_lines == 0 and not self.issues:
+            self.issues.add(None, None, "the file is empty")
+
+
+def file_checksum(path: Path) -> str:
+    sha = hashlib.sha256()
+    with Path(path).open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            sha.update(block)
+    return sha.hexdigest()
+
+
+class NumberedLines:
+    """Feeds plain strings to a csv reader while remembering the current line number."""
+
+    def __init__(self, source: LineSource) -> None:
+        self._iter = iter(source)
+        self.current: int | None = None
+
+    def __iter__(self) -> "NumberedLines":
+        return self
+
+    def __next__(self) -> tuple[int, str]:
+        self.current, text = next(self._iter)
+        return self.current, text

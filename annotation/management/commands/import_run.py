@@ -1,0 +1,40 @@
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotation.formats.errors import ImportRejected
+from annotation.formats.runs import RUN_FORMATS
+from annotation.models import Dataset
+from annotation.services.run_import import run_import
+
+from ._progress import ConsoleProgress, rejected_to_command_error
+
+
+class Command(BaseCommand):
+    help = "Import a run (ranked predictions) in TREC run, CSV, JSON Lines or JSON format into a dataset. All or nothing."
+
+    def add_arguments(self, parser):
+        parser.add_argument("path", type=Path)
+        parser.add_argument("--dataset", required=True, help="Name of the dataset the run ranks.")
+        parser.add_argument("--name", default="", help="Run name (default: the TREC run tag, else the file name).")
+        parser.add_argument("--format", choices=RUN_FORMATS, help="Default: from the extension (.csv, .jsonl, .json; else TREC).")
+        parser.add_argument("--max-depth", type=int, default=None, help="Refuse ranks deeper than this (default 1000).")
+
+    def handle(self, *args, **opts):
+        path: Path = opts["path"]
+        if not path.is_file():
+            raise CommandError(f"{path}: no such file")
+        try:
+            dataset = Dataset.objects.get(name=opts["dataset"])
+        except Dataset.DoesNotExist as exc:
+            raise CommandError(f"no dataset named '{opts['dataset']}'") from exc
+        try:
+            outcome = run_import(dataset=dataset, path=path, name=opts["name"] or None, fmt=opts["format"],
+                                 max_depth=opts["max_depth"], progress=ConsoleProgress(f"reading {path.name}"))
+        except ImportRejected as exc:
+            raise rejected_to_command_error(exc) from exc
+        run = outcome.run
+        verb = "imported" if outcome.created else "already imported (same file), nothing changed:"
+        self.stdout.write(self.style.SUCCESS(
+            f"{verb} run '{run.name}' (id {run.pk}, {run.kind}): {run.prediction_count:,} predictions "
+            f"for {run.caption_count:,} captions, depth {run.depth}"))

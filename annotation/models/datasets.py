@@ -1,0 +1,69 @@
+"""Benchmark test splits: what raters watch (clips) and what they read (captions)."""
+from __future__ import annotations
+
+from django.db import models
+from django.db.models import Q
+
+
+class Dataset(models.Model):
+    name = models.CharField(max_length=200, unique=True)
+    description = models.TextField(blank=True)
+    source_format = models.CharField(max_length=40, blank=True, help_text="Importer that loaded it.")
+    source_name = models.CharField(max_length=500, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Clip(models.Model):
+    """A video, or a span of one, that a rater watches.
+
+    `media` is either an absolute URL or a path relative to MEDIA_ROOT; `video_id` names the
+    source video, so several clips (segments) can share one video file.
+    """
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="clips")
+    external_id = models.CharField(max_length=200)
+    video_id = models.CharField(max_length=200)
+    media = models.CharField(max_length=1000, blank=True)
+    start = models.FloatField(null=True, blank=True)
+    end = models.FloatField(null=True, blank=True)
+    duration = models.FloatField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["dataset", "external_id"], name="clip_unique_external_id"),
+            models.CheckConstraint(
+                condition=(Q(start__isnull=True) & Q(end__isnull=True))
+                | (Q(start__isnull=False) & Q(end__isnull=False) & Q(start__gte=0) & Q(start__lt=models.F("end"))),
+                name="clip_span_valid",
+            ),
+            models.CheckConstraint(condition=Q(duration__isnull=True) | Q(duration__gt=0), name="clip_duration_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return self.external_id
+
+    @property
+    def has_span(self) -> bool:
+        return self.start is not None and self.end is not None
+
+
+class Caption(models.Model):
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="captions")
+    external_id = models.CharField(max_length=200)
+    text = models.TextField()
+    # The clip the caption was written for: its original positive (kept relevant whatever raters say).
+    original_clip = models.ForeignKey(Clip, on_delete=models.PROTECT, related_name="original_captions", null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["dataset", "external_id"], name="caption_unique_external_id"),
+        ]
+
+    def __str__(self) -> str:
+        return self.external_id

@@ -1,0 +1,1 @@
+"""Writes: every state change of the domain goes through a function here."""

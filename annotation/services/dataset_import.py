@@ -1,0 +1,122 @@
+"""Import of a dataset (clips and captions) from a manifest or a benchmark's own file."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.conf import settings
+from django.db import transaction
+
+from annotation.formats.datasets import READERS, CaptionRecord, ClipRecord, MediaTemplate, guess_dataset_format
+from annotation.formats.errors import FileIssue, ImportRejected, IssueCollector
+from annotation.formats.text_lines import LineSource, ProgressFn
+from annotation.models import Caption, Clip, Dataset
+
+
+def dataset_import(*, path: Path, name: str, fmt: str | None = None, media_template: str | None = None,
+                   description: str = "", source_name: str | None = None,
+                   progress: ProgressFn | None = None) -> Dataset:
+    """Reads the whole file and creates the dataset, its clips and captions, or nothing.
+
+    Raises ImportRejected listing every problem (up to the configured cap) with file, line and
+    field. Rows are inserted in batches while reading, inside one transaction that is rolled
+    back if any problem was found, so memory holds only the id maps, not the file.
+    """
+    path = Path(path)
+    display = source_name or path.name
+    cap = settings.REJUDGE["IMPORT_ERROR_CAP"]
+    batch_size = settings.REJUDGE["IMPORT_BATCH_SIZE"]
+    issues = IssueCollector(display, cap)
+    name = (name or "").strip()
+    if not name:
+        raise ImportRejected([FileIssue(display, None, "name", "a dataset needs a name")])
+    try:
+        fmt = fmt or guess_dataset_format(path)
+        template = MediaTemplate(media_template)
+    except ValueError as exc:
+        raise ImportRejected([FileIssue(display, None, None, str(exc))]) from exc
+    if fmt not in READERS:
+        raise ImportRejected([FileIssue(display, None, "format", f"unknown dataset format '{fmt}'; use one of {', '.join(READERS)}")])
+    if Dataset.objects.filter(name=name).exists():
+        raise ImportRejected([FileIssue(display, None, "name", f"a dataset named '{name}' already exists")])
+
+    source = LineSource(path, issues, progress)
+    with transaction.atomic():
+        dataset = Dataset.objects.create(name=name, description=description, source_format=fmt, source_name=display)
+        clip_pk: dict[str, int] = {}
+        clip_line: dict[str, int | None] = {}
+        caption_line: dict[str, int | None] = {}
+        clip_batch: list[Clip] = []
+        caption_batch: list[tuple[CaptionRecord, Caption]] = []
+        pending: list[tuple[CaptionRecord, int]] = []  # captions whose clip had not been seen yet
+
+        def flush_clips() -> None:
+            created = Clip.objects.bulk_create(clip_batch)
+            for clip in created:
+                clip_pk[clip.external_id] = clip.pk
+            clip_batch.clear()
+
+        def flush_captions() -> None:
+            flush_clips()  # a caption may refer to a clip still in the batch
+            objects = []
+            for record, caption in caption_batch:
+                caption.original_clip_id = clip_pk.get(record.clip_external_id) if record.clip_external_id else None
+                objects.append(caption)
+            created = Caption.objects.bulk_create(objects)
+            for (record, _), caption in zip(caption_batch, created):
+                if record.clip_external_id and caption.original_clip_id is None:
+                    pending.append((record, caption.pk))
+            caption_batch.clear()
+
+        for record in READERS[fmt](source, issues, template):
+            if isinstance(record, ClipRecord):
+                if record.external_id in clip_line:
+                    issues.add(record.line, "id", f"clip id '{record.external_id}' is already defined"
+                               + _on_line(clip_line[record.external_id]))
+                    continue
+                clip_line[record.external_id] = record.line
+                if not issues:
+                    clip_batch.append(Clip(dataset=dataset, external_id=record.external_id, video_id=record.video_id,
+                                           media=record.media, start=record.start, end=record.end,
+                                           duration=record.duration))
+                    if len(clip_batch) >= batch_size:
+                        flush_clips()
+            else:
+                if record.external_id in caption_line:
+                    issues.add(record.line, "id", f"caption id '{record.external_id}' is already defined"
+                               + _on_line(caption_line[record.external_id]))
+                    continue
+                caption_line[record.external_id] = record.line
+                if not issues:
+                    caption_batch.append((record, Caption(dataset=dataset, external_id=record.external_id, text=record.text)))
+                    if len(caption_batch) >= batch_size:
+                        flush_captions()
+        source.check_not_empty()
+        if not issues:
+            flush_captions()
+            _resolve_pending(pending, clip_pk, issues)
+        if not clip_line and not issues:
+            issues.add(None, None, "the file defines no clips")
+        if issues:
+            transaction.set_rollback(True)
+            rejected = ImportRejected(sorted(issues.issues, key=lambda i: (i.line is None, i.line or 0)),
+                                      truncated=issues.truncated)
+    if issues:
+        raise rejected
+    return dataset
+
+
+def _resolve_pending(pending: list[tuple[CaptionRecord, int]], clip_pk: dict[str, int], issues: IssueCollector) -> None:
+    updates = []
+    for record, caption_pk in pending:
+        target = clip_pk.get(record.clip_external_id)
+        if target is None:
+            issues.add(record.line, "clip", f"caption '{record.external_id}' refers to unknown clip '{record.clip_external_id}'")
+        else:
+            updates.append(Caption(pk=caption_pk, original_clip_id=target))
+    if updates and not issues:
+        Caption.objects.bulk_update(updates, ["original_clip"], batch_size=5000)
+
+
+def _on_line(line: int | None) -> str:
+    return f" on line {line}" if line else ""
+

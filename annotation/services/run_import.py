@@ -1,0 +1,210 @@
+"""Import of a run (one model's ranked predictions) in TREC run, CSV, JSON Lines or JSON format.
+
+Rows are streamed into a temporary staging table (COPY on PostgreSQL, batched INSERT on SQLite),
+the checks that need the whole run (duplicate ranks, the same clip twice for a caption, scores
+that rise with rank) run as SQL over it, and only then one INSERT ... SELECT moves the rows into
+the predictions table. Python memory therefore holds the dataset's id maps and one batch, never
+the file; and the run lands whole or not at all.
+"""
+from __future__ import annotations
+
+import io
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.conf import settings
+from django.db import connection, transaction
+
+from annotation.formats.errors import FileIssue, ImportRejected, IssueCollector
+from annotation.formats.runs import READERS, guess_run_format
+from annotation.formats.text_lines import LineSource, ProgressFn, file_checksum
+from annotation.models import Caption, Clip, Dataset, Prediction, Run
+
+ID_FIELDS = {"trec": ("query_id", "doc_id"), "csv": ("caption_id", "clip_id"),
+             "jsonl": ("caption_id", "clip_id"), "json": ("caption_id", "clip_id")}
+
+
+@dataclass(frozen=True)
+class RunImportResult:
+    run: Run
+    created: bool  # False when the same file had already been imported (a retried upload)
+
+
+def run_import(*, dataset: Dataset, path: Path, name: str | None = None, fmt: str | None = None, uploader=None,
+               source_name: str | None = None, max_depth: int | None = None,
+               progress: ProgressFn | None = None) -> RunImportResult:
+    """Validates and imports a run; raises ImportRejected (nothing written) listing every problem.
+
+    Importing the same file (same SHA-256) into the same dataset again returns the existing run
+    instead of creating a duplicate, so a retried upload is harmless.
+    """
+    path = Path(path)
+    display = source_name or path.name
+    cap = settings.REJUDGE["IMPORT_ERROR_CAP"]
+    max_depth = max_depth or settings.REJUDGE["MAX_RUN_DEPTH"]
+    fmt = fmt or guess_run_format(path)
+    if fmt not in READERS:
+        raise ImportRejected([FileIssue(display, None, "format", f"unknown run format '{fmt}'; use one of {', '.join(READERS)}")])
+
+    checksum = file_checksum(path)
+    existing = Run.objects.filter(dataset=dataset, checksum=checksum).first()
+    if existing:
+        return RunImportResult(existing, created=False)
+    if name and Run.objects.filter(dataset=dataset, name=name).exists():
+        raise ImportRejected([FileIssue(display, None, "name", f"a run named '{name}' already exists in '{dataset.name}'")])
+
+    issues = IssueCollector(display, cap)
+    caption_pk = dict(Caption.objects.filter(dataset=dataset).values_list("external_id", "id"))
+    clip_pk = dict(Clip.objects.filter(dataset=dataset).values_list("external_id", "id"))
+    caption_field, clip_field = ID_FIELDS[fmt]
+    source = LineSource(path, issues, progress)
+
+    with transaction.atomic():
+        stage = _StagingTable()
+        try:
+            kind, tag = _stream_into_stage(READERS[fmt](source, issues), stage, issues, caption_pk, clip_pk,
+                                           caption_field, clip_field, max_depth)
+            source.check_not_empty()
+            if not issues.full:
+                _check_whole_run(stage, issues, kind, caption_pk, cap)
+            if issues:
+                raise ImportRejected(sorted(issues.issues, key=lambda i: (i.line is None, i.line or 0)),
+                                     truncated=issues.truncated)
+            run_name = name or tag or path.stem
+            if Run.objects.filter(dataset=dataset, name=run_name).exists():
+                raise ImportRejected([FileIssue(display, None, "name",
+                                                f"a run named '{run_name}' already exists in '{dataset.name}'; choose another name")])
+            depth, count, captions = stage.summary()
+            run = Run.objects.create(dataset=dataset, name=run_name, kind=kind, uploader=uploader, source_name=display,
+                                     source_format=fmt, checksum=checksum, depth=depth, prediction_count=count,
+                                     caption_count=captions)
+            stage.move_into(run.pk)
+        finally:
+            stage.drop()
+    return RunImportResult(run, created=True)
+
+
+def _stream_into_stage(rows, stage: "_StagingTable", issues: IssueCollector, caption_pk: dict, clip_pk: dict,
+                       caption_field: str, clip_field: str, max_depth: int) -> tuple[str, str | None]:
+    kind: str | None = None
+    first_kind_line = None
+    tag = None
+    for row in rows:
+        line = row.line
+        ok = True
+        caption = caption_pk.get(row.caption_id)
+        if caption is None:
+            issues.add(line, row.where and f"{row.where}.caption_id" or caption_field,
+                       f"unknown caption id '{row.caption_id}' (not in this dataset)")
+            ok = False
+        clip = clip_pk.get(row.clip_id)
+        if clip is None:
+            issues.add(line, row.where and f"{row.where}.clip_id" or clip_field,
+                       f"unknown clip id '{row.clip_id}' (not in this dataset)")
+            ok = False
+        if row.rank > max_depth:
+            issues.add(line, "rank", f"rank {row.rank} is deeper than the maximum run depth {max_depth}")
+            ok = False
+        row_kind = Run.Kind.MOMENT if row.start is not None else Run.Kind.CLIP
+        if kind is None:
+            kind, first_kind_line = row_kind, line
+        elif row_kind != kind:
+            issues.add(line, "start", f"this row is a {row_kind} prediction but the run's first row"
+                                      f"{' (line %s)' % first_kind_line if first_kind_line else ''} is a {kind} prediction")
+            ok = False
+        if tag is None and row.tag:
+            tag = row.tag
+        if ok:
+            stage.add((line if line is not None else 0, caption, clip, row.rank, row.score, row.start, row.end))
+        if issues.full:
+            break
+    stage.flush()
+    return kind or Run.Kind.CLIP, tag
+
+
+def _check_whole_run(stage: "_StagingTable", issues: IssueCollector, kind: str, caption_pk: dict, cap: int) -> None:
+    caption_name = {pk: ext for ext, pk in caption_pk.items()}
+    for line, caption, rank, first in stage.duplicates(["caption_id", "rank"], cap):
+        issues.add(line or None, "rank", f"caption '{caption_name[caption]}' has rank {rank} twice (first on line {first})")
+    same_clip = ["caption_id", "clip_id"] + (["start", '"end"'] if kind == Run.Kind.MOMENT else [])
+    for line, caption, _, first in stage.duplicates(same_clip, cap):
+        what = "the same moment" if kind == Run.Kind.MOMENT else "the same clip"
+        issues.add(line or None, "doc_id", f"caption '{caption_name[caption]}' lists {what} twice (first on line {first})")
+    for line, caption, rank, score, prev_rank, prev_score in stage.score_rises(cap):
+        issues.add(line or None, "score", f"score {score:g} at rank {rank} is higher than {prev_score:g} at rank "
+                                          f"{prev_rank} for caption '{caption_name[caption]}': scores contradict ranks")
+
+
+class _StagingTable:
+    COLUMNS = ("line_no", "caption_id", "clip_id", "rank", "score", "start", '"end"')
+    BATCH = 50_000
+
+    def __init__(self) -> None:
+        self.name = f"rejudge_stage_{uuid.uuid4().hex[:16]}"
+        self.vendor = connection.vendor
+        self.buffer: list[tuple] = []
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"CREATE TEMPORARY TABLE {self.name} (line_no integer, caption_id bigint, clip_id bigint, "
+                f'rank integer, score double precision, start double precision, "end" double precision)'
+            )
+
+    def add(self, row: tuple) -> None:
+        self.buffer.append(row)
+        if len(self.buffer) >= self.BATCH:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self.buffer:
+            return
+        with connection.cursor() as cursor:
+            if self.vendor == "postgresql":
+                text = io.StringIO()
+                text.writelines("\t".join(r"\N" if v is None else repr(v) if isinstance(v, float) else str(v) for v in row) + "\n"
+                                for row in self.buffer)
+                text.seek(0)
+                cursor.cursor.copy_expert(f"COPY {self.name} FROM STDIN", text)
+            else:
+                marks = ", ".join(["%s"] * len(self.COLUMNS))
+                cursor.executemany(f"INSERT INTO {self.name} VALUES ({marks})", self.buffer)
+        self.buffer.clear()
+
+    def duplicates(self, key: list[str], limit: int) -> list[tuple]:
+        """Rows whose key occurred on an earlier line: (line, caption, rank, first line)."""
+        keys = ", ".join(key)
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT line_no, caption_id, rank, first_line FROM (SELECT line_no, caption_id, rank, "
+                f"MIN(line_no) OVER (PARTITION BY {keys}) AS first_line, "
+                f"ROW_NUMBER() OVER (PARTITION BY {keys} ORDER BY line_no) AS nth FROM {self.name}) d "
+                f"WHERE nth > 1 ORDER BY line_no LIMIT %s", [limit])
+            return cursor.fetchall()
+
+    def score_rises(self, limit: int) -> list[tuple]:
+        """Rows whose score is higher than the score at the caption's previous (better) rank."""
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT line_no, caption_id, rank, score, prev_rank, prev_score FROM (SELECT line_no, caption_id, "
+                f"rank, score, LAG(rank) OVER w AS prev_rank, LAG(score) OVER w AS prev_score FROM {self.name} "
+                f"WINDOW w AS (PARTITION BY caption_id ORDER BY rank)) s "
+                f"WHERE score > prev_score ORDER BY line_no LIMIT %s", [limit])
+            return cursor.fetchall()
+
+    def summary(self) -> tuple[int, int, int]:
+        with connection.cursor() as cursor:
+            cursor.execute(f"SELECT COALESCE(MAX(rank), 0), COUNT(*), COUNT(DISTINCT caption_id) FROM {self.name}")
+            return tuple(cursor.fetchone())
+
+    def move_into(self, run_id: int) -> None:
+        table = Prediction._meta.db_table
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f'INSERT INTO {table} (run_id, caption_id, clip_id, rank, score, start, "end") '
+                f'SELECT %s, caption_id, clip_id, rank, score, start, "end" FROM {self.name}', [run_id])
+
+    def drop(self) -> None:
+        if connection.needs_rollback:
+            return  # the rollback removes the table; a statement now would mask the original error
+        with connection.cursor() as cursor:
+            cursor.execute(f"DROP TABLE IF EXISTS {self.name}")

@@ -1,0 +1,18 @@
+from django.urls import path
+from drf_spectacular.views import SpectacularAPIView
+
+from api.views import accounts, datasets, jobs
+
+app_name = "api"
+
+urlpatterns = [
+    path("schema/", SpectacularAPIView.as_view(permission_classes=[]), name="schema"),
+    path("me/", accounts.MeApi.as_view(), name="me"),
+    path("datasets/", datasets.DatasetListApi.as_view(), name="dataset-list"),
+    path("datasets/import/", datasets.DatasetImportApi.as_view(), name="dataset-import"),
+    path("datasets/<int:dataset_id>/", datasets.DatasetDetailApi.as_view(), name="dataset-detail"),
+    path("datasets/<int:dataset_id>/runs/", datasets.RunListApi.as_view(), name="run-list"),
+    path("datasets/<int:dataset_id>/runs/import/", datasets.RunImportApi.as_view(), name="run-import"),
+    path("jobs/", jobs.JobListApi.as_view(), name="job-list"),
+    path("jobs/<int:job_id>/", jobs.JobDetailApi.as_view(), name="job-detail"),
+]

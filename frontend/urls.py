@@ -1,0 +1,13 @@
+from django.contrib.auth import views as auth_views
+from django.urls import path
+
+from frontend.views import media, pages
+
+app_name = "frontend"
+
+urlpatterns = [
+    path("", pages.home, name="home"),
+    path("login/", auth_views.LoginView.as_view(template_name="frontend/login.html"), name="login"),
+    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("media/<path:path>", media.media_file, name="media"),
+]
