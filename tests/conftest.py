@@ -1,0 +1,117 @@
+"""Fixtures shared by the whole suite.
+
+Real services: PostgreSQL, Redis, a Celery worker and Chromium are used for real where a test
+needs them. When REJUDGE_REQUIRE_SERVICES=1 (as .ci/run sets it) a missing service fails the
+test; otherwise (a laptop on SQLite) such tests are skipped with the reason.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+REQUIRE_SERVICES = os.environ.get("REJUDGE_REQUIRE_SERVICES") == "1"
+TEST_BROKER_URL = os.environ.get("REJUDGE_TEST_BROKER_URL", "redis://127.0.0.1:6379/15")
+
+
+def missing_service(reason: str) -> None:
+    """Fail when the services are required (CI), skip otherwise."""
+    if REQUIRE_SERVICES:
+        pytest.fail(f"required service missing: {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+@pytest.fixture(autouse=True)
+def _isolated_files(settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    settings.UPLOAD_ROOT = tmp_path / "uploads"
+    settings.EXPORT_ROOT = tmp_path / "exports"
+    for folder in (settings.MEDIA_ROOT, settings.UPLOAD_ROOT, settings.EXPORT_ROOT):
+        folder.mkdir(parents=True, exist_ok=True)
+
+
+@pytest.fixture
+def fixtures_dir() -> Path:
+    return FIXTURES
+
+
+@pytest.fixture
+def require_postgres():
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        missing_service(f"PostgreSQL (this run uses {connection.vendor}; set DATABASE_URL=postgres://...)")
+
+
+def _redis_reachable(url: str) -> bool:
+    import redis
+
+    try:
+        return bool(redis.Redis.from_url(url, socket_connect_timeout=2).ping())
+    except Exception:  # noqa: BLE001
+        return False
+
+
+@pytest.fixture(scope="session")
+def celery_worker_process(django_db_setup, django_db_blocker, tmp_path_factory):
+    """A real `celery worker` subprocess on its own queue, reading the test database.
+
+    Tests using it must be transactional (django_db(transaction=True)) so that what they write is
+    committed and visible to the worker's own connection.
+    """
+    from django.db import connection
+
+    if not _redis_reachable(TEST_BROKER_URL):
+        missing_service(f"Redis at {TEST_BROKER_URL}")
+    if connection.vendor != "postgresql":
+        missing_service("PostgreSQL (a worker process cannot share the in-memory SQLite test database)")
+    from config.celery import app
+
+    # The queue comes from settings (the test script gives each session its own name), because
+    # Celery caches its routing at first use; the worker listens on exactly that queue.
+    queue = app.conf.task_default_queue
+    db = connection.settings_dict
+    database_url = f"postgres://{db['USER']}:{db['PASSWORD'] or ''}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
+    env = os.environ | {"DATABASE_URL": database_url, "CELERY_BROKER_URL": TEST_BROKER_URL, "REDIS_URL": TEST_BROKER_URL,
+                        "CELERY_TASK_DEFAULT_QUEUE": queue, "CELERY_TASK_ALWAYS_EAGER": "0",
+                        "CACHE_KEY_PREFIX": f"{queue}-{uuid.uuid4().hex[:6]}", "REJUDGE_VAR_DIR": str(tmp_path_factory.mktemp("worker-var"))}
+    log_path = tmp_path_factory.mktemp("worker") / "worker.log"
+    log = log_path.open("w")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", queue, "--pool=solo", "-l", "INFO",
+         "--without-gossip", "--without-mingle", "--without-heartbeat"],
+        cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
+    saved = {k: app.conf[k] for k in ("task_always_eager", "broker_url")}
+    app.conf.update(task_always_eager=False, broker_url=TEST_BROKER_URL)
+    app._after_fork()  # drop connection pools created for the old broker URL
+    try:
+        yield {"process": process, "queue": queue, "log": log_path}
+    finally:
+        app.conf.update(**saved)
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        log.close()
+
+
+def wait_for_job(job_id: int, timeout: float = 60.0, log_path: Path | None = None):
+    """Polls the job row until the worker has finished it."""
+    from annotation.models import Job
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        job = Job.objects.get(pk=job_id)
+        if job.is_finished:
+            return job
+        time.sleep(0.2)
+    tail = log_path.read_text()[-3000:] if log_path and log_path.exists() else ""
+    pytest.fail(f"job {job_id} did not finish within {timeout:.0f}s; worker log tail:\n{tail}")
