@@ -12,8 +12,8 @@ import csv
 import json
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from .errors import IssueCollector
 from .text_lines import LineSource, NumberedLines
@@ -21,8 +21,7 @@ from .text_lines import LineSource, NumberedLines
 RUN_FORMATS = ("trec", "csv", "jsonl", "json")
 
 
-@dataclass(frozen=True, slots=True)
-class RunRow:
+class RunRow(NamedTuple):
     line: int | None
     caption_id: str
     clip_id: str
@@ -93,8 +92,19 @@ def make_row(issues: IssueCollector, line, *, caption_id, clip_id, rank, score, 
 
 
 def read_trec(source: LineSource, issues: IssueCollector) -> Iterator[RunRow]:
+    isfinite = math.isfinite
     for line, text in source:
         parts = text.split()
+        if len(parts) == 6:
+            # Fast path for the common, well-formed line; anything unusual goes through make_row,
+            # which names the field at fault.
+            try:
+                rank, score = int(parts[3]), float(parts[4])
+            except ValueError:
+                rank, score = 0, math.nan
+            if rank >= 1 and isfinite(score):
+                yield RunRow(line, parts[0], parts[2], rank, score, None, None, parts[5], None)
+                continue
         if len(parts) not in (6, 8):
             issues.add(line, None, f"expected 6 fields 'query_id Q0 doc_id rank score run_tag' "
                                    f"(or 8 with 'start end'), found {len(parts)}")

@@ -11,10 +11,9 @@ ProgressFn = Callable[[int, int], None]
 
 
 class LineSource:
-    """Iterates (line_number, text) over a file, hashing every byte and reporting progress.
+    """Iterates (line_number, text) over a file, reporting progress in bytes.
 
-    Undecodable lines are reported to `issues` and skipped; blank lines are skipped. The
-    SHA-256 of the whole file is available as `checksum` once iteration is finished.
+    Undecodable lines are reported to `issues` and skipped; blank lines are skipped.
     """
 
     def __init__(self, path: Path, issues: IssueCollector, progress: ProgressFn | None = None,
@@ -24,18 +23,12 @@ class LineSource:
         self.progress = progress
         self.progress_every = progress_every
         self.size = self.path.stat().st_size
-        self._sha = hashlib.sha256()
         self.bytes_read = 0
         self.non_blank_lines = 0
-
-    @property
-    def checksum(self) -> str:
-        return self._sha.hexdigest()
 
     def __iter__(self) -> Iterator[tuple[int, str]]:
         with self.path.open("rb") as handle:
             for number, raw in enumerate(handle, start=1):
-                self._sha.update(raw)
                 self.bytes_read += len(raw)
                 if self.progress and number % self.progress_every == 0:
                     self.progress(self.bytes_read, self.size)

@@ -58,7 +58,7 @@ class Caption(models.Model):
     external_id = models.CharField(max_length=200)
     text = models.TextField()
     # The clip the caption was written for: its original positive (kept relevant whatever raters say).
-    original_clip = models.ForeignKey(Clip, on_delete=models.PROTECT, related_name="original_captions", null=True, blank=True)
+    original_clip = models.ForeignKey(Clip, on_delete=models.CASCADE, related_name="original_captions", null=True, blank=True)
 
     class Meta:
         constraints = [

@@ -63,10 +63,10 @@ def run_import(*, dataset: Dataset, path: Path, name: str | None = None, fmt: st
     with transaction.atomic():
         stage = _StagingTable()
         try:
-            kind, tag = _stream_into_stage(READERS[fmt](source, issues), stage, issues, caption_pk, clip_pk,
-                                           caption_field, clip_field, max_depth)
+            kind, tag, grouped = _stream_into_stage(READERS[fmt](source, issues), stage, issues, caption_pk, clip_pk,
+                                                    caption_field, clip_field, max_depth)
             source.check_not_empty()
-            if not issues.full:
+            if not grouped and not issues.full:
                 _check_whole_run(stage, issues, kind, caption_pk, cap)
             if issues:
                 raise ImportRejected(sorted(issues.issues, key=lambda i: (i.line is None, i.line or 0)),
@@ -85,11 +85,69 @@ def run_import(*, dataset: Dataset, path: Path, name: str | None = None, fmt: st
     return RunImportResult(run, created=True)
 
 
+class _GroupChecks:
+    """Whole-run checks done while streaming, one caption at a time.
+
+    Run files list each caption's predictions together, so duplicates and score order can be
+    checked per caption group with memory bounded by one group. If a caption shows up again
+    after another one (an ungrouped file), `grouped` turns False and the service runs the same
+    checks as SQL over the staging table instead.
+    """
+
+    def __init__(self, issues: IssueCollector, kind_of_first_row: str | None = None) -> None:
+        self.issues = issues
+        self.grouped = True
+        self.caption: int | None = None
+        self.caption_name = ""
+        self.done: set[int] = set()
+        self.ranks: dict[int, int] = {}
+        self.items: dict[tuple, int] = {}
+        self.scores: list[tuple[int, float, int]] = []
+
+    def add(self, caption: int, caption_name: str, row, key: tuple) -> None:
+        if caption != self.caption:
+            self.finish_group()
+            if caption in self.done:
+                self.grouped = False
+                return
+            self.caption, self.caption_name = caption, caption_name
+        line = row.line
+        first = self.ranks.get(row.rank)
+        if first is not None:
+            self.issues.add(line, "rank", f"caption '{caption_name}' has rank {row.rank} twice (first on line {first})")
+        else:
+            self.ranks[row.rank] = line
+        first = self.items.get(key)
+        if first is not None:
+            what = "the same moment" if len(key) > 1 else "the same clip"
+            self.issues.add(line, "doc_id", f"caption '{caption_name}' lists {what} twice (first on line {first})")
+        else:
+            self.items[key] = line
+        if row.score is not None:
+            self.scores.append((row.rank, row.score, line))
+
+    def finish_group(self) -> None:
+        if self.caption is None:
+            return
+        if self.grouped:
+            self.scores.sort(key=lambda item: (item[0], item[2]))  # by rank, then file order
+            for (prev_rank, prev_score, _), (rank, score, line) in zip(self.scores, self.scores[1:]):
+                if score > prev_score:
+                    self.issues.add(line, "score", f"score {score:g} at rank {rank} is higher than {prev_score:g} at rank "
+                                                   f"{prev_rank} for caption '{self.caption_name}': scores contradict ranks")
+        self.done.add(self.caption)
+        self.caption = None
+        self.ranks, self.items, self.scores = {}, {}, []
+
+
 def _stream_into_stage(rows, stage: "_StagingTable", issues: IssueCollector, caption_pk: dict, clip_pk: dict,
-                       caption_field: str, clip_field: str, max_depth: int) -> tuple[str, str | None]:
+                       caption_field: str, clip_field: str, max_depth: int) -> tuple[str, str | None, bool]:
+    """Streams valid rows into the staging table; returns (kind, run tag, whether the run was
+    grouped by caption, in which case the whole-run checks have already been done)."""
     kind: str | None = None
     first_kind_line = None
     tag = None
+    groups = _GroupChecks(issues)
     for row in rows:
         line = row.line
         ok = True
@@ -117,14 +175,18 @@ def _stream_into_stage(rows, stage: "_StagingTable", issues: IssueCollector, cap
             tag = row.tag
         if ok:
             stage.add((line if line is not None else 0, caption, clip, row.rank, row.score, row.start, row.end))
+            if groups.grouped:
+                groups.add(caption, row.caption_id, row, (clip,) if row.start is None else (clip, row.start, row.end))
         if issues.full:
             issues.truncated = True  # stop reading: the listing is capped anyway
             break
+    groups.finish_group()
     stage.flush()
-    return kind or Run.Kind.CLIP, tag
+    return kind or Run.Kind.CLIP, tag, groups.grouped
 
 
 def _check_whole_run(stage: "_StagingTable", issues: IssueCollector, kind: str, caption_pk: dict, cap: int) -> None:
+    """The group checks as SQL over the staging table, for files whose captions are not grouped."""
     caption_name = {pk: ext for ext, pk in caption_pk.items()}
     for line, caption, rank, first in stage.duplicates(["caption_id", "rank"], cap):
         issues.add(line or None, "rank", f"caption '{caption_name[caption]}' has rank {rank} twice (first on line {first})")
@@ -162,8 +224,7 @@ class _StagingTable:
         with connection.cursor() as cursor:
             if self.vendor == "postgresql":
                 text = io.StringIO()
-                text.writelines("\t".join(r"\N" if v is None else repr(v) if isinstance(v, float) else str(v) for v in row) + "\n"
-                                for row in self.buffer)
+                text.writelines("\t".join(r"\N" if v is None else str(v) for v in row) + "\n" for row in self.buffer)
                 text.seek(0)
                 cursor.cursor.copy_expert(f"COPY {self.name} FROM STDIN", text)
             else:

@@ -151,3 +151,17 @@ def test_a_big_run_streams_through_several_batches(tmp_path, dataset, monkeypatc
     lines = [f"q{q} Q0 v{c} {c} {1 - c / 10} big\n" for q in (1, 2, 3) for c in range(1, 6)]
     run = run_import(dataset=dataset, path=write(tmp_path, "big.trec", "".join(lines))).run
     assert run.prediction_count == 15 and Prediction.objects.filter(run=run).count() == 15
+
+
+UNGROUPED = "q1 Q0 v1 1 0.9 s\nq2 Q0 v1 1 0.9 s\nq1 Q0 v2 2 0.8 s\n"
+
+
+def test_ungrouped_files_are_checked_too(tmp_path, dataset):
+    # q1's rows are not together: the whole-run checks run over the staging table instead.
+    run = run_import(dataset=dataset, path=write(tmp_path, "u.trec", UNGROUPED)).run
+    assert run.prediction_count == 3
+    bad = UNGROUPED + "q1 Q0 v3 1 0.95 s\nq1 Q0 v1 3 0.5 s\nq2 Q0 v2 2 0.99 s\n"
+    with pytest.raises(ImportRejected) as caught:
+        run_import(dataset=dataset, path=write(tmp_path, "u2.trec", bad))
+    found = {(i.line, i.field) for i in caught.value.issues}
+    assert {(4, "rank"), (5, "doc_id"), (6, "score")} <= found
