@@ -1,4 +1,4 @@
-from django.urls import path
+from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView
 
 from api.views import accounts, datasets, jobs
@@ -15,4 +15,8 @@ urlpatterns = [
     path("datasets/<int:dataset_id>/runs/import/", datasets.RunImportApi.as_view(), name="run-import"),
     path("jobs/", jobs.JobListApi.as_view(), name="job-list"),
     path("jobs/<int:job_id>/", jobs.JobDetailApi.as_view(), name="job-detail"),
+    path("", include("api.routes.queue")),
+    path("", include("api.routes.reports")),
+    path("", include("api.routes.proxies")),
+    path("", include("api.routes.moments")),
 ]

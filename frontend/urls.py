@@ -1,5 +1,5 @@
 from django.contrib.auth import views as auth_views
-from django.urls import path
+from django.urls import include, path
 
 from frontend.views import media, pages
 
@@ -10,4 +10,9 @@ urlpatterns = [
     path("login/", auth_views.LoginView.as_view(template_name="frontend/login.html"), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("media/<path:path>", media.media_file, name="media"),
+    path("", include("frontend.routes.rater")),
+    path("", include("frontend.routes.admin")),
+    path("", include("frontend.routes.reports")),
+    path("", include("frontend.routes.proxies")),
+    path("", include("frontend.routes.moments")),
 ]

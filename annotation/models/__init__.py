@@ -1,5 +1,8 @@
 from .datasets import Caption, Clip, Dataset
 from .jobs import Job
+from .labels import Label, Lease
+from .pools import PairProvenance, Pool, PooledPair, PoolMembership, PoolRun, RaterProfile
+from .reports import Artefact, Report
 from .runs import Prediction, Run
-
-__all__ = ["Caption", "Clip", "Dataset", "Job", "Prediction", "Run"]
+from .ranking import *  # noqa: F401,F403  (each area module lists its models in __all__)
+from .moments import *  # noqa: F401,F403

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from django.db import IntegrityError, transaction
 
-from annotation import tasks
+from annotation.tasks import imports as tasks
 from annotation.models import Dataset, Job
 from annotation.services.jobs import job_create, job_enqueue
 from annotation.services.uploads import upload_store

@@ -1,0 +1,182 @@
+"""Graded nDCG of a similarity matrix against a (proxy) relevance matrix, and proxy statistics.
+
+Definition (methodology §7, Wray et al. 2021). For a query q ranking the items of the other
+modality by similarity (descending), with graded relevance rel(q, z) in [0, 1]:
+
+    R_q     = items with rel(q, z) > 0
+    DCG(q)  = sum_{k=1..|R_q|} gain(rel(q, z_k)) / log2(k + 1)     (z_k = item at rank k)
+    IDCG(q) = the same sum over the items sorted by relevance (the ideal ordering)
+    nDCG(q) = DCG(q) / IDCG(q)
+
+Only the first |R_q| ranks count. ``gain="linear"`` uses rel itself (the reference evaluation
+code of EPIC-KITCHENS-100 / Wray et al.); ``gain="exponential"`` uses 2^rel - 1.
+Video-to-text: queries are the rows (clips), items the columns (captions); text-to-video: the
+transpose. The overall score is the mean of the two directions' means:
+nDCG(X, Y) = 1/(2|X|) sum_x nDCG(x) + 1/(2|Y|) sum_y nDCG(y).
+
+Ties in similarity: items are ordered by a *stable* argsort of -similarity, so equal scores keep
+their column order (lower index ranked first). The reference code reverses an ascending,
+unstable argsort instead; results differ only where similarities tie across items of different
+relevance.
+
+Queries with no relevant item (IDCG = 0) have no defined nDCG (the reference code yields NaN):
+``empty="skip"`` (default) leaves them out of the mean and counts them; ``empty="zero"`` scores
+them 0 and averages them in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+
+Gain = Literal["linear", "exponential"]
+Empty = Literal["skip", "zero"]
+
+
+def _gain(rel: np.ndarray, gain: Gain) -> np.ndarray:
+    if gain == "linear":
+        return rel
+    if gain == "exponential":
+        return np.exp2(rel) - 1.0
+    raise ValueError(f"gain must be 'linear' or 'exponential', not {gain!r}")
+
+
+def ndcg_per_query(
+    similarity: np.ndarray,
+    relevance: np.ndarray,
+    *,
+    gain: Gain = "linear",
+    block_rows: int = 1024,
+) -> np.ndarray:
+    """nDCG of each row of ``similarity`` (queries) against the same row of ``relevance``.
+
+    Returns float64 (n_rows,), NaN for rows without any relevance > 0. Rows are processed in
+    blocks to bound memory (a block needs a few dense copies of block_rows x n_cols).
+    """
+    sim = np.asarray(similarity)
+    rel = np.asarray(relevance, dtype=np.float64)
+    if sim.shape != rel.shape or sim.ndim != 2:
+        raise ValueError(f"similarity {sim.shape} and relevance {rel.shape} must be equal 2-D shapes")
+    if np.any(rel < 0):
+        raise ValueError("relevance must be >= 0")
+    n, m = sim.shape
+    out = np.full(n, np.nan)
+    discount = 1.0 / np.log2(np.arange(m, dtype=np.float64) + 2.0)  # rank k=1..m -> 1/log2(k+1)
+    ranks = np.arange(m)
+    for start in range(0, n, block_rows):
+        stop = min(n, start + block_rows)
+        s = sim[start:stop]
+        r = rel[start:stop]
+        k = (r > 0).sum(axis=1)  # |R_q|
+        order = np.argsort(-s, axis=1, kind="stable")
+        in_top = ranks[None, :] < k[:, None]  # only the first |R_q| ranks count
+        dcg = (_gain(np.take_along_axis(r, order, axis=1), gain) * discount * in_top).sum(axis=1)
+        ideal = -np.sort(-r, axis=1)
+        idcg = (_gain(ideal, gain) * discount * in_top).sum(axis=1)
+        ok = idcg > 0
+        out[start:stop][ok] = dcg[ok] / idcg[ok]
+    return out
+
+
+def _mean(values: np.ndarray, empty: Empty) -> tuple[float, int]:
+    missing = int(np.isnan(values).sum())
+    if empty == "zero":
+        return (float(np.nan_to_num(values, nan=0.0).mean()) if values.size else float("nan")), missing
+    if empty != "skip":
+        raise ValueError(f"empty must be 'skip' or 'zero', not {empty!r}")
+    kept = values[~np.isnan(values)]
+    return (float(kept.mean()) if kept.size else float("nan")), missing
+
+
+@dataclass(frozen=True)
+class NDCGResult:
+    """Graded nDCG in both directions. ``mean`` = (video_to_text + text_to_video) / 2."""
+
+    video_to_text: float
+    text_to_video: float
+    mean: float
+    gain: str
+    empty: str
+    v2t_per_query: np.ndarray = field(repr=False)
+    t2v_per_query: np.ndarray = field(repr=False)
+    v2t_empty_queries: int = 0
+    t2v_empty_queries: int = 0
+
+
+def ndcg(
+    similarity: np.ndarray,
+    relevance: np.ndarray,
+    *,
+    gain: Gain = "linear",
+    empty: Empty = "skip",
+) -> NDCGResult:
+    """Graded nDCG of a clips x captions similarity matrix against a relevance matrix.
+
+    video_to_text: each clip (row) ranks the captions; text_to_video: each caption (column) ranks
+    the clips; mean: their average. See the module docstring for ties and empty queries.
+    """
+    sim = np.asarray(similarity)
+    rel = np.asarray(relevance)
+    v2t = ndcg_per_query(sim, rel, gain=gain)
+    t2v = ndcg_per_query(sim.T, rel.T, gain=gain)
+    a, na = _mean(v2t, empty)
+    b, nb = _mean(t2v, empty)
+    return NDCGResult(a, b, (a + b) / 2.0, gain, empty, v2t, t2v, na, nb)
+
+
+def relevant_count_curve(
+    relevance: np.ndarray, thresholds: Sequence[float] | np.ndarray
+) -> np.ndarray:
+    """Mean over clips (rows) of the number of captions with relevance >= t, for each threshold t.
+
+    Use it to draw, per proxy, how many captions count as relevant to a clip as the threshold
+    rises (at t <= 0 every caption counts; at t = 1 typically only the own caption).
+    """
+    rel = np.asarray(relevance)
+    t = np.asarray(thresholds, dtype=np.float64)
+    if rel.ndim != 2:
+        raise ValueError("relevance must be 2-D")
+    if rel.shape[0] == 0:
+        return np.full(t.shape, np.nan)
+    # Sorting each row once turns every threshold into a binary search: O(n m log m + n T log m).
+    srt = np.sort(rel.astype(np.float64, copy=False), axis=1)
+    m = rel.shape[1]
+    counts = np.stack([m - np.searchsorted(row, t, side="left") for row in srt])
+    return counts.mean(axis=0)
+
+
+@dataclass(frozen=True)
+class PearsonResult:
+    """Row-wise Pearson correlation between two proxies, averaged over rows (clips)."""
+
+    mean: float
+    rows_used: int
+    rows_skipped: int  # rows where either proxy has zero variance (r undefined)
+    per_row: np.ndarray = field(repr=False)  # NaN where skipped
+
+
+def rowwise_pearson(a: np.ndarray, b: np.ndarray) -> PearsonResult:
+    """Pearson r between row i of ``a`` and row i of ``b`` for every row, then the mean.
+
+    r_i = sum((a_ij - mean a_i)(b_ij - mean b_i)) / sqrt(sum (a_ij - mean a_i)^2 sum (b_ij - mean b_i)^2).
+    Rows where either side is constant are skipped (not averaged) and counted in rows_skipped.
+    """
+    x = np.asarray(a, dtype=np.float64)
+    y = np.asarray(b, dtype=np.float64)
+    if x.shape != y.shape or x.ndim != 2:
+        raise ValueError("a and b must be 2-D arrays of one shape")
+    xc = x - x.mean(axis=1, keepdims=True)
+    yc = y - y.mean(axis=1, keepdims=True)
+    sxx = (xc * xc).sum(axis=1)
+    syy = (yc * yc).sum(axis=1)
+    sxy = (xc * yc).sum(axis=1)
+    # Treat variance below float noise as zero: a row of identical float32 values can leave ~1e-30.
+    tiny = 1e-24 * max(1, x.shape[1])
+    ok = (sxx > tiny) & (syy > tiny)
+    r = np.full(x.shape[0], np.nan)
+    r[ok] = sxy[ok] / np.sqrt(sxx[ok] * syy[ok])
+    used = int(ok.sum())
+    return PearsonResult(float(r[ok].mean()) if used else float("nan"), used, int((~ok).sum()), r)

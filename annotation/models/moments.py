@@ -1,0 +1,1 @@
+"""Moment pools and sampled deep pools: owned by the moments area."""

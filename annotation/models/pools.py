@@ -1,0 +1,153 @@
+"""Pools of caption–clip pairs to judge, where they came from, and who may judge them."""
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from .datasets import Caption, Clip, Dataset
+from .runs import Run
+
+
+class Pool(models.Model):
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="pools")
+    name = models.CharField(max_length=200)
+    depth = models.PositiveIntegerField(default=10, help_text="Top-k of each run that is pooled.")
+    include_original_positives = models.BooleanField(default=False, help_text="Judge the original pairs too, as a check.")
+    redundancy = models.FloatField(default=0.1, help_text="Share of pairs that get a second label.")
+    seed = models.BigIntegerField(default=0)
+    gold_rate = models.FloatField(default=0.0, help_text="Share of production assignments that are known (gold) pairs.")
+    training_pass_mark = models.FloatField(default=0.8)
+    lease_seconds = models.PositiveIntegerField(default=300)
+    broken_reports_limit = models.PositiveIntegerField(default=3, help_text="'Clip doesn't play' reports before a pair is set aside.")
+    runs = models.ManyToManyField(Run, through="PoolRun", related_name="pools")
+    raters = models.ManyToManyField(settings.AUTH_USER_MODEL, through="PoolMembership", related_name="rater_pools")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["dataset", "name"], name="pool_unique_name"),
+            models.CheckConstraint(condition=Q(redundancy__gte=0) & Q(redundancy__lte=1), name="pool_redundancy_fraction"),
+            models.CheckConstraint(condition=Q(gold_rate__gte=0) & Q(gold_rate__lte=1), name="pool_gold_rate_fraction"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class PoolRun(models.Model):
+    pool = models.ForeignKey(Pool, on_delete=models.CASCADE)
+    run = models.ForeignKey(Run, on_delete=models.CASCADE)
+    added_at = models.DateTimeField(auto_now_add=True)
+    pairs_added = models.PositiveIntegerField(default=0, help_text="New pairs this run brought into the pool.")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["pool", "run"], name="poolrun_unique")]
+
+
+class PooledPair(models.Model):
+    """One caption–clip pair to judge, judged once whichever runs proposed it.
+
+    `role`: 'pool' pairs come from runs; 'gold' pairs have a known answer and are mixed into
+    production unannounced; 'training' pairs have a known answer and form the training queue.
+    The counters are kept in step with labels and leases in the same transaction, so the queue
+    query can use one partial index over `available` pairs.
+    """
+
+    class Role(models.TextChoices):
+        POOL = "pool"
+        GOLD = "gold"
+        TRAINING = "training"
+
+    class State(models.TextChoices):
+        OPEN = "open", "Needs labels"
+        RESOLVED = "resolved"
+        ADJUDICATION = "adjudication", "Escalated to an admin"
+        SET_ASIDE = "set_aside", "Set aside (clip does not play)"
+        DISAGREEMENT = "disagreement", "No majority"
+
+    class Answer(models.TextChoices):
+        RELEVANT = "relevant"
+        NOT_RELEVANT = "not_relevant"
+
+    pool = models.ForeignKey(Pool, on_delete=models.CASCADE, related_name="pairs")
+    caption = models.ForeignKey(Caption, on_delete=models.CASCADE, related_name="+")
+    clip = models.ForeignKey(Clip, on_delete=models.CASCADE, related_name="+")
+    role = models.CharField(max_length=10, choices=Role.choices, default=Role.POOL)
+    is_original_positive = models.BooleanField(default=False)
+    required_labels = models.PositiveSmallIntegerField(default=1)
+    vote_count = models.PositiveSmallIntegerField(default=0)
+    active_leases = models.PositiveSmallIntegerField(default=0)
+    broken_reports = models.PositiveSmallIntegerField(default=0)
+    state = models.CharField(max_length=14, choices=State.choices, default=State.OPEN)
+    available = models.BooleanField(default=True, help_text="Open and short of labels counting live leases.")
+    priority = models.PositiveSmallIntegerField(default=0, help_text="1 when started and needing more (finish first).")
+    queue_order = models.BigIntegerField(default=0, help_text="Seeded random position in the queue.")
+    resolved_label = models.CharField(max_length=14, choices=Answer.choices, blank=True)
+    resolved_by_admin = models.BooleanField(default=False)
+    known_answer = models.CharField(max_length=14, choices=Answer.choices, blank=True, help_text="Gold/training only.")
+    explanation = models.TextField(blank=True, help_text="Training only: the guideline the answer rests on.")
+    adjudication_note = models.TextField(blank=True)
+    # Moment pools judge a span of the clip's video; empty for whole-clip pairs.
+    start = models.FloatField(null=True, blank=True)
+    end = models.FloatField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    resolved_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["pool", "role", "caption", "clip"], condition=Q(start__isnull=True),
+                                    name="pair_unique_in_pool"),
+            models.UniqueConstraint(fields=["pool", "role", "caption", "clip", "start", "end"], condition=Q(start__isnull=False),
+                                    name="pair_span_unique_in_pool"),
+            models.CheckConstraint(condition=Q(required_labels__gte=1) & Q(required_labels__lte=3), name="pair_required_labels"),
+            models.CheckConstraint(condition=Q(vote_count__lte=3), name="pair_vote_count_bounded"),
+            models.CheckConstraint(condition=(Q(start__isnull=True) & Q(end__isnull=True))
+                                   | (Q(start__gte=0) & Q(start__lt=models.F("end"))), name="pair_span_valid"),
+        ]
+        indexes = [
+            # The queue: only available pool pairs, in the order they are handed out.
+            models.Index(fields=["pool", "-priority", "queue_order"], condition=Q(available=True, role="pool"),
+                         name="pair_queue"),
+            models.Index(fields=["pool", "role", "state"], name="pair_pool_state"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.caption_id}->{self.clip_id}"
+
+
+class PairProvenance(models.Model):
+    """Which runs proposed a pair, and at which rank (needed by leave-one-run-out and overlap)."""
+
+    pair = models.ForeignKey(PooledPair, on_delete=models.CASCADE, related_name="provenance")
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="+")
+    rank = models.PositiveIntegerField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["pair", "run"], name="provenance_unique")]
+
+
+class RaterProfile(models.Model):
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="rater_profile")
+    paused = models.BooleanField(default=False)
+    pseudonym = models.PositiveIntegerField(unique=True, help_text="Rater id used in exports instead of the user name.")
+
+    def __str__(self) -> str:
+        return f"rater {self.pseudonym}"
+
+
+class PoolMembership(models.Model):
+    class Training(models.TextChoices):
+        PENDING = "pending"
+        PASSED = "passed"
+        FAILED = "failed"
+
+    pool = models.ForeignKey(Pool, on_delete=models.CASCADE, related_name="memberships")
+    rater = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
+    training = models.CharField(max_length=10, choices=Training.choices, default=Training.PENDING)
+    training_score = models.FloatField(null=True, blank=True)
+    added_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["pool", "rater"], name="membership_unique")]

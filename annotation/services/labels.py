@@ -1,0 +1,169 @@
+"""Submitting labels, resolving pairs, and the admin's decisions on escalated pairs.
+
+A submission carries a client-generated id: sending it again returns the stored label, never a
+second one. The label that completes a pair resolves it in the same transaction, under the pair's
+row lock, so counts and resolution can never disagree however many raters submit at once.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from annotation.models import Label, Lease, PooledPair, PoolMembership
+from annotation.services.queue import PAIR_FLAG_FIELDS, refresh_pair_flags
+
+PAIR_FIELDS = PAIR_FLAG_FIELDS + ["vote_count", "required_labels", "state", "resolved_label", "resolved_at", "broken_reports"]
+
+
+class LabelRefused(ValueError):
+    """The submission cannot be accepted as sent; `code` says why (the API maps it to a status)."""
+
+    def __init__(self, code: str, message: str) -> None:
+        self.code = code
+        super().__init__(message)
+
+
+@dataclass(frozen=True)
+class SubmitResult:
+    label: Label
+    created: bool
+    feedback: dict | None  # training pairs only: the correct answer and the guideline it rests on
+
+
+def training_feedback(label: Label) -> dict | None:
+    pair = label.pair
+    if pair.role != PooledPair.Role.TRAINING:
+        return None
+    return {"correct": label.value == pair.known_answer, "answer": pair.known_answer, "explanation": pair.explanation}
+
+
+def label_submit(*, rater, client_id: str, pair_id: int, value: str, seconds: float | None = None, comment: str = "",
+                 now=None) -> SubmitResult:
+    now = now or timezone.now()
+    client_id = (client_id or "").strip()
+    if not client_id or len(client_id) > 64:
+        raise LabelRefused("invalid", "client_id must be 1 to 64 characters")
+    replay = Label.objects.select_related("pair").filter(rater=rater, client_id=client_id).first()
+    if replay:
+        return SubmitResult(replay, False, training_feedback(replay))
+    if value not in Label.Value.values:
+        raise LabelRefused("invalid", f"value must be one of {', '.join(Label.Value.values)}")
+    if seconds is not None and seconds < 0:
+        raise LabelRefused("invalid", "seconds must not be negative")
+    try:
+        with transaction.atomic():
+            return _submit_locked(rater, client_id, pair_id, value, seconds, comment, now)
+    except IntegrityError:
+        # The same client id raced in through another request; that one stands.
+        replay = Label.objects.select_related("pair").filter(rater=rater, client_id=client_id).first()
+        if replay:
+            return SubmitResult(replay, False, training_feedback(replay))
+        raise
+
+
+def _submit_locked(rater, client_id, pair_id, value, seconds, comment, now) -> SubmitResult:
+    pair = PooledPair.objects.select_for_update().select_related("pool").filter(pk=pair_id).first()
+    if pair is None:
+        raise LabelRefused("not_found", f"no pair {pair_id}")
+    if not PoolMembership.objects.filter(pool=pair.pool_id, rater=rater).exists():
+        raise LabelRefused("forbidden", "you have no access to this pool")
+    replay = Label.objects.filter(rater=rater, client_id=client_id).first()
+    if replay:
+        return SubmitResult(replay, False, training_feedback(replay))
+    if Label.objects.filter(pair=pair, rater=rater).exists():
+        raise LabelRefused("conflict", "you have already labelled this pair")
+
+    lease = Lease.objects.select_for_update().filter(pair=pair, rater=rater, state=Lease.State.ACTIVE).first()
+    label = Label(pair=pair, rater=rater, value=value, client_id=client_id, seconds=seconds, comment=comment[:5000],
+                  lease=lease, counted=False)
+    if lease:
+        lease.state, lease.ended_at = Lease.State.COMPLETED, now
+        lease.save(update_fields=["state", "ended_at"])
+        if pair.role == PooledPair.Role.POOL:
+            pair.active_leases = max(0, pair.active_leases - 1)
+
+    if pair.role != PooledPair.Role.POOL:
+        label.save()
+        label.pair = pair
+        if pair.role == PooledPair.Role.TRAINING:
+            _grade_training(pair.pool, rater)
+        return SubmitResult(label, True, training_feedback(label))
+
+    if value in Label.VOTES:
+        room = pair.state == PooledPair.State.OPEN and pair.vote_count + pair.active_leases < pair.required_labels
+        if room:
+            label.counted = True
+            pair.vote_count += 1
+            label.sequence = pair.vote_count
+        else:
+            label.surplus_reason = ("arrived after its lease ended, when the pair no longer needed it"
+                                    if lease is None else f"the pair was already {pair.get_state_display().lower()}")
+    elif value == Label.Value.AMBIGUOUS:
+        if pair.state == PooledPair.State.OPEN:
+            pair.state = PooledPair.State.ADJUDICATION
+    elif value == Label.Value.BROKEN:
+        pair.broken_reports += 1
+        if pair.state == PooledPair.State.OPEN and pair.broken_reports >= pair.pool.broken_reports_limit:
+            pair.state = PooledPair.State.SET_ASIDE
+    label.save()
+    if label.counted:
+        _resolve(pair, now)
+    refresh_pair_flags(pair)
+    pair.save(update_fields=PAIR_FIELDS)
+    label.pair = pair
+    return SubmitResult(label, True, None)
+
+
+def _resolve(pair: PooledPair, now) -> None:
+    """FIRE's rule: once a pair has the labels it needs, a strict majority resolves it; two
+    disagreeing labels ask for a third; with three and no majority it is a disagreement."""
+    if pair.vote_count < pair.required_labels:
+        return
+    votes = list(Label.objects.filter(pair=pair, counted=True).values_list("value", flat=True))
+    top, count = Counter(votes).most_common(1)[0]
+    if count * 2 > len(votes):
+        pair.state, pair.resolved_label, pair.resolved_at = PooledPair.State.RESOLVED, top, now
+    elif len(votes) < 3:
+        pair.required_labels = len(votes) + 1
+    else:
+        pair.state = PooledPair.State.DISAGREEMENT
+
+
+def _grade_training(pool, rater) -> None:
+    training = PooledPair.objects.filter(pool=pool, role=PooledPair.Role.TRAINING)
+    answers = dict(Label.objects.filter(rater=rater, pair__in=training).values_list("pair_id", "value"))
+    known = dict(training.values_list("pk", "known_answer"))
+    if len(answers) < len(known):
+        return
+    score = sum(answers[pk] == answer for pk, answer in known.items()) / len(known)
+    passed = score >= pool.training_pass_mark
+    PoolMembership.objects.filter(pool=pool, rater=rater).update(
+        training=PoolMembership.Training.PASSED if passed else PoolMembership.Training.FAILED, training_score=score)
+
+
+@transaction.atomic
+def pair_adjudicate(*, pair_id: int, admin, label: str, note: str = "", now=None) -> PooledPair:
+    """An admin's decision on an escalated (or disputed, or set-aside) pair."""
+    if label not in PooledPair.Answer.values:
+        raise LabelRefused("invalid", "label must be 'relevant' or 'not_relevant'")
+    pair = PooledPair.objects.select_for_update().get(pk=pair_id, role=PooledPair.Role.POOL)
+    pair.state, pair.resolved_label, pair.resolved_by_admin = PooledPair.State.RESOLVED, label, True
+    pair.adjudication_note, pair.resolved_at = note, now or timezone.now()
+    refresh_pair_flags(pair)
+    pair.save()
+    return pair
+
+
+@transaction.atomic
+def pair_requeue(*, pair_id: int) -> PooledPair:
+    """Puts a set-aside or escalated pair back in the queue (e.g. after fixing its clip)."""
+    pair = PooledPair.objects.select_for_update().get(pk=pair_id, role=PooledPair.Role.POOL)
+    if pair.state == PooledPair.State.RESOLVED:
+        raise LabelRefused("conflict", "the pair is already resolved")
+    pair.state, pair.broken_reports = PooledPair.State.OPEN, 0
+    refresh_pair_flags(pair)
+    pair.save()
+    return pair

@@ -1,0 +1,174 @@
+"""Building pools: the union of runs' top-k pairs per caption, deduplicated, with provenance.
+
+Queue order and the redundancy draw come from a seeded hash of the pair (caption, clip) rather
+than from a random stream, so they are reproducible and do not depend on which run brought a
+pair in or when: adding a run later gives the pairs it shares with the pool the same treatment.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+import numpy as np
+from django.db import connection, transaction
+from django.db.models import F, Q
+
+from annotation.models import Caption, Clip, Pool, PooledPair, PoolRun, Prediction, Run
+
+BATCH = 5000
+MASK63 = (1 << 63) - 1
+
+
+class PoolError(ValueError):
+    """A pool request that cannot be carried out; the message says why."""
+
+
+def _mix(values: np.ndarray) -> np.ndarray:
+    """splitmix64 finaliser: a fast, well-spread hash of uint64 values."""
+    z = values.astype(np.uint64, copy=True)
+    with np.errstate(over="ignore"):
+        z ^= z >> np.uint64(30)
+        z *= np.uint64(0xBF58476D1CE4E5B9)
+        z ^= z >> np.uint64(27)
+        z *= np.uint64(0x94D049BB133111EB)
+        z ^= z >> np.uint64(31)
+    return z
+
+
+def pair_hashes(caption_ids: np.ndarray, clip_ids: np.ndarray, seed: int, salt: int) -> np.ndarray:
+    with np.errstate(over="ignore"):
+        key = (caption_ids.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)) ^ clip_ids.astype(np.uint64)
+        key ^= np.uint64((seed * 0x2545F4914F6CDD1D + salt) & 0xFFFFFFFFFFFFFFFF)
+    return _mix(_mix(key))
+
+
+def queue_positions(caption_ids, clip_ids, seed: int) -> np.ndarray:
+    return (pair_hashes(np.asarray(caption_ids), np.asarray(clip_ids), seed, salt=1) & np.uint64(MASK63)).astype(np.int64)
+
+
+def needs_second_label(caption_ids, clip_ids, seed: int, fraction: float) -> np.ndarray:
+    """A seeded Bernoulli(fraction) draw per pair; about `fraction` of pairs are chosen."""
+    u = pair_hashes(np.asarray(caption_ids), np.asarray(clip_ids), seed, salt=2) >> np.uint64(11)
+    return (u.astype(np.float64) / float(1 << 53)) < fraction
+
+
+@transaction.atomic
+def pool_create(*, dataset, name: str, runs: Iterable[Run], depth: int = 10, include_original_positives: bool = False,
+                redundancy: float = 0.1, seed: int = 0, gold_rate: float = 0.0, training_pass_mark: float = 0.8,
+                lease_seconds: int = 300, broken_reports_limit: int = 3,
+                progress: Callable[[int, int | None], None] | None = None) -> Pool:
+    runs = list(runs)
+    if not runs:
+        raise PoolError("a pool needs at least one run")
+    for run in runs:
+        if run.dataset_id != dataset.pk:
+            raise PoolError(f"run '{run.name}' belongs to another dataset")
+    if not 1 <= depth <= 1000:
+        raise PoolError("depth must be between 1 and 1000")
+    if Pool.objects.filter(dataset=dataset, name=name).exists():
+        raise PoolError(f"a pool named '{name}' already exists for '{dataset.name}'")
+    pool = Pool.objects.create(dataset=dataset, name=name, depth=depth, include_original_positives=include_original_positives,
+                               redundancy=redundancy, seed=seed, gold_rate=gold_rate, training_pass_mark=training_pass_mark,
+                               lease_seconds=lease_seconds, broken_reports_limit=broken_reports_limit)
+    for index, run in enumerate(runs):
+        pool_add_run(pool=pool, run=run, _with_originals=include_original_positives and index == 0)
+        if progress:
+            progress(index + 1, len(runs))
+    return pool
+
+
+@transaction.atomic
+def pool_add_run(*, pool: Pool, run: Run, _with_originals: bool = False) -> int:
+    """Adds a run's top-k pairs that are not in the pool yet (queued; existing labels stay) and
+    records the run's provenance for every pair it proposed. Returns the number of new pairs."""
+    if run.dataset_id != pool.dataset_id:
+        raise PoolError(f"run '{run.name}' belongs to another dataset")
+    if run.kind == Run.Kind.MOMENT:
+        raise PoolError(f"run '{run.name}' is a moment run; build a moment pool for it")
+    if PoolRun.objects.filter(pool=pool, run=run).exists():
+        raise PoolError(f"run '{run.name}' is already in pool '{pool.name}'")
+    candidates = (Prediction.objects.filter(run=run, rank__lte=pool.depth)
+                  .values_list("caption_id", "clip_id").distinct().order_by())
+    pairs = np.array(list(candidates), dtype=np.int64).reshape(-1, 2)
+    if _with_originals:
+        originals = np.array(list(Caption.objects.filter(dataset=pool.dataset_id, original_clip__isnull=False)
+                                  .values_list("id", "original_clip_id")), dtype=np.int64).reshape(-1, 2)
+        pairs = np.unique(np.vstack([pairs, originals]), axis=0)
+    existing = np.array(list(PooledPair.objects.filter(pool=pool, role=PooledPair.Role.POOL, start__isnull=True)
+                             .values_list("caption_id", "clip_id")), dtype=np.int64).reshape(-1, 2)
+    if len(existing) and len(pairs):
+        keyed = lambda a: a[:, 0] * (1 << 31) + a[:, 1]  # noqa: E731 - ids stay below 2**31 per table
+        pairs = pairs[~np.isin(keyed(pairs), keyed(existing))]
+    added = _insert_pairs(pool, pairs)
+    _record_provenance(pool, run)
+    PoolRun.objects.create(pool=pool, run=run, pairs_added=added)
+    return added
+
+
+def _insert_pairs(pool: Pool, pairs: np.ndarray) -> int:
+    if not len(pairs):
+        return 0
+    captions, clips = pairs[:, 0], pairs[:, 1]
+    order = queue_positions(captions, clips, pool.seed)
+    double = needs_second_label(captions, clips, pool.seed, pool.redundancy)
+    originals = set(Caption.objects.filter(dataset=pool.dataset_id, original_clip__isnull=False)
+                    .values_list("id", "original_clip_id"))
+    for start in range(0, len(pairs), BATCH):
+        PooledPair.objects.bulk_create([
+            PooledPair(pool=pool, caption_id=int(c), clip_id=int(v), queue_order=int(o), required_labels=2 if d else 1,
+                       is_original_positive=(int(c), int(v)) in originals)
+            for c, v, o, d in zip(captions[start:start + BATCH], clips[start:start + BATCH], order[start:start + BATCH],
+                                  double[start:start + BATCH])
+        ])
+    return len(pairs)
+
+
+def _record_provenance(pool: Pool, run: Run) -> None:
+    """One INSERT ... SELECT: every pool pair the run proposed within the pool depth, with its rank."""
+    pair_t, pred_t = PooledPair._meta.db_table, Prediction._meta.db_table
+    from annotation.models import PairProvenance
+
+    prov_t = PairProvenance._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {prov_t} (pair_id, run_id, rank) "
+            f"SELECT pp.id, p.run_id, MIN(p.rank) FROM {pred_t} p JOIN {pair_t} pp "
+            f"ON pp.pool_id = %s AND pp.role = 'pool' AND pp.start IS NULL AND pp.caption_id = p.caption_id AND pp.clip_id = p.clip_id "
+            f"WHERE p.run_id = %s AND p.rank <= %s GROUP BY pp.id, p.run_id",
+            [pool.pk, run.pk, pool.depth])
+
+
+@transaction.atomic
+def known_pairs_add(*, pool: Pool, items: Iterable[dict]) -> int:
+    """Adds gold or training pairs with their answers. Items: caption and clip external ids,
+    answer ('relevant'/'not_relevant'), role ('gold'/'training'), optional explanation."""
+    captions = dict(Caption.objects.filter(dataset=pool.dataset_id).values_list("external_id", "id"))
+    clips = dict(Clip.objects.filter(dataset=pool.dataset_id).values_list("external_id", "id"))
+    objects, problems = [], []
+    for number, item in enumerate(items, start=1):
+        caption, clip = captions.get(str(item.get("caption", ""))), clips.get(str(item.get("clip", "")))
+        role, answer = item.get("role", "gold"), item.get("answer")
+        if caption is None:
+            problems.append(f"item {number}, field 'caption': unknown caption id '{item.get('caption')}'")
+        if clip is None:
+            problems.append(f"item {number}, field 'clip': unknown clip id '{item.get('clip')}'")
+        if role not in (PooledPair.Role.GOLD, PooledPair.Role.TRAINING):
+            problems.append(f"item {number}, field 'role': '{role}' is not 'gold' or 'training'")
+        if answer not in PooledPair.Answer.values:
+            problems.append(f"item {number}, field 'answer': '{answer}' is not 'relevant' or 'not_relevant'")
+        if caption and clip and not problems:
+            objects.append(PooledPair(pool=pool, caption_id=caption, clip_id=clip, role=role, known_answer=answer,
+                                      explanation=item.get("explanation", ""), required_labels=1,
+                                      available=False, queue_order=number))
+    if problems:
+        raise PoolError("; ".join(problems[:100]))
+    existing = set(PooledPair.objects.filter(pool=pool, role__in=[PooledPair.Role.GOLD, PooledPair.Role.TRAINING])
+                   .values_list("role", "caption_id", "clip_id"))
+    fresh = [o for o in objects if (o.role, o.caption_id, o.clip_id) not in existing]
+    PooledPair.objects.bulk_create(fresh)
+    return len(fresh)
+
+
+def pool_pairs_left(*, pool: Pool) -> int:
+    """Pool pairs that still need a label (open), counting those under lease."""
+    return PooledPair.objects.filter(pool=pool, role=PooledPair.Role.POOL, state=PooledPair.State.OPEN).filter(
+        Q(vote_count__lt=F("required_labels"))).count()

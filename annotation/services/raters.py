@@ -1,0 +1,116 @@
+"""Raters: accounts, access to pools, pausing, training state."""
+from __future__ import annotations
+
+import csv
+import io
+import secrets
+
+from django.contrib.auth import get_user_model
+from django.db import IntegrityError, transaction
+from django.db.models import Max
+
+from annotation import roles
+from annotation.formats.errors import IssueCollector
+from annotation.models import Label, Pool, PooledPair, PoolMembership, RaterProfile
+from annotation.services.users import user_create
+
+
+def _next_pseudonym() -> int:
+    return (RaterProfile.objects.aggregate(m=Max("pseudonym"))["m"] or 1000) + 1
+
+
+def rater_profile(*, user) -> RaterProfile:
+    """The rater's profile, created on first use (a rater made through Django admin has none yet)."""
+    profile = RaterProfile.objects.filter(user=user).first()
+    if profile:
+        return profile
+    for _ in range(5):
+        try:
+            with transaction.atomic():
+                return RaterProfile.objects.create(user=user, pseudonym=_next_pseudonym())
+        except IntegrityError:
+            existing = RaterProfile.objects.filter(user=user).first()
+            if existing:
+                return existing
+    raise RuntimeError("could not allocate a rater pseudonym")
+
+
+@transaction.atomic
+def rater_create(*, username: str, password: str | None = None, email: str = ""):
+    user = user_create(username=username, password=password, role=roles.RATER, email=email)
+    rater_profile(user=user)
+    return user
+
+
+def raters_import_csv(*, content: bytes, source_name: str = "raters.csv") -> list:
+    """Creates raters from a CSV with a header `username[,email][,password]`; all or none.
+    Raters without a password get a random one (they are given theirs out of band)."""
+    issues = IssueCollector(source_name)
+    try:
+        text = content.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        issues.add(None, None, "not valid UTF-8")
+        issues.raise_if_any()
+    reader = csv.DictReader(io.StringIO(text))
+    if not reader.fieldnames or "username" not in [f.strip() for f in reader.fieldnames]:
+        issues.add(1, None, "header must contain 'username' (and optionally 'email', 'password')")
+        issues.raise_if_any()
+    User = get_user_model()
+    rows, seen = [], {}
+    for row in reader:
+        line = reader.line_num
+        username = (row.get("username") or "").strip()
+        if not username:
+            issues.add(line, "username", "missing user name")
+            continue
+        if username in seen:
+            issues.add(line, "username", f"'{username}' appears twice (first on line {seen[username]})")
+            continue
+        seen[username] = line
+        rows.append((line, username, (row.get("email") or "").strip(), (row.get("password") or "").strip()))
+    taken = set(User.objects.filter(username__in=[r[1] for r in rows]).values_list("username", flat=True))
+    for line, username, _, _ in rows:
+        if username in taken:
+            issues.add(line, "username", f"a user named '{username}' already exists")
+    if not rows and not issues:
+        issues.add(None, None, "the file lists no raters")
+    issues.raise_if_any()
+    created = []
+    with transaction.atomic():
+        for line, username, email, password in rows:
+            user = rater_create(username=username, password=password or secrets.token_urlsafe(12), email=email)
+            created.append(user)
+    return created
+
+
+def rater_set_paused(*, user, paused: bool) -> RaterProfile:
+    profile = rater_profile(user=user)
+    profile.paused = paused
+    profile.save(update_fields=["paused"])
+    return profile
+
+
+@transaction.atomic
+def memberships_grant(*, pool: Pool, users) -> int:
+    added = 0
+    for user in users:
+        if not roles.is_rater(user):
+            raise ValueError(f"'{user.username}' is not a rater")
+        rater_profile(user=user)
+        _, created = PoolMembership.objects.get_or_create(pool=pool, rater=user)
+        added += created
+    return added
+
+
+def membership_revoke(*, pool: Pool, user) -> None:
+    PoolMembership.objects.filter(pool=pool, rater=user).delete()
+
+
+@transaction.atomic
+def training_reset(*, pool: Pool, user) -> PoolMembership:
+    """Lets a rater take the training queue again: their training answers are removed."""
+    membership = PoolMembership.objects.select_for_update().get(pool=pool, rater=user)
+    Label.objects.filter(rater=user, pair__pool=pool, pair__role=PooledPair.Role.TRAINING).delete()
+    membership.training, membership.training_score = PoolMembership.Training.PENDING, None
+    membership.save(update_fields=["training", "training_score"])
+    return membership

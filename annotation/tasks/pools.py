@@ -1,0 +1,43 @@
+"""Celery jobs for pools and the queue."""
+from __future__ import annotations
+
+from celery import shared_task
+
+from annotation.models import Dataset, Pool, Run
+from annotation.services.jobs import job_execute
+from annotation.services.pools import pool_add_run, pool_create
+from annotation.services.queue import leases_expire
+
+
+@shared_task(name="annotation.tasks.build_pool")
+def build_pool(job_id: int) -> None:
+    def work(job, progress):
+        p = job.params
+        dataset = Dataset.objects.get(pk=p["dataset_id"])
+        runs = list(Run.objects.filter(pk__in=p["run_ids"], dataset=dataset))
+        pool = pool_create(dataset=dataset, name=p["name"], runs=runs, depth=p.get("depth", 10),
+                           include_original_positives=p.get("include_original_positives", False),
+                           redundancy=p.get("redundancy", 0.1), seed=p.get("seed", 0), gold_rate=p.get("gold_rate", 0.0),
+                           training_pass_mark=p.get("training_pass_mark", 0.8), lease_seconds=p.get("lease_seconds", 300),
+                           broken_reports_limit=p.get("broken_reports_limit", 3), progress=progress)
+        return {"pool_id": pool.pk, "name": pool.name, "pairs": pool.pairs.filter(role="pool").count(),
+                "double_labelled": pool.pairs.filter(role="pool", required_labels__gte=2).count()}
+
+    job_execute(job_id=job_id, work=work)
+
+
+@shared_task(name="annotation.tasks.pool_add_run")
+def pool_add_run_job(job_id: int) -> None:
+    def work(job, progress):
+        pool = Pool.objects.get(pk=job.params["pool_id"])
+        run = Run.objects.get(pk=job.params["run_id"])
+        added = pool_add_run(pool=pool, run=run)
+        return {"pool_id": pool.pk, "run": run.name, "pairs_added": added}
+
+    job_execute(job_id=job_id, work=work)
+
+
+@shared_task(name="annotation.tasks.release_expired_leases")
+def release_expired_leases() -> int:
+    """Periodic (celery beat, every minute): overdue leases give their pairs back to the queue."""
+    return leases_expire()

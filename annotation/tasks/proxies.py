@@ -1,0 +1,1 @@
+"""Celery jobs for the proxies area."""

@@ -1,0 +1,2 @@
+"""URL routes of the moments area, included under /api/v1/."""
+urlpatterns = []

@@ -1,0 +1,2 @@
+"""Page routes of the admin area."""
+urlpatterns = []

@@ -1,0 +1,2 @@
+"""Page routes of the moments area."""
+urlpatterns = []

@@ -1,0 +1,2 @@
+"""Page routes of the rater area."""
+urlpatterns = []

@@ -1,0 +1,2 @@
+"""Page routes of the reports area."""
+urlpatterns = []
