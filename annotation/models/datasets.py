@@ -1,6 +1,9 @@
 """Benchmark test splits: what raters watch (clips) and what they read (captions)."""
 from __future__ import annotations
 
+import re
+
+from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
@@ -51,6 +54,13 @@ class Clip(models.Model):
     @property
     def has_span(self) -> bool:
         return self.start is not None and self.end is not None
+
+    @property
+    def playback_url(self) -> str:
+        """Absolute URLs as they are; paths are served from MEDIA_ROOT by the Range-aware view."""
+        if re.match(r"^[a-z][a-z0-9+.-]*://", self.media) or self.media.startswith("/"):
+            return self.media
+        return "/" + settings.MEDIA_URL.strip("/") + "/" + self.media
 
 
 class Caption(models.Model):

@@ -1,2 +1,31 @@
-"""URL routes of the queue area, included under /api/v1/."""
-urlpatterns = []
+"""Routes of pools, the rater queue, labels and raters."""
+from django.urls import path
+
+from api.views import pools, queue, raters
+
+urlpatterns = [
+    # rater
+    path("my/pools/", queue.MyPoolsApi.as_view(), name="my-pools"),
+    path("my/labels/", queue.MyLabelsApi.as_view(), name="my-labels"),
+    path("pools/<int:pool_id>/next/", queue.NextPairApi.as_view(), name="pool-next"),
+    path("pools/<int:pool_id>/my-progress/", queue.MyProgressApi.as_view(), name="pool-my-progress"),
+    path("leases/<int:lease_id>/heartbeat/", queue.LeaseHeartbeatApi.as_view(), name="lease-heartbeat"),
+    path("leases/<int:lease_id>/release/", queue.LeaseReleaseApi.as_view(), name="lease-release"),
+    path("labels/", queue.LabelSubmitApi.as_view(), name="label-submit"),
+    # admin (and researchers reading pools)
+    path("pools/", pools.PoolListApi.as_view(), name="pool-list"),
+    path("pools/build/", pools.PoolBuildApi.as_view(), name="pool-build"),
+    path("pools/<int:pool_id>/", pools.PoolDetailApi.as_view(), name="pool-detail"),
+    path("pools/<int:pool_id>/stats/", pools.PoolStatsApi.as_view(), name="pool-stats"),
+    path("pools/<int:pool_id>/runs/", pools.PoolAddRunApi.as_view(), name="pool-add-run"),
+    path("pools/<int:pool_id>/members/", pools.PoolMembersApi.as_view(), name="pool-members"),
+    path("pools/<int:pool_id>/members/<int:user_id>/", pools.PoolMemberApi.as_view(), name="pool-member"),
+    path("pools/<int:pool_id>/members/<int:user_id>/reset-training/", pools.PoolMemberResetTrainingApi.as_view(), name="pool-member-reset"),
+    path("pools/<int:pool_id>/known-pairs/", pools.KnownPairsApi.as_view(), name="pool-known-pairs"),
+    path("pools/<int:pool_id>/attention/", pools.PairsNeedingAdminApi.as_view(), name="pool-attention"),
+    path("pairs/<int:pair_id>/adjudicate/", pools.PairAdjudicateApi.as_view(), name="pair-adjudicate"),
+    path("pairs/<int:pair_id>/requeue/", pools.PairRequeueApi.as_view(), name="pair-requeue"),
+    path("raters/", raters.RaterListCreateApi.as_view(), name="rater-list"),
+    path("raters/import/", raters.RaterImportApi.as_view(), name="rater-import"),
+    path("raters/<int:user_id>/", raters.RaterDetailApi.as_view(), name="rater-detail"),
+]

@@ -80,9 +80,3 @@ def media_file(request, path: str):
     response["Cache-Control"] = "private, max-age=3600"
     return response
 
-
-def media_url(media: str) -> str:
-    """The URL a browser plays a clip from: absolute URLs as they are, paths through media_file."""
-    if re.match(r"^[a-z][a-z0-9+.-]*://", media):
-        return media
-    return "/" + settings.MEDIA_URL.strip("/") + "/" + media.lstrip("/")

@@ -1,0 +1,76 @@
+"""Reads about pools, the queue and raters' progress."""
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.db.models import Count, Q
+from django.db.models.functions import TruncHour
+from django.utils import timezone
+
+from annotation.models import Label, Pool, PooledPair, PoolMembership
+
+
+def pool_list(*, dataset_id: int | None = None):
+    pools = Pool.objects.select_related("dataset")
+    return pools.filter(dataset_id=dataset_id) if dataset_id else pools
+
+
+def pool_progress(*, pool: Pool) -> dict:
+    """Counts of pool pairs by state, labels, and how many pairs still need labels."""
+    pairs = PooledPair.objects.filter(pool=pool, role=PooledPair.Role.POOL)
+    by_state = dict(pairs.values_list("state").annotate(n=Count("id")).order_by())
+    total = sum(by_state.values())
+    labels = Label.objects.filter(pair__pool=pool, pair__role=PooledPair.Role.POOL)
+    label_counts = labels.aggregate(total=Count("id"), counted=Count("id", filter=Q(counted=True)),
+                                    surplus=Count("id", filter=~Q(surplus_reason="")))
+    resolved = by_state.get(PooledPair.State.RESOLVED, 0)
+    return {
+        "pairs": total,
+        "by_state": {state: by_state.get(state, 0) for state in PooledPair.State.values},
+        "resolved_fraction": resolved / total if total else None,
+        "left": by_state.get(PooledPair.State.OPEN, 0),
+        "double_labelled": pairs.filter(required_labels__gte=2).count(),
+        "relevant": pairs.filter(state=PooledPair.State.RESOLVED, resolved_label=PooledPair.Answer.RELEVANT).count(),
+        "labels": label_counts["total"],
+        "votes": label_counts["counted"],
+        "surplus_labels": label_counts["surplus"],
+        "raters": PoolMembership.objects.filter(pool=pool).count(),
+    }
+
+
+def pool_throughput(*, pool: Pool, hours: int = 48) -> dict:
+    """Labels per hour (pool-wide and per rater) over the last `hours`, for the admin charts."""
+    since = timezone.now() - timedelta(hours=hours)
+    labels = Label.objects.filter(pair__pool=pool, created_at__gte=since)
+    per_hour = [{"hour": row["hour"].isoformat(), "labels": row["n"]}
+                for row in labels.annotate(hour=TruncHour("created_at")).values("hour").annotate(n=Count("id")).order_by("hour")]
+    per_rater = [{"rater": row["rater__username"], "labels": row["n"]}
+                 for row in labels.values("rater__username").annotate(n=Count("id")).order_by("-n")]
+    return {"since": since.isoformat(), "per_hour": per_hour, "per_rater": per_rater}
+
+
+def rater_progress(*, pool: Pool, rater) -> dict:
+    today = timezone.localtime().replace(hour=0, minute=0, second=0, microsecond=0)
+    mine = Label.objects.filter(rater=rater, pair__pool=pool)
+    membership = PoolMembership.objects.filter(pool=pool, rater=rater).first()
+    training_total = PooledPair.objects.filter(pool=pool, role=PooledPair.Role.TRAINING).count()
+    return {
+        "labelled_today": mine.filter(created_at__gte=today).count(),
+        "labelled_total": mine.count(),
+        "left_in_pool": PooledPair.objects.filter(pool=pool, role=PooledPair.Role.POOL, state=PooledPair.State.OPEN).count(),
+        "training": {
+            "status": membership.training if membership and training_total else "none",
+            "answered": mine.filter(pair__role=PooledPair.Role.TRAINING).count(),
+            "total": training_total,
+            "score": membership.training_score if membership else None,
+        },
+    }
+
+
+def rater_pools(*, rater):
+    return PoolMembership.objects.filter(rater=rater).select_related("pool__dataset").order_by("pool__name")
+
+
+def pairs_needing_admin(*, pool: Pool, state: str):
+    return (PooledPair.objects.filter(pool=pool, role=PooledPair.Role.POOL, state=state)
+            .select_related("caption", "clip").prefetch_related("labels__rater").order_by("pk"))

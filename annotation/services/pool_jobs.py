@@ -1,0 +1,35 @@
+"""Pool builds and incremental additions started from the API, as background jobs."""
+from __future__ import annotations
+
+from django.db import transaction
+
+from annotation.models import Dataset, Job, Pool, PoolRun, Run
+from annotation.services.jobs import job_create, job_enqueue
+from annotation.services.pools import PoolError
+from annotation.tasks import pools as pool_tasks
+
+
+@transaction.atomic
+def pool_build_start(*, dataset: Dataset, name: str, run_ids: list[int], options: dict, created_by) -> Job:
+    """Checks the request up front (so mistakes get a 400, not a failed job) and queues the build."""
+    runs = list(Run.objects.filter(pk__in=run_ids, dataset=dataset))
+    missing = sorted(set(run_ids) - {r.pk for r in runs})
+    if missing:
+        raise PoolError(f"runs {missing} do not exist in dataset '{dataset.name}'")
+    if Pool.objects.filter(dataset=dataset, name=name).exists():
+        raise PoolError(f"a pool named '{name}' already exists for '{dataset.name}'")
+    if any(r.kind == Run.Kind.MOMENT for r in runs):
+        raise PoolError("moment runs need a moment pool")
+    job = job_create(kind="build_pool", params={"dataset_id": dataset.pk, "name": name, "run_ids": run_ids, **options},
+                     created_by=created_by)
+    return job_enqueue(job=job, task=pool_tasks.build_pool)
+
+
+@transaction.atomic
+def pool_add_run_start(*, pool: Pool, run: Run, created_by) -> Job:
+    if run.dataset_id != pool.dataset_id:
+        raise PoolError(f"run '{run.name}' belongs to another dataset")
+    if PoolRun.objects.filter(pool=pool, run=run).exists():
+        raise PoolError(f"run '{run.name}' is already in pool '{pool.name}'")
+    job = job_create(kind="pool_add_run", params={"pool_id": pool.pk, "run_id": run.pk}, created_by=created_by)
+    return job_enqueue(job=job, task=pool_tasks.pool_add_run_job)

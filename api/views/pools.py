@@ -1,0 +1,272 @@
+"""The admin's side of pools: build, add runs, members, known pairs, adjudication, progress."""
+from __future__ import annotations
+
+import csv
+import io
+
+from django.contrib.auth import get_user_model
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.exceptions import ValidationError
+from rest_framework.generics import ListAPIView
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation.models import Dataset, Pool, PooledPair, Run
+from annotation.selectors.pools import pairs_needing_admin, pool_list, pool_progress, pool_throughput
+from annotation.services.labels import LabelRefused, pair_adjudicate, pair_requeue
+from annotation.services.pool_jobs import pool_add_run_start, pool_build_start
+from annotation.services.pools import PoolError, known_pairs_add
+from annotation.services.raters import membership_revoke, memberships_grant, training_reset
+from api.permissions import IsAdmin, IsAdminOrResearcherReadOnly
+from api.views.jobs import job_accepted_response
+
+
+class PoolOutputSerializer(serializers.ModelSerializer):
+    dataset_name = serializers.CharField(source="dataset.name", read_only=True)
+    run_ids = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Pool
+        fields = ["id", "dataset", "dataset_name", "name", "depth", "include_original_positives", "redundancy", "seed",
+                  "gold_rate", "training_pass_mark", "lease_seconds", "broken_reports_limit", "run_ids", "created_at"]
+
+    def get_run_ids(self, pool) -> list[int]:
+        return list(pool.runs.values_list("pk", flat=True))
+
+
+class PoolListApi(ListAPIView):
+    """Admins and researchers: pools, optionally ?dataset=<id>."""
+
+    permission_classes = [IsAdminOrResearcherReadOnly]
+    serializer_class = PoolOutputSerializer
+
+    def get_queryset(self):
+        dataset = self.request.query_params.get("dataset")
+        return pool_list(dataset_id=int(dataset) if dataset and dataset.isdigit() else None)
+
+
+class PoolBuildApi(APIView):
+    """Admin: build a pool from runs' top-k pairs (a background job; 202 + status URL)."""
+
+    permission_classes = [IsAdmin]
+
+    class InputSerializer(serializers.Serializer):
+        dataset = serializers.IntegerField()
+        name = serializers.CharField(max_length=200)
+        runs = serializers.ListField(child=serializers.IntegerField(), min_length=1)
+        depth = serializers.IntegerField(min_value=1, max_value=1000, default=10)
+        include_original_positives = serializers.BooleanField(default=False)
+        redundancy = serializers.FloatField(min_value=0, max_value=1, default=0.1)
+        seed = serializers.IntegerField(default=0)
+        gold_rate = serializers.FloatField(min_value=0, max_value=1, default=0.0)
+        training_pass_mark = serializers.FloatField(min_value=0, max_value=1, default=0.8)
+        lease_seconds = serializers.IntegerField(min_value=10, max_value=24 * 3600, default=300)
+        broken_reports_limit = serializers.IntegerField(min_value=1, max_value=100, default=3)
+
+    @extend_schema(request=InputSerializer)
+    def post(self, request):
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        v = dict(data.validated_data)
+        dataset = get_object_or_404(Dataset, pk=v.pop("dataset"))
+        name, run_ids = v.pop("name"), v.pop("runs")
+        try:
+            job = pool_build_start(dataset=dataset, name=name, run_ids=run_ids, options=v, created_by=request.user)
+        except PoolError as exc:
+            raise ValidationError({"detail": str(exc)}) from exc
+        return job_accepted_response(job, True)
+
+
+class PoolDetailApi(APIView):
+    """Admins and researchers: a pool with its progress (pairs by state, labels)."""
+
+    permission_classes = [IsAdminOrResearcherReadOnly]
+
+    def get(self, request, pool_id: int):
+        pool = get_object_or_404(Pool, pk=pool_id)
+        return Response(PoolOutputSerializer(pool).data | {"progress": pool_progress(pool=pool)})
+
+
+class PoolStatsApi(APIView):
+    """Admin: throughput per hour and per rater over the last ?hours= (default 48)."""
+
+    permission_classes = [IsAdmin]
+
+    def get(self, request, pool_id: int):
+        pool = get_object_or_404(Pool, pk=pool_id)
+        hours = request.query_params.get("hours", "48")
+        return Response(pool_throughput(pool=pool, hours=int(hours) if hours.isdigit() else 48))
+
+
+class PoolAddRunApi(APIView):
+    """Admin: add a run to an existing pool; only its new pairs are queued, labels stay."""
+
+    permission_classes = [IsAdmin]
+
+    class InputSerializer(serializers.Serializer):
+        run = serializers.IntegerField()
+
+    @extend_schema(request=InputSerializer)
+    def post(self, request, pool_id: int):
+        pool = get_object_or_404(Pool, pk=pool_id)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        run = get_object_or_404(Run, pk=data.validated_data["run"])
+        try:
+            job = pool_add_run_start(pool=pool, run=run, created_by=request.user)
+        except PoolError as exc:
+            raise ValidationError({"detail": str(exc)}) from exc
+        return job_accepted_response(job, True)
+
+
+class PoolMembersApi(APIView):
+    """Admin: who may rate in this pool (GET), grant access to raters by id (POST)."""
+
+    permission_classes = [IsAdmin]
+
+    class InputSerializer(serializers.Serializer):
+        raters = serializers.ListField(child=serializers.IntegerField(), min_length=1)
+
+    def get(self, request, pool_id: int):
+        pool = get_object_or_404(Pool, pk=pool_id)
+        return Response([{"rater": m.rater_id, "username": m.rater.username, "training": m.training,
+                          "training_score": m.training_score} for m in pool.memberships.select_related("rater")])
+
+    @extend_schema(request=InputSerializer)
+    def post(self, request, pool_id: int):
+        pool = get_object_or_404(Pool, pk=pool_id)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        users = list(get_user_model().objects.filter(pk__in=data.validated_data["raters"]))
+        try:
+            added = memberships_grant(pool=pool, users=users)
+        except ValueError as exc:
+            raise ValidationError({"raters": str(exc)}) from exc
+        return Response({"added": added}, status=status.HTTP_201_CREATED)
+
+
+class PoolMemberApi(APIView):
+    """Admin: remove a rater from a pool."""
+
+    permission_classes = [IsAdmin]
+
+    def delete(self, request, pool_id: int, user_id: int):
+        pool = get_object_or_404(Pool, pk=pool_id)
+        membership_revoke(pool=pool, user=get_object_or_404(get_user_model(), pk=user_id))
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class PoolMemberResetTrainingApi(APIView):
+    """Admin: let a rater retake the pool's training queue (their training answers are removed)."""
+
+    permission_classes = [IsAdmin]
+
+    def post(self, request, pool_id: int, user_id: int):
+        pool = get_object_or_404(Pool, pk=pool_id)
+        membership = training_reset(pool=pool, user=get_object_or_404(get_user_model(), pk=user_id))
+        return Response({"rater": user_id, "training": membership.training})
+
+
+class KnownPairsApi(APIView):
+    """Admin: add gold or training pairs with their answers, as JSON `items` or a CSV `file` with
+    header caption,clip,answer,role[,explanation]."""
+
+    permission_classes = [IsAdmin]
+    parser_classes = [JSONParser, MultiPartParser, FormParser]
+
+    class ItemSerializer(serializers.Serializer):
+        caption = serializers.CharField()
+        clip = serializers.CharField()
+        answer = serializers.ChoiceField(choices=PooledPair.Answer.values)
+        role = serializers.ChoiceField(choices=["gold", "training"], default="gold")
+        explanation = serializers.CharField(required=False, allow_blank=True, default="")
+
+    def post(self, request, pool_id: int):
+        pool = get_object_or_404(Pool, pk=pool_id)
+        if "file" in request.FILES:
+            try:
+                rows = list(csv.DictReader(io.StringIO(request.FILES["file"].read().decode("utf-8-sig"))))
+            except UnicodeDecodeError as exc:
+                raise ValidationError({"file": "not valid UTF-8"}) from exc
+        else:
+            rows = request.data.get("items", [])
+        items = self.ItemSerializer(data=rows, many=True)
+        items.is_valid(raise_exception=True)
+        try:
+            added = known_pairs_add(pool=pool, items=items.validated_data)
+        except PoolError as exc:
+            raise ValidationError({"detail": str(exc)}) from exc
+        return Response({"added": added}, status=status.HTTP_201_CREATED)
+
+
+class AdminPairSerializer(serializers.ModelSerializer):
+    caption = serializers.CharField(source="caption.text")
+    caption_id = serializers.CharField(source="caption.external_id")
+    clip_id = serializers.CharField(source="clip.external_id")
+    clip_url = serializers.CharField(source="clip.playback_url")
+    labels = serializers.SerializerMethodField()
+
+    class Meta:
+        model = PooledPair
+        fields = ["id", "caption_id", "caption", "clip_id", "clip_url", "state", "vote_count", "required_labels",
+                  "broken_reports", "resolved_label", "labels"]
+
+    def get_labels(self, pair) -> list[dict]:
+        return [{"rater": label.rater.username, "value": label.value, "comment": label.comment,
+                 "counted": label.counted, "created_at": label.created_at} for label in pair.labels.all()]
+
+
+class PairsNeedingAdminApi(ListAPIView):
+    """Admin: the adjudication queue (?state=adjudication, default), set-aside or disputed pairs,
+    with every rater's label and comment."""
+
+    permission_classes = [IsAdmin]
+    serializer_class = AdminPairSerializer
+
+    def get_queryset(self):
+        pool = get_object_or_404(Pool, pk=self.kwargs["pool_id"])
+        state = self.request.query_params.get("state", PooledPair.State.ADJUDICATION)
+        if state not in (PooledPair.State.ADJUDICATION, PooledPair.State.SET_ASIDE, PooledPair.State.DISAGREEMENT):
+            raise ValidationError({"state": "one of adjudication, set_aside, disagreement"})
+        return pairs_needing_admin(pool=pool, state=state)
+
+
+class PairAdjudicateApi(APIView):
+    """Admin: decide an escalated pair."""
+
+    permission_classes = [IsAdmin]
+
+    class InputSerializer(serializers.Serializer):
+        label = serializers.ChoiceField(choices=PooledPair.Answer.values)
+        note = serializers.CharField(required=False, allow_blank=True, default="")
+
+    @extend_schema(request=InputSerializer)
+    def post(self, request, pair_id: int):
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            pair = pair_adjudicate(pair_id=pair_id, admin=request.user, label=data.validated_data["label"],
+                                   note=data.validated_data["note"])
+        except PooledPair.DoesNotExist as exc:
+            raise ValidationError({"detail": "no such pool pair"}) from exc
+        return Response({"id": pair.pk, "state": pair.state, "resolved_label": pair.resolved_label})
+
+
+class PairRequeueApi(APIView):
+    """Admin: put a set-aside or escalated pair back in the queue."""
+
+    permission_classes = [IsAdmin]
+
+    def post(self, request, pair_id: int):
+        try:
+            pair = pair_requeue(pair_id=pair_id)
+        except PooledPair.DoesNotExist as exc:
+            raise ValidationError({"detail": "no such pool pair"}) from exc
+        except LabelRefused as exc:
+            return Response({"detail": str(exc)}, status=409)
+        return Response({"id": pair.pk, "state": pair.state})
+
+

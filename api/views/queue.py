@@ -1,0 +1,175 @@
+"""The rater's side: my pools, my next pair, heartbeat, release, submit a label, my labels.
+
+Raters only ever see their own leases and labels, and never a gold answer before answering: the
+assignment of a gold pair looks exactly like any other."""
+from __future__ import annotations
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import serializers, status
+from rest_framework.exceptions import NotFound
+from rest_framework.generics import ListAPIView
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation.models import Label, Lease, Pool
+from annotation.selectors.pools import rater_pools, rater_progress
+from annotation.services.labels import LabelRefused, label_submit
+from annotation.services.queue import LeaseGone, lease_next, lease_release, lease_renew
+from api.permissions import IsRater
+
+
+class ClipSerializer(serializers.Serializer):
+    id = serializers.CharField(source="external_id")
+    url = serializers.CharField(source="playback_url")
+    start = serializers.FloatField(allow_null=True)
+    end = serializers.FloatField(allow_null=True)
+    duration = serializers.FloatField(allow_null=True)
+
+
+class AssignmentSerializer(serializers.Serializer):
+    lease_id = serializers.IntegerField(source="pk")
+    pair_id = serializers.IntegerField(source="pair.pk")
+    mode = serializers.SerializerMethodField()
+    caption = serializers.SerializerMethodField()
+    clip = serializers.SerializerMethodField()
+    expires_at = serializers.DateTimeField()
+
+    def get_mode(self, lease) -> str:
+        return "training" if lease.pair.role == "training" else "production"
+
+    def get_caption(self, lease) -> dict:
+        return {"text": lease.pair.caption.text}
+
+    def get_clip(self, lease) -> dict:
+        data = dict(ClipSerializer(lease.pair.clip).data)
+        if lease.pair.start is not None:  # a moment pair: the judged span inside the video
+            data["start"], data["end"] = lease.pair.start, lease.pair.end
+        return data
+
+
+class MyPoolsApi(APIView):
+    """Rater: the pools I may work in."""
+
+    permission_classes = [IsRater]
+
+    @extend_schema(responses=inline_serializer("MyPool", {"id": serializers.IntegerField(), "name": serializers.CharField(),
+                                                          "dataset": serializers.CharField(), "training": serializers.CharField()},
+                                               many=True))
+    def get(self, request):
+        return Response([{"id": m.pool.pk, "name": m.pool.name, "dataset": m.pool.dataset.name, "training": m.training}
+                         for m in rater_pools(rater=request.user)])
+
+
+class NextPairApi(APIView):
+    """Rater: lease my next pair in a pool. Pairs I already hold come back first, except those
+    listed in `exclude` (the ones my page already shows or preloads)."""
+
+    permission_classes = [IsRater]
+
+    class InputSerializer(serializers.Serializer):
+        exclude = serializers.ListField(child=serializers.IntegerField(), required=False, default=list, max_length=10)
+
+    @extend_schema(request=InputSerializer, responses=inline_serializer(
+        "NextPair", {"assignment": AssignmentSerializer(allow_null=True), "reason": serializers.CharField(allow_null=True)}))
+    def post(self, request, pool_id: int):
+        pool = get_object_or_404(Pool, pk=pool_id)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        assignment = lease_next(pool=pool, rater=request.user, exclude_lease_ids=data.validated_data["exclude"])
+        if assignment.reason == "not_a_member":
+            raise NotFound("no such pool")  # do not reveal pools the rater has no access to
+        body = {"assignment": AssignmentSerializer(assignment.lease).data if assignment.lease else None,
+                "reason": assignment.reason}
+        return Response(body)
+
+
+class MyProgressApi(APIView):
+    """Rater: labelled today and in total, left in the pool, training state."""
+
+    permission_classes = [IsRater]
+
+    def get(self, request, pool_id: int):
+        pool = get_object_or_404(Pool, pk=pool_id, memberships__rater=request.user)
+        return Response(rater_progress(pool=pool, rater=request.user))
+
+
+class LeaseHeartbeatApi(APIView):
+    """Rater: keep my lease alive while the page is open. 410 when it has ended, with whether
+    the pair still needs a label (the page then submits the answer anyway, or moves on)."""
+
+    permission_classes = [IsRater]
+
+    def post(self, request, lease_id: int):
+        try:
+            lease = lease_renew(lease_id=lease_id, rater=request.user)
+        except Lease.DoesNotExist as exc:
+            raise NotFound("no such lease") from exc
+        except LeaseGone as gone:
+            return Response({"detail": f"the lease has {gone.lease.state}", "state": gone.lease.state,
+                             "still_needed": gone.still_needed}, status=status.HTTP_410_GONE)
+        return Response({"lease_id": lease.pk, "expires_at": lease.expires_at})
+
+
+class LeaseReleaseApi(APIView):
+    """Rater: give a pair back without judging it."""
+
+    permission_classes = [IsRater]
+
+    def post(self, request, lease_id: int):
+        try:
+            lease_release(lease_id=lease_id, rater=request.user)
+        except Lease.DoesNotExist as exc:
+            raise NotFound("no such lease") from exc
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class LabelOutputSerializer(serializers.ModelSerializer):
+    pair_id = serializers.IntegerField()
+
+    class Meta:
+        model = Label
+        fields = ["id", "client_id", "pair_id", "value", "seconds", "comment", "counted", "created_at"]
+
+
+REFUSAL_STATUS = {"invalid": 400, "not_found": 404, "forbidden": 403, "conflict": 409}
+
+
+class LabelSubmitApi(APIView):
+    """Rater: submit a label. `client_id` is generated by the page; sending the same one again
+    returns the stored label (200) instead of creating another (201). A training pair's answer
+    comes back in `feedback`; nothing else about the pair is revealed."""
+
+    permission_classes = [IsRater]
+
+    class InputSerializer(serializers.Serializer):
+        client_id = serializers.CharField(max_length=64)
+        pair_id = serializers.IntegerField()
+        value = serializers.ChoiceField(choices=Label.Value.values)
+        seconds = serializers.FloatField(required=False, allow_null=True, min_value=0)
+        comment = serializers.CharField(required=False, allow_blank=True, default="", max_length=5000)
+
+    @extend_schema(request=InputSerializer, responses={201: LabelOutputSerializer, 200: LabelOutputSerializer})
+    def post(self, request):
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        v = data.validated_data
+        try:
+            result = label_submit(rater=request.user, client_id=v["client_id"], pair_id=v["pair_id"], value=v["value"],
+                                  seconds=v.get("seconds"), comment=v["comment"])
+        except LabelRefused as refused:
+            return Response({"detail": str(refused), "code": refused.code}, status=REFUSAL_STATUS[refused.code])
+        body = {"label": LabelOutputSerializer(result.label).data, "feedback": result.feedback}
+        return Response(body, status=201 if result.created else 200)
+
+
+class MyLabelsApi(ListAPIView):
+    """Rater: my own labels (never anyone else's), newest first; ?pool= filters."""
+
+    permission_classes = [IsRater]
+    serializer_class = LabelOutputSerializer
+
+    def get_queryset(self):
+        labels = Label.objects.filter(rater=self.request.user).order_by("-created_at", "-id")
+        pool = self.request.query_params.get("pool")
+        return labels.filter(pair__pool_id=pool) if pool and pool.isdigit() else labels

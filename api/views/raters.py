@@ -1,0 +1,83 @@
+"""The admin's side of raters: create one, import many from CSV, pause."""
+from __future__ import annotations
+
+from django.contrib.auth import get_user_model
+from django.db import IntegrityError
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.exceptions import ValidationError
+from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation import roles
+from annotation.services.raters import rater_create, rater_profile, rater_set_paused, raters_import_csv
+from api.permissions import IsAdmin
+
+
+def rater_json(user) -> dict:
+    profile = rater_profile(user=user)
+    return {"id": user.pk, "username": user.username, "email": user.email, "paused": profile.paused,
+            "pseudonym": profile.pseudonym, "is_active": user.is_active}
+
+
+class RaterListCreateApi(APIView):
+    """Admin: list raters (GET), create one (POST)."""
+
+    permission_classes = [IsAdmin]
+
+    class InputSerializer(serializers.Serializer):
+        username = serializers.CharField(max_length=150)
+        password = serializers.CharField(required=False, allow_blank=True, min_length=8)
+        email = serializers.EmailField(required=False, allow_blank=True, default="")
+
+    def get(self, request):
+        users = get_user_model().objects.filter(groups__name=roles.RATER).order_by("username")
+        return Response([rater_json(u) for u in users])
+
+    @extend_schema(request=InputSerializer)
+    def post(self, request):
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        v = data.validated_data
+        if get_user_model().objects.filter(username=v["username"]).exists():
+            raise ValidationError({"username": f"a user named '{v['username']}' already exists"})
+        try:
+            user = rater_create(username=v["username"], password=v.get("password") or None, email=v["email"])
+        except IntegrityError as exc:
+            raise ValidationError({"username": "already exists"}) from exc
+        return Response(rater_json(user), status=status.HTTP_201_CREATED)
+
+
+class RaterImportApi(APIView):
+    """Admin: create raters in bulk from a CSV `file` (header username[,email][,password]); all or none."""
+
+    permission_classes = [IsAdmin]
+    parser_classes = [MultiPartParser, FormParser]
+
+    def post(self, request):
+        upload = request.FILES.get("file")
+        if upload is None:
+            raise ValidationError({"file": "a CSV file is required"})
+        created = raters_import_csv(content=upload.read(), source_name=upload.name)
+        return Response({"created": [rater_json(u) for u in created]}, status=status.HTTP_201_CREATED)
+
+
+class RaterDetailApi(APIView):
+    """Admin: pause or resume a rater (PATCH {"paused": true})."""
+
+    permission_classes = [IsAdmin]
+
+    class InputSerializer(serializers.Serializer):
+        paused = serializers.BooleanField()
+
+    @extend_schema(request=InputSerializer)
+    def patch(self, request, user_id: int):
+        user = get_object_or_404(get_user_model(), pk=user_id, groups__name=roles.RATER)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        rater_set_paused(user=user, paused=data.validated_data["paused"])
+        return Response(rater_json(user))
+
+
