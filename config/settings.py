@@ -155,6 +155,7 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE = {
     "release-expired-leases": {"task": "annotation.tasks.release_expired_leases", "schedule": 60.0},
+    "release-expired-ranking-leases": {"task": "annotation.tasks.release_expired_ranking_leases", "schedule": 60.0},
 }
 
 # --- Rejudge --------------------------------------------------------------------------------

@@ -30,6 +30,8 @@ def missing_service(reason: str) -> None:
 
 @pytest.fixture(autouse=True)
 def _isolated_files(settings, tmp_path):
+    # PBKDF2 is slow on purpose; tests create many accounts.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     settings.MEDIA_ROOT = tmp_path / "media"
     settings.UPLOAD_ROOT = tmp_path / "uploads"
     settings.EXPORT_ROOT = tmp_path / "exports"

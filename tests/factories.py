@@ -22,3 +22,38 @@ def make_dataset(name: str | None = None, clips: int = 5, captions: int = 3) -> 
     for i in range(1, captions + 1):
         Caption.objects.create(dataset=dataset, external_id=f"q{i}", text=f"caption {i}", original_clip=made[(i - 1) % clips])
     return dataset
+
+
+def make_rater(username: str | None = None):
+    from annotation.services.raters import rater_create
+
+    return rater_create(username=username or unique("rater"), password="pw-123456")
+
+
+def make_pool_with_runs(*, captions: int = 4, clips: int = 6, depth: int = 3, redundancy: float = 0.0, seed: int = 0,
+                        runs: tuple[tuple[str, list], ...] | None = None, **pool_options):
+    """A dataset, runs (each a list of (caption, [clips in rank order])) and a pool over them.
+
+    Default: two runs over `captions` captions ranking `depth` clips each, partly overlapping.
+    """
+    from annotation.models import Prediction, Run
+    from annotation.services.pools import pool_create
+
+    dataset = make_dataset(clips=clips, captions=captions)
+    caption_by_ext = {c.external_id: c for c in dataset.captions.all()}
+    clip_by_ext = {c.external_id: c for c in dataset.clips.all()}
+    if runs is None:
+        runs = (
+            ("A", [(f"q{q}", [f"v{(q + r) % clips + 1}" for r in range(depth)]) for q in range(1, captions + 1)]),
+            ("B", [(f"q{q}", [f"v{(q + r + 1) % clips + 1}" for r in range(depth)]) for q in range(1, captions + 1)]),
+        )
+    made = []
+    for name, rows in runs:
+        run = Run.objects.create(dataset=dataset, name=name, checksum=unique("sum"), depth=depth)
+        Prediction.objects.bulk_create([
+            Prediction(run=run, caption=caption_by_ext[q], clip=clip_by_ext[v], rank=r, score=1 - r / 100)
+            for q, ranked in rows for r, v in enumerate(ranked, start=1)])
+        made.append(run)
+    pool = pool_create(dataset=dataset, name=unique("pool"), runs=made, depth=depth, redundancy=redundancy, seed=seed,
+                       **pool_options)
+    return pool, made

@@ -1,4 +1,5 @@
-"""Stored results of analyses (agreement, metrics, proxies, infAP...) and exported files.
+"""Stored results of analyses (agreement, metrics, proxies, infAP...), exported files, and
+existing judgments imported from published label files.
 
 A report keeps the parameters and library versions that produced it, so a number in a paper can
 be traced to a report id.
@@ -48,3 +49,59 @@ class Artefact(models.Model):
 
     class Meta:
         ordering = ["-created_at", "-id"]
+
+
+class JudgmentSet(models.Model):
+    """One file of existing (e.g. published FIRE) judgments imported for a dataset."""
+
+    class Format(models.TextChoices):
+        FIRE_JSON = "fire_json", "FIRE dataset JSON"
+        QRELS = "qrels", "TREC qrels"
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="judgment_sets")
+    name = models.CharField(max_length=200)
+    source_format = models.CharField(max_length=10, choices=Format.choices)
+    source_name = models.CharField(max_length=500, blank=True)
+    checksum = models.CharField(max_length=64, help_text="SHA-256 of the imported file.")
+    counts = models.JSONField(default=dict, blank=True, help_text="Records read, judgments stored, by label.")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["dataset", "name"], name="judgmentset_unique_name"),
+            models.UniqueConstraint(fields=["dataset", "checksum"], name="judgmentset_unique_checksum"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class ImportedJudgment(models.Model):
+    """An existing verdict on a caption–clip pair. Pool builds take it as the pair's resolution
+    instead of queueing the pair (incremental pooling against published labels).
+
+    `label` is 'disagreement' for a pair that was judged but had no majority (FIRE's
+    "disagreements"): it is not queued again, and counts as not relevant like any unresolved pair."""
+
+    class Label(models.TextChoices):
+        RELEVANT = "relevant"
+        NOT_RELEVANT = "not_relevant"
+        DISAGREEMENT = "disagreement"
+
+    judgment_set = models.ForeignKey(JudgmentSet, on_delete=models.CASCADE, related_name="judgments")
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="+")
+    caption = models.ForeignKey("annotation.Caption", on_delete=models.CASCADE, related_name="+")
+    clip = models.ForeignKey("annotation.Clip", on_delete=models.CASCADE, related_name="+")
+    label = models.CharField(max_length=14, choices=Label.choices)
+    annotator_labels = models.JSONField(default=list, blank=True, help_text="Every rater's label, as published.")
+    annotator_ids = models.JSONField(default=list, blank=True, help_text="Pseudonymous rater ids, as published.")
+    models_proposing = models.JSONField(default=list, blank=True, help_text="Runs whose top-k proposed the pair.")
+    source_record = models.CharField(max_length=100, blank=True, help_text="Where in the file, e.g. 'line 12' or 'annotations[3]'.")
+
+    class Meta:
+        constraints = [
+            # One verdict per pair and dataset, so a pool build never has to choose between files.
+            models.UniqueConstraint(fields=["dataset", "caption", "clip"], name="imported_judgment_unique_pair"),
+        ]

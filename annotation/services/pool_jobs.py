@@ -27,6 +27,10 @@ def pool_build_start(*, dataset: Dataset, name: str, run_ids: list[int], options
 
 @transaction.atomic
 def pool_add_run_start(*, pool: Pool, run: Run, created_by) -> Job:
+    if hasattr(pool, "moment_design") or hasattr(pool, "sampled_design"):
+        # Their pairs come from span merging or stratified sampling; adding a run's plain top-k
+        # would queue pairs outside the design (a 1,000-deep run would queue all its ranks).
+        raise PoolError(f"pool '{pool.name}' is a moment or sampled pool; build a new one to add runs")
     if run.dataset_id != pool.dataset_id:
         raise PoolError(f"run '{run.name}' belongs to another dataset")
     if PoolRun.objects.filter(pool=pool, run=run).exists():

@@ -3,16 +3,24 @@
 Queue order and the redundancy draw come from a seeded hash of the pair (caption, clip) rather
 than from a random stream, so they are reproducible and do not depend on which run brought a
 pair in or when: adding a run later gives the pairs it shares with the pool the same treatment.
+
+Pairs that the dataset's imported judgments (published FIRE or qrels files) already cover are not
+queued: they are resolved from the imported verdict (or marked a disagreement), so a new run only
+queues its unjudged pairs. Such pairs are recognisable as resolved with no vote and not by an admin.
 """
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
+import hashlib
+
 import numpy as np
 from django.db import connection, transaction
-from django.db.models import F, Q
+from django.db.models import Exists, F, OuterRef, Q
+from django.utils import timezone
 
 from annotation.models import Caption, Clip, Pool, PooledPair, PoolRun, Prediction, Run
+from annotation.models.reports import ImportedJudgment
 
 BATCH = 5000
 MASK63 = (1 << 63) - 1
@@ -22,32 +30,21 @@ class PoolError(ValueError):
     """A pool request that cannot be carried out; the message says why."""
 
 
-def _mix(values: np.ndarray) -> np.ndarray:
-    """splitmix64 finaliser: a fast, well-spread hash of uint64 values."""
-    z = values.astype(np.uint64, copy=True)
-    with np.errstate(over="ignore"):
-        z ^= z >> np.uint64(30)
-        z *= np.uint64(0xBF58476D1CE4E5B9)
-        z ^= z >> np.uint64(27)
-        z *= np.uint64(0x94D049BB133111EB)
-        z ^= z >> np.uint64(31)
-    return z
+def pair_hashes(caption_keys: Iterable[str], clip_keys: Iterable[str], seed: int, salt: str) -> np.ndarray:
+    """64-bit hashes of (seed, salt, caption id, clip id), on external ids so that a pool rebuilt
+    in another database gets the same queue order and the same redundancy draw."""
+    prefix = f"{seed}\x1f{salt}\x1f".encode()
+    return np.fromiter((int.from_bytes(hashlib.blake2b(prefix + c.encode() + b"\x1f" + v.encode(), digest_size=8).digest(), "little")
+                        for c, v in zip(caption_keys, clip_keys)), dtype=np.uint64)
 
 
-def pair_hashes(caption_ids: np.ndarray, clip_ids: np.ndarray, seed: int, salt: int) -> np.ndarray:
-    with np.errstate(over="ignore"):
-        key = (caption_ids.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)) ^ clip_ids.astype(np.uint64)
-        key ^= np.uint64((seed * 0x2545F4914F6CDD1D + salt) & 0xFFFFFFFFFFFFFFFF)
-    return _mix(_mix(key))
+def queue_positions(caption_keys, clip_keys, seed: int) -> np.ndarray:
+    return (pair_hashes(caption_keys, clip_keys, seed, "order") & np.uint64(MASK63)).astype(np.int64)
 
 
-def queue_positions(caption_ids, clip_ids, seed: int) -> np.ndarray:
-    return (pair_hashes(np.asarray(caption_ids), np.asarray(clip_ids), seed, salt=1) & np.uint64(MASK63)).astype(np.int64)
-
-
-def needs_second_label(caption_ids, clip_ids, seed: int, fraction: float) -> np.ndarray:
+def needs_second_label(caption_keys, clip_keys, seed: int, fraction: float) -> np.ndarray:
     """A seeded Bernoulli(fraction) draw per pair; about `fraction` of pairs are chosen."""
-    u = pair_hashes(np.asarray(caption_ids), np.asarray(clip_ids), seed, salt=2) >> np.uint64(11)
+    u = pair_hashes(caption_keys, clip_keys, seed, "redundancy") >> np.uint64(11)
     return (u.astype(np.float64) / float(1 << 53)) < fraction
 
 
@@ -100,16 +97,39 @@ def pool_add_run(*, pool: Pool, run: Run, _with_originals: bool = False) -> int:
         pairs = pairs[~np.isin(keyed(pairs), keyed(existing))]
     added = _insert_pairs(pool, pairs)
     _record_provenance(pool, run)
+    _apply_imported_judgments(pool)
     PoolRun.objects.create(pool=pool, run=run, pairs_added=added)
     return added
+
+
+def _apply_imported_judgments(pool: Pool) -> int:
+    """Resolves the pool's untouched pairs (open, no vote, lease or broken report) that imported
+    judgments cover, instead of leaving them in the queue. Returns how many it took."""
+    untouched = PooledPair.objects.filter(pool=pool, role=PooledPair.Role.POOL, start__isnull=True,
+                                          state=PooledPair.State.OPEN, vote_count=0, active_leases=0, broken_reports=0)
+    now = timezone.now()
+    taken = 0
+    for label, state, resolved_label in (
+            (ImportedJudgment.Label.RELEVANT, PooledPair.State.RESOLVED, PooledPair.Answer.RELEVANT),
+            (ImportedJudgment.Label.NOT_RELEVANT, PooledPair.State.RESOLVED, PooledPair.Answer.NOT_RELEVANT),
+            (ImportedJudgment.Label.DISAGREEMENT, PooledPair.State.DISAGREEMENT, "")):
+        judged = ImportedJudgment.objects.filter(dataset_id=pool.dataset_id, caption_id=OuterRef("caption_id"),
+                                                 clip_id=OuterRef("clip_id"), label=label)
+        taken += untouched.filter(Exists(judged)).update(state=state, resolved_label=resolved_label, required_labels=1,
+                                                         available=False, priority=0,
+                                                         resolved_at=now if resolved_label else None)
+    return taken
 
 
 def _insert_pairs(pool: Pool, pairs: np.ndarray) -> int:
     if not len(pairs):
         return 0
     captions, clips = pairs[:, 0], pairs[:, 1]
-    order = queue_positions(captions, clips, pool.seed)
-    double = needs_second_label(captions, clips, pool.seed, pool.redundancy)
+    caption_key = dict(Caption.objects.filter(dataset=pool.dataset_id).values_list("id", "external_id"))
+    clip_key = dict(Clip.objects.filter(dataset=pool.dataset_id).values_list("id", "external_id"))
+    caption_keys, clip_keys = [caption_key[int(c)] for c in captions], [clip_key[int(v)] for v in clips]
+    order = queue_positions(caption_keys, clip_keys, pool.seed)
+    double = needs_second_label(caption_keys, clip_keys, pool.seed, pool.redundancy)
     originals = set(Caption.objects.filter(dataset=pool.dataset_id, original_clip__isnull=False)
                     .values_list("id", "original_clip_id"))
     for start in range(0, len(pairs), BATCH):

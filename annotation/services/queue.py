@@ -102,14 +102,20 @@ def _not_mine(rater):
 
 
 def _claim_pool_pair(pool: Pool, rater, now) -> Lease | None:
-    for _ in range(5):
+    """SKIP LOCKED first, so raters never queue behind each other; if that finds nothing, look
+    again waiting for locks, because pairs that are locked for an instant (another rater's
+    submit) may still need this rater and "no work left" must only be said when it is true."""
+    for attempt in range(6):
+        skip = attempt % 2 == 0
         with transaction.atomic():
-            pair = (PooledPair.objects.select_for_update(skip_locked=True, of=("self",))
+            pair = (PooledPair.objects.select_for_update(skip_locked=skip, of=("self",))
                     .filter(pool=pool, role=PooledPair.Role.POOL, available=True)
                     .filter(_not_mine(rater))
                     .order_by("-priority", "queue_order")
                     .first())
             if pair is None:
+                if skip:
+                    continue
                 return None
             refresh_pair_flags(pair)
             if not pair.available:

@@ -1,2 +1,16 @@
-"""URL routes of the reports area, included under /api/v1/."""
-urlpatterns = []
+"""Routes of reports, exports and judgment imports, included under /api/v1/."""
+from django.urls import path
+
+from api.views import reports
+
+urlpatterns = [
+    path("pools/<int:pool_id>/reports/", reports.PoolReportCreateApi.as_view(), name="pool-report-create"),
+    path("reports/", reports.ReportListApi.as_view(), name="report-list"),
+    path("reports/<int:report_id>/", reports.ReportDetailApi.as_view(), name="report-detail"),
+    path("reports/<int:report_id>/csv/", reports.ReportCsvApi.as_view(), name="report-csv"),
+    path("pools/<int:pool_id>/exports/", reports.PoolExportCreateApi.as_view(), name="pool-export-create"),
+    path("exports/", reports.ExportListApi.as_view(), name="export-list"),
+    path("exports/<int:export_id>/download/", reports.ExportDownloadApi.as_view(), name="export-download"),
+    path("datasets/<int:dataset_id>/judgments/", reports.JudgmentSetListApi.as_view(), name="judgment-set-list"),
+    path("datasets/<int:dataset_id>/judgments/import/", reports.JudgmentsImportApi.as_view(), name="judgments-import"),
+]

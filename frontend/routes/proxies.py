@@ -1,2 +1,9 @@
 """Page routes of the proxies area."""
-urlpatterns = []
+from django.urls import path
+
+from frontend.views import proxies
+
+urlpatterns = [
+    path("proxies/", proxies.overview, name="proxies"),
+    path("proxies/reports/<int:report_id>/", proxies.report_detail, name="proxy-report"),
+]

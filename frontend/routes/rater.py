@@ -1,2 +1,9 @@
 """Page routes of the rater area."""
-urlpatterns = []
+from django.urls import path
+
+from frontend.views import rater
+
+urlpatterns = [
+    path("judge/<int:pool_id>/", rater.judge, name="judge"),
+    path("rank/<int:study_id>/", rater.rank, name="rank"),
+]

@@ -1,2 +1,9 @@
 """Page routes of the reports area."""
-urlpatterns = []
+from django.urls import path
+
+from frontend.views import reports
+
+urlpatterns = [
+    path("reports/", reports.report_index, name="report-index"),
+    path("reports/<int:report_id>/", reports.report_detail, name="report-detail"),
+]

@@ -1,16 +1,23 @@
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import render
+from django.views.decorators.csrf import ensure_csrf_cookie
 
 from annotation import roles
-from annotation.models import Dataset, Job
+from annotation.selectors.dashboard import datasets_overview, recent_jobs
+from annotation.selectors.pools import rater_pools
 
 
 @login_required
+@ensure_csrf_cookie
 def home(request):
-    """The landing page: admins see datasets and jobs; raters and researchers their entry points."""
-    context = {"role": roles.role_of(request.user)}
-    if roles.is_admin(request.user) or roles.is_researcher(request.user):
-        context["datasets"] = Dataset.objects.order_by("name")
-    if roles.is_admin(request.user):
-        context["jobs"] = Job.objects.all()[:10]
+    """The landing page: admins see datasets and jobs; raters their pools and ranking studies;
+    researchers the datasets and where the reports are."""
+    role = roles.role_of(request.user)
+    context = {"role": role}
+    if role in ("admin", roles.RESEARCHER):
+        context["datasets"] = datasets_overview()
+    if role == "admin":
+        context["jobs"] = recent_jobs(limit=10)
+    if role == roles.RATER:
+        context["memberships"] = rater_pools(rater=request.user)
     return render(request, "frontend/home.html", context)

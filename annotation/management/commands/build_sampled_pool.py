@@ -1,0 +1,55 @@
+import re
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotation.models import Dataset, Run
+from annotation.services.pools import PoolError
+from annotation.services.sampled_pools import sampled_pool_create
+
+from ._progress import ConsoleProgress
+
+
+def parse_strata(text: str) -> list[list[float]]:
+    """'1-10:1,11-100:0.2,101-1000:0.05' -> [[1, 10, 1.0], [11, 100, 0.2], [101, 1000, 0.05]]."""
+    strata = []
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        match = re.fullmatch(r"(\d+)\s*-\s*(\d+)\s*:\s*([0-9.]+)", part)
+        if not match:
+            raise CommandError(f"--strata: '{part}' is not first-last:share (e.g. 11-100:0.2)")
+        strata.append([int(match[1]), int(match[2]), float(match[3])])
+    return strata
+
+
+class Command(BaseCommand):
+    help = ("Build a sampled pool of deep runs (TRECVID): every pooled pair gets the stratum of its best rank over the "
+            "runs, and a seeded random share of each stratum is queued for judging.")
+
+    def add_arguments(self, parser):
+        parser.add_argument("--dataset", required=True, help="Name of the dataset.")
+        parser.add_argument("--name", required=True, help="Name of the new pool.")
+        parser.add_argument("--run", dest="runs", action="append", required=True, help="A run's name (repeat for several).")
+        parser.add_argument("--strata", default="1-10:1,11-100:0.2,101-1000:0.05",
+                            help="first-last:share per stratum from rank 1 (default '1-10:1,11-100:0.2,101-1000:0.05').")
+        parser.add_argument("--redundancy", type=float, default=0.1, help="Share of sampled pairs that get a second label.")
+        parser.add_argument("--seed", type=int, default=0)
+
+    def handle(self, *args, **opts):
+        try:
+            dataset = Dataset.objects.get(name=opts["dataset"])
+        except Dataset.DoesNotExist as exc:
+            raise CommandError(f"no dataset named '{opts['dataset']}'") from exc
+        runs = {run.name: run for run in Run.objects.filter(dataset=dataset, name__in=opts["runs"])}
+        unknown = [name for name in opts["runs"] if name not in runs]
+        if unknown:
+            raise CommandError(f"no run named {', '.join(repr(n) for n in unknown)} in '{dataset.name}'")
+        try:
+            pool = sampled_pool_create(dataset=dataset, name=opts["name"], runs=[runs[name] for name in opts["runs"]],
+                                       strata=parse_strata(opts["strata"]), seed=opts["seed"],
+                                       redundancy=opts["redundancy"], progress=ConsoleProgress("sampling"))
+        except PoolError as exc:
+            raise CommandError(str(exc)) from exc
+        design = pool.sampled_design
+        self.stdout.write(self.style.SUCCESS(
+            f"built sampled pool '{pool.name}' (id {pool.pk}): {design.sampled_count:,} pairs to judge of "
+            f"{design.full_pool_size:,} pooled, {design.judgments_saved:,} judgments saved "
+            f"({design.judgments_saved / max(design.full_pool_size, 1):.0%})"))

@@ -1,0 +1,78 @@
+import csv
+import json
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotation.models import Pool
+from annotation.selectors.reports import report_tables
+from annotation.services.reports import REPORT_KINDS, ReportError, report_create
+
+from ._progress import ConsoleProgress
+
+
+def pool_from_option(value: str) -> Pool:
+    """A pool by id, or by name when that name is unique."""
+    pools = Pool.objects.filter(pk=int(value)) if value.isdigit() else Pool.objects.filter(name=value)
+    found = list(pools.select_related("dataset")[:2])
+    if not found:
+        raise CommandError(f"no pool '{value}'")
+    if len(found) > 1:
+        raise CommandError(f"several pools are named '{value}'; give the pool id")
+    return found[0]
+
+
+def params_from_options(items: list[str]) -> dict:
+    """key=value pairs; values are read as JSON (numbers, lists, true/false/null), else as text."""
+    params = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        if not sep or not key:
+            raise CommandError(f"--param expects key=value, got '{item}'")
+        try:
+            params[key] = json.loads(raw)
+        except json.JSONDecodeError:
+            params[key] = raw
+    return params
+
+
+class Command(BaseCommand):
+    help = ("Compute and store a report of a pool (agreement, metrics or sample_estimate), then print its tables, "
+            "its JSON (--json) or one table as CSV (--csv TABLE).")
+
+    def add_arguments(self, parser):
+        parser.add_argument("--pool", required=True, help="Pool id, or its name if unique.")
+        parser.add_argument("--kind", required=True, choices=REPORT_KINDS)
+        parser.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                            help="A report parameter, e.g. --param n_boot=2000 --param ks=[1,5,10]. Repeatable.")
+        output = parser.add_mutually_exclusive_group()
+        output.add_argument("--json", action="store_true", help="Print the stored report (result, params, versions) as JSON.")
+        output.add_argument("--csv", metavar="TABLE", help="Print one table of the report as CSV.")
+
+    def handle(self, *args, **opts):
+        pool = pool_from_option(opts["pool"])
+        try:
+            report = report_create(pool=pool, kind=opts["kind"], params=params_from_options(opts["param"]),
+                                   progress=ConsoleProgress(f"{opts['kind']} report"))
+        except ReportError as exc:
+            raise CommandError(str(exc)) from exc
+        tables = report_tables(report=report)
+        if opts["json"]:
+            json.dump({"id": report.pk, "kind": report.kind, "pool": pool.pk, "params": report.params,
+                       "versions": report.versions, "result": report.result}, self.stdout, indent=1)
+            self.stdout.write("")
+            return
+        if opts["csv"]:
+            table = next((t for t in tables if t.name == opts["csv"]), None)
+            if table is None:
+                raise CommandError(f"no table '{opts['csv']}'; tables: {', '.join(t.name for t in tables)}")
+            writer = csv.writer(self.stdout, lineterminator="\n")
+            writer.writerow(table.columns)
+            writer.writerows(["" if v is None else v for v in row] for row in table.rows)
+            return
+        for table in tables:
+            self.stdout.write(f"\n{table.title}  [{table.name}]")
+            self.stdout.write("\t".join(table.columns))
+            for row in table.rows:
+                self.stdout.write("\t".join("" if v is None else (f"{v:.4f}" if isinstance(v, float) else str(v))
+                                            for v in row))
+        self.stdout.write(self.style.SUCCESS(f"\nstored as report {report.pk} ({report.title})"))

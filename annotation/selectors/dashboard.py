@@ -1,0 +1,111 @@
+"""Reads for the admin pages: overviews of datasets, pools and raters, and agreement so far."""
+from __future__ import annotations
+
+import numpy as np
+from django.contrib.auth import get_user_model
+from django.db.models import Avg, Count, F, IntegerField, Max, OuterRef, Prefetch, Q, Subquery
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from annotation import roles
+from annotation.analysis.agreement import agreement_report
+from annotation.models import Clip, Caption, Dataset, Job, Label, Pool, PooledPair, PoolMembership, Run
+from annotation.selectors.pools import pool_progress
+
+VOTE_CODES = {Label.Value.NOT_RELEVANT: 0, Label.Value.RELEVANT: 1}
+
+
+def _count_of(model, fk: str):
+    """A correlated COUNT subquery: one per counted table, so counts never multiply each other
+    as they would with several joins in one GROUP BY."""
+    rows = model.objects.filter(**{fk: OuterRef("pk")}).order_by().values(fk).annotate(n=Count("pk")).values("n")
+    return Coalesce(Subquery(rows, output_field=IntegerField()), 0)
+
+
+def _start_of_today():
+    return timezone.localtime().replace(hour=0, minute=0, second=0, microsecond=0)
+
+
+def datasets_overview():
+    return Dataset.objects.annotate(clip_count=_count_of(Clip, "dataset"), caption_count=_count_of(Caption, "dataset"),
+                                    run_count=_count_of(Run, "dataset"), pool_count=_count_of(Pool, "dataset")
+                                    ).order_by("name")
+
+
+def dataset_runs(*, dataset: Dataset):
+    return Run.objects.filter(dataset=dataset).select_related("uploader").order_by("-created_at", "-id")
+
+
+def recent_jobs(*, limit: int = 10):
+    return Job.objects.select_related("created_by").order_by("-created_at", "-id")[:limit]
+
+
+def pools_overview(*, dataset_id: int | None = None) -> list[dict]:
+    """Each pool with its progress counts (a handful of queries per pool)."""
+    pools = Pool.objects.select_related("dataset").order_by("-created_at")
+    if dataset_id is not None:
+        pools = pools.filter(dataset_id=dataset_id)
+    return [{"pool": pool, "progress": pool_progress(pool=pool)} for pool in pools]
+
+
+def pool_pair_total(*, pool: Pool) -> int:
+    return PooledPair.objects.filter(pool=pool, role=PooledPair.Role.POOL).count()
+
+
+def pool_agreement(*, pool: Pool, n_boot: int = 200) -> dict:
+    """Percent agreement and Krippendorff's alpha over the pool's multiply-labelled pairs, from the
+    votes that count (relevant / not relevant; ambiguous and broken reports are not votes).
+
+    Both variants of methodology §5 are returned: `first_two` (each pair's first two votes, the
+    unbiased reliability sample) and `all` (third votes, asked for only after a disagreement,
+    push it up). Only pairs with two or more votes are read: single votes are not pairable, so
+    they change neither number, and skipping them keeps this fast on large pools."""
+    labelled = PooledPair.objects.filter(pool=pool, role=PooledPair.Role.POOL, vote_count__gte=1).count()
+    rows = np.array(list(Label.objects.filter(pair__pool=pool, pair__role=PooledPair.Role.POOL, counted=True,
+                                              pair__vote_count__gte=2, value__in=list(VOTE_CODES))
+                         .values_list("pair_id", "value", "sequence")), dtype=object).reshape(-1, 3)
+    result = {"pairs_labelled": labelled, "pairs_multi": 0, "first_two": None, "all": None}
+    if not len(rows):
+        return result
+    unit = rows[:, 0].astype(np.int64)
+    value = np.array([VOTE_CODES[v] for v in rows[:, 1]], dtype=np.int64)
+    order = rows[:, 2].astype(np.int64)
+    report = agreement_report(unit, value, order=order, n_boot=n_boot, seed=pool.seed)
+    result["pairs_multi"] = report["all"].n_units_multi
+    for variant, outcome in report.items():
+        result[variant] = outcome.to_dict(nan_as_none=True)
+    return result
+
+
+def pool_rater_summary(*, pool: Pool):
+    """Per member: training, production labels (all and today), mean seconds per label, escalations,
+    broken-clip reports and accuracy on gold pairs."""
+    production = Q(rater__labels__pair__pool=pool, rater__labels__pair__role__in=[PooledPair.Role.POOL, PooledPair.Role.GOLD])
+    gold = Q(rater__labels__pair__pool=pool, rater__labels__pair__role=PooledPair.Role.GOLD)
+    return (PoolMembership.objects.filter(pool=pool).select_related("rater", "rater__rater_profile")
+            .annotate(labels=Count("rater__labels", filter=production),
+                      labels_today=Count("rater__labels", filter=production & Q(rater__labels__created_at__gte=_start_of_today())),
+                      mean_seconds=Avg("rater__labels__seconds", filter=production),
+                      ambiguous=Count("rater__labels", filter=production & Q(rater__labels__value=Label.Value.AMBIGUOUS)),
+                      broken=Count("rater__labels", filter=production & Q(rater__labels__value=Label.Value.BROKEN)),
+                      gold_answered=Count("rater__labels", filter=gold),
+                      gold_correct=Count("rater__labels", filter=gold & Q(rater__labels__value=F("rater__labels__pair__known_answer"))),
+                      last_label_at=Max("rater__labels__created_at", filter=production))
+            .order_by("rater__username"))
+
+
+def pool_known_pair_counts(*, pool: Pool) -> dict:
+    counts = dict(PooledPair.objects.filter(pool=pool, role__in=[PooledPair.Role.GOLD, PooledPair.Role.TRAINING])
+                  .values_list("role").annotate(n=Count("pk")).order_by())
+    return {"gold": counts.get(PooledPair.Role.GOLD, 0), "training": counts.get(PooledPair.Role.TRAINING, 0)}
+
+
+def raters_overview():
+    """Every rater with their profile, the pools they may work in, and their labels (all and today)."""
+    memberships = PoolMembership.objects.select_related("pool").order_by("pool__name")
+    return (get_user_model().objects.filter(groups__name=roles.RATER).select_related("rater_profile")
+            .prefetch_related(Prefetch("memberships", queryset=memberships))
+            .annotate(label_count=Count("labels"),
+                      labels_today=Count("labels", filter=Q(labels__created_at__gte=_start_of_today())),
+                      last_label_at=Max("labels__created_at"))
+            .order_by("username"))

@@ -1,0 +1,304 @@
+"""Exports of a pool's labels as files researchers download: TREC qrels, FIRE dataset JSON, and
+CSV / JSON Lines with full provenance.
+
+Every export streams: rows come from the database in a fixed order through server-side cursors
+(selectors/reports.py), are merged one pair at a time and written straight to the file, so memory
+stays flat however large the pool. On PostgreSQL the export reads one REPEATABLE READ snapshot, so
+its streams agree even while raters keep labelling. The file is written under EXPORT_ROOT, then
+recorded as an Artefact with its size and SHA-256.
+
+Raters appear only by pseudonym (RaterProfile.pseudonym), never by user name.
+
+- qrels: the corrected qrels the metrics report uses: every resolved pool pair (1 relevant,
+  0 not relevant) and every caption's original clip as 1 (unless `originals` is false). Pairs
+  that did not resolve are left out, which evaluation tools read as not relevant.
+- fire_json: one record per (caption text, clip) judged: resolved pairs in "annotations", pairs
+  without a majority in "disagreements". Caption rows sharing a text share one record (FIRE joins
+  on the text): their votes and proposing runs are pooled; if their resolved labels differ, the
+  record goes to "disagreements" (counted in the artefact's params as `conflicting_texts`).
+  Pairs resolved from imported judgments carry the imported raters' labels and ids.
+- csv / jsonl: one row per label of every pool pair (a pair without labels gets one row with
+  empty label fields), with the pair's state and resolution, the rater's pseudonym, the vote's
+  order, whether it counted, seconds spent, when, and the runs that proposed the pair with ranks.
+"""
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import os
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import datetime, timezone as dt_timezone
+from itertools import groupby
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.utils import timezone
+
+from annotation.formats.fire_json import FireJsonWriter
+from annotation.formats.qrels import write_qrels
+from annotation.models import Artefact, Job, Pool, PooledPair
+from annotation.selectors.reports import (export_fire_pair_rows, export_fire_provenance_rows, export_fire_vote_rows,
+                                          export_label_rows, export_provenance_rows, export_qrels_rows, json_value,
+                                          pool_raters_without_profile)
+from annotation.services.raters import rater_profile
+
+
+class ExportError(ValueError):
+    """An export request that cannot be carried out; the message says why."""
+
+
+@dataclass(frozen=True)
+class ExportFormat:
+    kind: str  # Artefact.kind
+    extension: str
+    content_type: str
+    params: dict  # accepted parameters and their defaults
+
+
+EXPORT_FORMATS = {
+    "qrels": ExportFormat("qrels", "qrels", "text/plain; charset=utf-8", {"originals": True}),
+    "fire_json": ExportFormat("fire_json", "json", "application/json",
+                              {"dataset_tag": None, "license": "", "creator": "Rejudge"}),
+    "csv": ExportFormat("labels_csv", "csv", "text/csv; charset=utf-8", {}),
+    "jsonl": ExportFormat("labels_jsonl", "jsonl", "application/x-ndjson", {}),
+}
+LABEL_COLUMNS = ["pool_id", "pair_id", "caption_id", "caption_text", "clip_id", "video_id", "start", "end",
+                 "is_original_positive", "pair_state", "resolved_label", "resolved_by", "label_id", "rater",
+                 "value", "counted", "vote_number", "surplus_reason", "seconds", "created_at", "proposed_by"]
+_FLUSH = 1 << 20
+
+
+class _HashingFile:
+    """A text sink that encodes to UTF-8, hashes and counts what it writes, in 1 MB blocks."""
+
+    def __init__(self, raw) -> None:
+        self.raw = raw
+        self.sha256 = hashlib.sha256()
+        self.size = 0
+        self._parts: list[bytes] = []
+        self._pending = 0
+
+    def write(self, text: str) -> int:
+        data = text.encode("utf-8")
+        self._parts.append(data)
+        self._pending += len(data)
+        if self._pending >= _FLUSH:
+            self.flush()
+        return len(text)
+
+    def flush(self) -> None:
+        block = b"".join(self._parts)
+        self.sha256.update(block)
+        self.raw.write(block)
+        self.size += len(block)
+        self._parts, self._pending = [], 0
+
+
+def export_params_clean(*, fmt: str, params: dict | None, pool: Pool) -> dict:
+    if fmt not in EXPORT_FORMATS:
+        raise ExportError(f"unknown export format '{fmt}'; use one of {', '.join(EXPORT_FORMATS)}")
+    params = dict(params or {})
+    accepted = EXPORT_FORMATS[fmt].params
+    unknown = sorted(set(params) - set(accepted))
+    if unknown:
+        raise ExportError(f"unknown parameter(s) {', '.join(unknown)} for a {fmt} export; "
+                          f"known: {', '.join(accepted) or 'none'}")
+    clean = {}
+    for name, default in accepted.items():
+        value = params.get(name, default)
+        if name == "originals" and not isinstance(value, bool):
+            raise ExportError("parameter 'originals' must be true or false")
+        if name in ("dataset_tag", "license", "creator") and value is not None and not isinstance(value, str):
+            raise ExportError(f"parameter '{name}' must be text")
+        clean[name] = value
+    if fmt == "fire_json" and not clean["dataset_tag"]:
+        clean["dataset_tag"] = pool.dataset.name
+    return clean
+
+
+def _when(value) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value
+    if timezone.is_naive(value):
+        value = value.replace(tzinfo=dt_timezone.utc)
+    return value.isoformat()
+
+
+def _runs_after(rows: Iterator[tuple], width: int) -> Callable[[tuple], list[tuple]]:
+    """Takes rows ordered by a key of `width` leading columns; `take(key)` returns the rest of the
+    rows with that key, skipping any with a smaller key (a merge join, one row held at a time)."""
+    pending = [next(rows, None)]
+
+    def take(key: tuple) -> list[tuple]:
+        out = []
+        row = pending[0]
+        while row is not None and row[:width] < key:
+            row = next(rows, None)
+        while row is not None and row[:width] == key:
+            out.append(row[width:])
+            row = next(rows, None)
+        pending[0] = row
+        return out
+
+    return take
+
+
+def _resolved_by(state: str, by_admin: bool, votes: int) -> str:
+    if state != PooledPair.State.RESOLVED:
+        return ""
+    if by_admin:
+        return "admin"
+    return "majority" if votes else "imported"
+
+
+def _label_records(pool: Pool, progress: Callable[[int], None]) -> Iterator[dict[str, Any]]:
+    provenance = _runs_after(export_provenance_rows(pool=pool), 1)
+    for done, (pair_id, rows) in enumerate(groupby(export_label_rows(pool=pool), key=lambda r: r[0]), start=1):
+        proposed = [{"run": run, "rank": rank} for run, rank in provenance((pair_id,))]
+        for (_, caption_id, text, clip_id, video_id, start, end, original, state, resolved, by_admin, votes,
+             label_id, rater, value, counted, sequence, surplus, seconds, created_at) in rows:
+            yield {
+                "pool_id": pool.pk, "pair_id": pair_id, "caption_id": caption_id, "caption_text": text,
+                "clip_id": clip_id, "video_id": video_id, "start": start, "end": end,
+                "is_original_positive": bool(original), "pair_state": state, "resolved_label": resolved or None,
+                "resolved_by": _resolved_by(state, bool(by_admin), votes) or None,
+                "label_id": label_id, "rater": rater, "value": value,
+                "counted": None if label_id is None else bool(counted),
+                "vote_number": sequence or None, "surplus_reason": surplus or None, "seconds": seconds,
+                "created_at": _when(created_at), "proposed_by": proposed,
+            }
+        progress(done)
+
+
+def _write_csv(out: _HashingFile, pool: Pool, params: dict, progress) -> dict:
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(LABEL_COLUMNS)
+    rows = 0
+    for record in _label_records(pool, progress):
+        record["proposed_by"] = ";".join(f"{p['run']}@{p['rank']}" for p in record["proposed_by"])
+        writer.writerow(["" if record[c] is None else record[c] for c in LABEL_COLUMNS])
+        rows += 1
+    return {"rows": rows}
+
+
+def _write_jsonl(out: _HashingFile, pool: Pool, params: dict, progress) -> dict:
+    rows = 0
+    for record in _label_records(pool, progress):
+        out.write(json.dumps(record, ensure_ascii=False) + "\n")
+        rows += 1
+    return {"rows": rows}
+
+
+def _write_qrels(out: _HashingFile, pool: Pool, params: dict, progress) -> dict:
+    def counted():
+        for done, row in enumerate(export_qrels_rows(pool=pool, originals=params["originals"]), start=1):
+            if done % 10_000 == 0:
+                progress(done)
+            yield row
+
+    try:
+        return {"rows": write_qrels(out, counted())}
+    except ValueError as exc:
+        raise ExportError(str(exc)) from exc
+
+
+def _write_fire(out: _HashingFile, pool: Pool, params: dict, progress) -> dict:
+    votes = _runs_after(export_fire_vote_rows(pool=pool), 3)
+    runs = _runs_after(export_fire_provenance_rows(pool=pool), 3)
+    tag = params["dataset_tag"]
+    metadata = {"datasets": [tag], "license": params["license"], "creator": params["creator"],
+                "created_ds": timezone.localdate().isoformat(), "pool": pool.name,
+                "resolution": ("strict majority of the votes; the caption's original video always stays a positive "
+                               "and is not listed unless it was judged")}
+    merged = conflicting = done = 0
+    with FireJsonWriter(out, metadata=metadata) as writer:
+        for _, group in groupby(export_fire_pair_rows(pool=pool), key=lambda r: r[:2]):
+            labels, ids, models, response_ids, queue_ids, resolved = [], [], [], [], [], set()
+            pairs = list(group)
+            text, clip = pairs[0][3], pairs[0][4]
+            imported_taken = False
+            for (canon, clip_pk, pair_id, _, _, state, resolved_label, vote_count, by_admin,
+                 imported_labels, imported_ids, imported_models) in pairs:
+                key = (canon, clip_pk, pair_id)
+                given = votes(key)
+                # One published record judged every caption row of the text: take its raters once.
+                if not given and not by_admin and imported_labels is not None and not imported_taken:
+                    labels += json_value(imported_labels)
+                    ids += json_value(imported_ids)
+                    models += json_value(imported_models)
+                    imported_taken = True
+                for value, pseudonym, label_id in given:
+                    labels.append(value)
+                    ids.append(pseudonym)
+                    response_ids.append(label_id)
+                    queue_ids.append(pair_id)
+                models += [name for (name,) in runs(key)]
+                if state == PooledPair.State.RESOLVED:
+                    resolved.add(resolved_label)
+            if len(pairs) > 1:
+                merged += 1
+            if len(resolved) > 1:
+                conflicting += 1
+            writer.write(query=text, video_id=clip, label=resolved.pop() if len(resolved) == 1 else None,
+                         annotator_labels=labels, annotator_ids=ids, models=list(dict.fromkeys(models)), dataset=tag,
+                         response_ids=response_ids, queue_ids=queue_ids)
+            done += len(pairs)
+            progress(done)
+    return {"annotations": writer.counts["annotations"], "disagreements": writer.counts["disagreements"],
+            "shared_text_records": merged, "conflicting_texts": conflicting}
+
+
+_WRITERS = {"qrels": _write_qrels, "fire_json": _write_fire, "csv": _write_csv, "jsonl": _write_jsonl}
+
+
+def _target(pool: Pool, fmt: str) -> Path:
+    stamp = datetime.now(dt_timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", pool.name).strip("-")[:80] or "pool"
+    return Path("pools") / f"pool-{pool.pk}" / f"{slug}-{fmt}-{stamp}.{EXPORT_FORMATS[fmt].extension}"
+
+
+def export_create(*, pool: Pool, fmt: str, params: dict | None = None, job: Job | None = None,
+                  progress: Callable | None = None) -> Artefact:
+    """Writes the export file and records it as an Artefact (see the module docstring)."""
+    clean = export_params_clean(fmt=fmt, params=params, pool=pool)
+    for user in pool_raters_without_profile(pool=pool):
+        rater_profile(user=user)
+    total = PooledPair.objects.filter(pool=pool, role=PooledPair.Role.POOL).count()
+    report = (lambda done: progress(done, max(total, done))) if progress else (lambda done: None)
+    relative = _target(pool, fmt)
+    path = Path(settings.EXPORT_ROOT) / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(path.name + ".part")
+    own_transaction = not connection.in_atomic_block
+    try:
+        with transaction.atomic():
+            if connection.vendor == "postgresql" and own_transaction:
+                with connection.cursor() as cursor:
+                    cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+            with partial.open("wb") as raw:
+                out = _HashingFile(raw)
+                counts = _WRITERS[fmt](out, pool, clean, report)
+                out.flush()
+            os.replace(partial, path)
+            return Artefact.objects.create(
+                dataset_id=pool.dataset_id, kind=EXPORT_FORMATS[fmt].kind, name=path.name, path=str(relative),
+                content_type=EXPORT_FORMATS[fmt].content_type, size=out.size, sha256=out.sha256.hexdigest(),
+                params={"pool_id": pool.pk, "pool": pool.name, "format": fmt, **clean, "counts": counts}, job=job)
+    finally:
+        partial.unlink(missing_ok=True)
+
+
+def artefact_file(*, artefact: Artefact) -> Path:
+    """The artefact's file on disk (refusing paths that would leave EXPORT_ROOT)."""
+    root = Path(settings.EXPORT_ROOT).resolve()
+    path = (root / artefact.path).resolve()
+    if root not in path.parents or not path.is_file():
+        raise FileNotFoundError(f"the file of export {artefact.pk} is missing")
+    return path

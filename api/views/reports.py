@@ -1,0 +1,244 @@
+"""Reports, exports and judgment imports over REST.
+
+Admins start reports and exports (background jobs); researchers read reports and download exports
+with their read-only token. Raters have no access: reports and exports show other raters' labels.
+"""
+from __future__ import annotations
+
+import csv
+import io
+
+from django.http import FileResponse, HttpResponse
+from django.shortcuts import get_object_or_404
+from django.urls import reverse
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.generics import ListAPIView
+from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation.models import Artefact, Dataset, Pool, Report
+from annotation.models.reports import JudgmentSet
+from annotation.selectors.reports import artefact_list, judgment_set_list, report_list, report_tables
+from annotation.services.exports import EXPORT_FORMATS, ExportError, artefact_file
+from annotation.services.report_jobs import export_start, judgments_import_start, report_start
+from annotation.services.reports import REPORT_KINDS, ReportError
+from annotation.services.judgments_import import JUDGMENT_FORMATS, JudgmentsImportError
+from api.permissions import IsAdmin, IsAdminOrResearcherReadOnly
+from api.views.jobs import JobOutputSerializer, job_accepted_response
+
+
+def _int_param(request, name: str) -> int | None:
+    value = request.query_params.get(name, "")
+    return int(value) if value.isdigit() else None
+
+
+class ReportOutputSerializer(serializers.ModelSerializer):
+    dataset_name = serializers.CharField(source="dataset.name", read_only=True)
+    pool_name = serializers.CharField(source="pool.name", default=None, read_only=True)
+    url = serializers.SerializerMethodField()
+    csv_tables = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Report
+        fields = ["id", "kind", "title", "dataset", "dataset_name", "pool", "pool_name", "params", "versions",
+                  "job", "created_at", "url", "csv_tables"]
+
+    def get_url(self, report) -> str:
+        return reverse("api:report-detail", args=[report.pk])
+
+    def get_csv_tables(self, report) -> dict[str, str]:
+        """Each table of the report and where to download it as CSV."""
+        base = reverse("api:report-csv", args=[report.pk])
+        return {table.name: f"{base}?table={table.name}" for table in report_tables(report=report)}
+
+
+class ReportDetailOutputSerializer(ReportOutputSerializer):
+    class Meta(ReportOutputSerializer.Meta):
+        fields = ReportOutputSerializer.Meta.fields + ["result"]
+
+
+class PoolReportCreateApi(APIView):
+    """Admin: compute a report of a pool as a background job (202 + job status URL).
+
+    kind: agreement | metrics | sample_estimate; params as the report kind documents
+    (e.g. {"n_boot": 1000, "seed": 0} or {"depth": 10, "ks": [1, 5, 10]})."""
+
+    permission_classes = [IsAdmin]
+
+    class InputSerializer(serializers.Serializer):
+        kind = serializers.ChoiceField(choices=REPORT_KINDS)
+        params = serializers.DictField(required=False, default=dict)
+
+    @extend_schema(request=InputSerializer, responses={202: JobOutputSerializer})
+    def post(self, request, pool_id: int):
+        pool = get_object_or_404(Pool, pk=pool_id)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            job = report_start(pool=pool, kind=data.validated_data["kind"], params=data.validated_data["params"],
+                               created_by=request.user)
+        except ReportError as exc:
+            raise ValidationError({"detail": str(exc)}) from exc
+        return job_accepted_response(job, True)
+
+
+class ReportListApi(ListAPIView):
+    """Admins and researchers: stored reports, newest first; filter with ?pool=, ?dataset=, ?kind=."""
+
+    permission_classes = [IsAdminOrResearcherReadOnly]
+    serializer_class = ReportOutputSerializer
+
+    def get_queryset(self):
+        return report_list(dataset_id=_int_param(self.request, "dataset"), pool_id=_int_param(self.request, "pool"),
+                           kind=self.request.query_params.get("kind") or None)
+
+
+class ReportDetailApi(APIView):
+    """Admins and researchers: one report with its full result, parameters and library versions."""
+
+    permission_classes = [IsAdminOrResearcherReadOnly]
+
+    @extend_schema(responses=ReportDetailOutputSerializer)
+    def get(self, request, report_id: int):
+        return Response(ReportDetailOutputSerializer(get_object_or_404(report_list(), pk=report_id)).data)
+
+
+class ReportCsvApi(APIView):
+    """Admins and researchers: one table of a report as CSV (?table=<name>; the first by default)."""
+
+    permission_classes = [IsAdminOrResearcherReadOnly]
+
+    @extend_schema(responses={(200, "text/csv"): bytes})
+    def get(self, request, report_id: int):
+        report = get_object_or_404(Report, pk=report_id)
+        tables = {table.name: table for table in report_tables(report=report)}
+        if not tables:
+            raise NotFound(f"a {report.kind} report has no tables")
+        name = request.query_params.get("table") or next(iter(tables))
+        if name not in tables:
+            raise NotFound(f"no table '{name}'; tables: {', '.join(tables)}")
+        table = tables[name]
+        text = io.StringIO()
+        writer = csv.writer(text, lineterminator="\n")
+        writer.writerow(table.columns)
+        writer.writerows(["" if v is None else v for v in row] for row in table.rows)
+        response = HttpResponse(text.getvalue(), content_type="text/csv; charset=utf-8")
+        response["Content-Disposition"] = f'attachment; filename="report-{report.pk}-{name}.csv"'
+        return response
+
+
+class ExportOutputSerializer(serializers.ModelSerializer):
+    dataset_name = serializers.CharField(source="dataset.name", read_only=True)
+    format = serializers.CharField(source="params.format", default=None, read_only=True)
+    pool = serializers.IntegerField(source="params.pool_id", default=None, read_only=True)
+    download_url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Artefact
+        fields = ["id", "kind", "format", "name", "dataset", "dataset_name", "pool", "content_type", "size", "sha256",
+                  "params", "job", "created_at", "download_url"]
+
+    def get_download_url(self, artefact) -> str:
+        return reverse("api:export-download", args=[artefact.pk])
+
+
+class PoolExportCreateApi(APIView):
+    """Admin: export a pool's labels as a file, as a background job (202 + job status URL).
+
+    format: qrels | fire_json | csv | jsonl. params: qrels {"originals": true}; fire_json
+    {"dataset_tag": "MSRVTT", "license": "...", "creator": "..."}."""
+
+    permission_classes = [IsAdmin]
+
+    class InputSerializer(serializers.Serializer):
+        format = serializers.ChoiceField(choices=list(EXPORT_FORMATS))
+        params = serializers.DictField(required=False, default=dict)
+
+    @extend_schema(request=InputSerializer, responses={202: JobOutputSerializer})
+    def post(self, request, pool_id: int):
+        pool = get_object_or_404(Pool.objects.select_related("dataset"), pk=pool_id)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            job = export_start(pool=pool, fmt=data.validated_data["format"], params=data.validated_data["params"],
+                               created_by=request.user)
+        except ExportError as exc:
+            raise ValidationError({"detail": str(exc)}) from exc
+        return job_accepted_response(job, True)
+
+
+class ExportListApi(ListAPIView):
+    """Admins and researchers: exported files, newest first; filter with ?pool=, ?dataset=."""
+
+    permission_classes = [IsAdminOrResearcherReadOnly]
+    serializer_class = ExportOutputSerializer
+
+    def get_queryset(self):
+        return artefact_list(dataset_id=_int_param(self.request, "dataset"), pool_id=_int_param(self.request, "pool"))
+
+
+class ExportDownloadApi(APIView):
+    """Admins and researchers: the exported file, streamed."""
+
+    permission_classes = [IsAdminOrResearcherReadOnly]
+
+    @extend_schema(responses={(200, "application/octet-stream"): bytes})
+    def get(self, request, export_id: int):
+        artefact = get_object_or_404(artefact_list(), pk=export_id)
+        try:
+            path = artefact_file(artefact=artefact)
+        except FileNotFoundError as exc:
+            raise NotFound(str(exc)) from exc
+        response = FileResponse(path.open("rb"), as_attachment=True, filename=artefact.name,
+                                content_type=artefact.content_type)
+        response["X-Content-SHA256"] = artefact.sha256
+        return response
+
+
+class JudgmentSetOutputSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = JudgmentSet
+        fields = ["id", "dataset", "name", "source_format", "source_name", "checksum", "counts", "created_at"]
+
+
+class JudgmentSetListApi(ListAPIView):
+    """Admins and researchers: the existing judgments imported for a dataset."""
+
+    permission_classes = [IsAdminOrResearcherReadOnly]
+    serializer_class = JudgmentSetOutputSerializer
+
+    def get_queryset(self):
+        return judgment_set_list(dataset_id=self.kwargs["dataset_id"])
+
+
+class JudgmentsImportApi(APIView):
+    """Admin: import existing judgments (FIRE dataset JSON or TREC qrels) for a dataset, as a job.
+
+    Pools built afterwards take these verdicts instead of queueing the pairs. `only_dataset` keeps
+    only FIRE records of that "dataset" tag (e.g. MSVD from a file covering both)."""
+
+    permission_classes = [IsAdmin]
+    parser_classes = [MultiPartParser, FormParser]
+
+    class InputSerializer(serializers.Serializer):
+        file = serializers.FileField()
+        format = serializers.ChoiceField(choices=JUDGMENT_FORMATS, required=False, allow_blank=True)
+        name = serializers.CharField(max_length=200, required=False, allow_blank=True)
+        only_dataset = serializers.CharField(max_length=50, required=False, allow_blank=True)
+
+    @extend_schema(request=InputSerializer, responses={202: JobOutputSerializer})
+    def post(self, request, dataset_id: int):
+        dataset = get_object_or_404(Dataset, pk=dataset_id)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        v = data.validated_data
+        try:
+            job = judgments_import_start(dataset=dataset, uploaded_file=v["file"], fmt=v.get("format") or None,
+                                         name=v.get("name") or None, only_dataset=v.get("only_dataset") or None,
+                                         created_by=request.user)
+        except JudgmentsImportError as exc:
+            raise ValidationError({"detail": str(exc)}) from exc
+        return job_accepted_response(job, True)

@@ -1,0 +1,144 @@
+"""Latency of "next pair + submit label" through the HTTP API served by gunicorn, on PostgreSQL.
+
+    .venv/bin/python bench/bench_queue_latency.py [--sizes 5000 500000] [--raters 1 20] [--seconds 20]
+
+For each pool size a pool is built (through the real pool service), gunicorn is started on it,
+and N rater processes-worth of threads loop next -> submit with token auth over keep-alive HTTP
+connections for a fixed time. Prints p50/p95 of the pair of requests. Goal (issue 3): p95 under
+50 ms, and the 500,000-pair p95 within 1.5x of the 5,000-pair p95.
+"""
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import uuid
+
+from _setup import REPO, django_for_bench
+
+
+def build(size: int):
+    from django.db import connection
+
+    from annotation.models import Caption, Clip, Dataset, Run
+    from annotation.services.pools import pool_create
+    from annotation.services.raters import memberships_grant, rater_create
+    from annotation.services.users import api_token_for
+
+    name = f"bench-queue-{size}"
+    Dataset.objects.filter(name=name).delete()
+    depth = 10
+    n_captions = size // depth
+    dataset = Dataset.objects.create(name=name)
+    Clip.objects.bulk_create([Clip(dataset=dataset, external_id=f"v{i}", video_id=f"v{i}", media=f"demo/v{i}.mp4")
+                              for i in range(2000)], batch_size=5000)
+    clip_ids = list(Clip.objects.filter(dataset=dataset).order_by("pk").values_list("pk", flat=True))
+    Caption.objects.bulk_create([Caption(dataset=dataset, external_id=f"q{i}", text=f"caption {i}") for i in range(n_captions)],
+                                batch_size=5000)
+    caption_ids = list(Caption.objects.filter(dataset=dataset).order_by("pk").values_list("pk", flat=True))
+    run = Run.objects.create(dataset=dataset, name="r", checksum=uuid.uuid4().hex, depth=depth)
+    import io
+
+    buffer = io.StringIO()
+    for i, caption in enumerate(caption_ids):
+        for r in range(depth):
+            buffer.write(f"{run.pk}\t{caption}\t{clip_ids[(i * 13 + r * 7) % len(clip_ids)]}\t{r + 1}\t{-r}\n")
+    buffer.seek(0)
+    with connection.cursor() as cursor:
+        cursor.cursor.copy_expert("COPY annotation_prediction (run_id, caption_id, clip_id, rank, score) FROM STDIN", buffer)
+    t = time.perf_counter()
+    pool = pool_create(dataset=dataset, name="bench", runs=[run], depth=depth, redundancy=0.1, seed=1)
+    built = time.perf_counter() - t
+    raters = [rater_create(username=f"{name}-r{i}-{uuid.uuid4().hex[:4]}", password="pw-123456") for i in range(20)]
+    memberships_grant(pool=pool, users=raters)
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")
+    return pool, [api_token_for(user=r) for r in raters], built
+
+
+def rater_loop(port: int, pool_id: int, token: str, stop: float, samples: list, errors: list) -> None:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    headers = {"Authorization": f"Token {token}", "Content-Type": "application/json"}
+    while time.monotonic() < stop:
+        t = time.perf_counter()
+        conn.request("POST", f"/api/v1/pools/{pool_id}/next/", body="{}", headers=headers)
+        response = conn.getresponse()
+        body = json.loads(response.read())
+        if response.status != 200 or body["assignment"] is None:
+            errors.append(f"next: {response.status} {body}")
+            return
+        label = {"client_id": uuid.uuid4().hex, "pair_id": body["assignment"]["pair_id"], "value": "relevant", "seconds": 1}
+        conn.request("POST", "/api/v1/labels/", body=json.dumps(label), headers=headers)
+        response = conn.getresponse()
+        response.read()
+        if response.status != 201:
+            errors.append(f"label: {response.status}")
+            return
+        samples.append((time.perf_counter() - t) * 1000)
+    conn.close()
+
+
+def measure(port, pool, tokens, n_raters, seconds):
+    samples, errors = [], []
+    stop = time.monotonic() + seconds
+    threads = [threading.Thread(target=rater_loop, args=(port, pool.pk, tokens[i], stop, samples, errors)) for i in range(n_raters)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise SystemExit(f"errors: {errors[:3]}")
+    samples.sort()
+    return {"n": len(samples), "p50": statistics.median(samples), "p95": samples[int(0.95 * (len(samples) - 1))],
+            "throughput": len(samples) / seconds}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[5000, 500000])
+    parser.add_argument("--raters", type=int, nargs="+", default=[1, 20])
+    parser.add_argument("--seconds", type=float, default=20)
+    parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--database-url", default=None)
+    args = parser.parse_args()
+    django_for_bench(args.database_url)
+    results = {}
+    for size in args.sizes:
+        pool, tokens, built = build(size)
+        print(f"pool of {pool.pairs.count():,} pairs built in {built:.1f}s")
+        env = os.environ | {"DATABASE_URL": os.environ["DATABASE_URL"], "DEBUG": "0", "LOG_LEVEL": "WARNING"}
+        server = subprocess.Popen([sys.executable, "-m", "gunicorn", "config.wsgi:application", "-b", f"127.0.0.1:{args.port}",
+                                   "--workers", str(args.workers), "--log-level", "warning"], cwd=REPO, env=env)
+        try:
+            for _ in range(100):
+                try:
+                    http.client.HTTPConnection("127.0.0.1", args.port, timeout=1).request("GET", "/login/")
+                    break
+                except OSError:
+                    time.sleep(0.1)
+            measure(args.port, pool, tokens, 1, 2)  # warm-up: connections, caches
+            for n in args.raters:
+                r = measure(args.port, pool, tokens, n, args.seconds)
+                results[(size, n)] = r
+                print(f"  {n:>2} rater(s): next+submit p50 {r['p50']:.1f} ms, p95 {r['p95']:.1f} ms "
+                      f"({r['n']:,} pairs, {r['throughput']:.0f} labels/s)")
+        finally:
+            server.send_signal(signal.SIGTERM)
+            server.wait(timeout=30)
+    sizes = sorted(args.sizes)
+    if len(sizes) >= 2:
+        for n in args.raters:
+            small, large = results[(sizes[0], n)]["p95"], results[(sizes[-1], n)]["p95"]
+            print(f"{n} rater(s): p95 at {sizes[-1]:,} / p95 at {sizes[0]:,} = {large / small:.2f}x (goal <= 1.5x)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,241 @@
+/* Admin pages: forms and buttons that call the REST API, and live progress of background jobs.
+
+   A <form data-api-form action="/api/v1/..."> is sent as JSON (or as multipart when it has
+   data-encoding="multipart"); field values are typed by data-type="int|float|bool" and fields
+   marked data-list collect every checked box of that name into a list. The API's refusals are
+   shown next to their fields, and a refused file's problems as a table of file, line and field.
+   When the API answers with a job (202 + status URL), its progress is shown until it ends.
+
+   After success: data-after="reload" reloads the page; data-after="job-link" offers a link taken
+   from the job's result (data-result-link="/admin-ui/pools/{pool_id}/"). */
+import { api, errorText } from "../api.js";
+
+const POLL_MS = 500;
+
+function element(tag, attributes = {}, children = []) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attributes)) {
+    if (key === "text") node.textContent = value;
+    else if (key === "className") node.className = value;
+    else node.setAttribute(key, value);
+  }
+  node.append(...children);
+  return node;
+}
+
+/* A form's data-* setting. Not form.dataset: a field named "dataset" would shadow it. */
+function setting(form, name) {
+  return form.getAttribute(`data-${name}`);
+}
+
+function typed(field, raw) {
+  switch (field.dataset.type) {
+    case "int":
+      return Number.parseInt(raw, 10);
+    case "float":
+      return Number.parseFloat(raw);
+    default:
+      return raw;
+  }
+}
+
+/* The JSON body of a form: typed values, lists for data-list fields, empty optional fields left out. */
+export function formJson(form) {
+  const body = {};
+  for (const field of form.elements) {
+    if (!field.name || field.disabled || field.dataset.path !== undefined) continue;
+    if (field.dataset.list !== undefined) {
+      body[field.name] = body[field.name] || [];
+      if (field.checked) body[field.name].push(typed(field, field.value));
+    } else if (field.type === "checkbox") {
+      body[field.name] = field.checked;
+    } else if (field.value !== "") {
+      body[field.name] = typed(field, field.value);
+    }
+  }
+  return body;
+}
+
+/* The form's action, with {name} filled from its data-path fields (e.g. the pool of a grant). */
+function actionOf(form) {
+  return form.getAttribute("action").replace(/\{(\w+)\}/g, (_, name) => encodeURIComponent(form.elements[name].value));
+}
+
+function clearErrors(form) {
+  form.querySelectorAll(".field-error, .form-errors").forEach((node) => node.remove());
+  form.querySelectorAll("[aria-invalid]").forEach((node) => node.removeAttribute("aria-invalid"));
+}
+
+/* File problems (ImportRejected and refused jobs): one row each, with file, line and field. */
+export function issuesTable(issues, truncated = false) {
+  const rows = issues.map((issue) => element("tr", {}, [
+    element("td", { text: issue.file || "" }), element("td", { className: "num", text: issue.line ?? "–" }),
+    element("td", { text: issue.field || "–" }), element("td", { text: issue.message || issue.text || "" }),
+  ]));
+  const table = element("table", { className: "issues" }, [
+    element("thead", {}, [element("tr", {}, ["File", "Line", "Field", "Problem"].map((h) => element("th", { scope: "col", text: h })))]),
+    element("tbody", {}, rows),
+  ]);
+  const wrap = element("div", { className: "issues-wrap" }, [table]);
+  if (truncated) wrap.append(element("p", { className: "muted", text: "Only the first problems are listed; there may be more." }));
+  return wrap;
+}
+
+function showErrors(form, status, data) {
+  const box = element("div", { className: "form-errors", role: "alert" });
+  if (data && Array.isArray(data.errors)) {
+    box.append(element("p", { className: "error", text: data.detail || "The file was refused; nothing was written." }), issuesTable(data.errors, data.truncated));
+  } else if (data && typeof data === "object" && !data.detail) {
+    for (const [name, problems] of Object.entries(data)) {
+      const text = Array.isArray(problems) ? problems.map((p) => (typeof p === "object" ? JSON.stringify(p) : p)).join(" ") : String(problems);
+      const field = form.elements[name];
+      const anchor = field && (field.length && !field.tagName ? field[0].closest("fieldset") || field[0] : field);
+      if (anchor && anchor.insertAdjacentElement) {
+        const id = `${form.id || "form"}-${name}-error`;
+        anchor.insertAdjacentElement("afterend", element("p", { className: "field-error error", id, text }));
+        (field.tagName ? field : field[0]).setAttribute("aria-invalid", "true");
+      } else {
+        box.append(element("p", { className: "error", text: name === "non_field_errors" ? text : `${name}: ${text}` }));
+      }
+    }
+  } else {
+    box.append(element("p", { className: "error", text: status >= 500 ? "The server failed; try again." : errorText(data) }));
+  }
+  if (box.childNodes.length) form.append(box);
+}
+
+/* Polls a job and renders its status, progress, message, result and problems into `container`. */
+export class JobProgress {
+  constructor(container, url, { onFinished } = {}) {
+    this.container = container;
+    this.url = url;
+    this.onFinished = onFinished;
+    this.bar = element("progress", { max: "1", "aria-label": "Job progress" });
+    this.badge = element("span", { className: "badge" });
+    this.counts = element("span", { className: "muted" });
+    this.title = element("strong");
+    this.message = element("p", { className: "job-message" });
+    this.details = element("div");
+    this.box = element("div", { className: "job-progress", role: "status", "aria-live": "polite" },
+      [element("div", { className: "row" }, [this.title, this.badge, this.counts]), this.bar, this.message, this.details]);
+    container.replaceChildren(this.box);
+    this.poll();
+  }
+
+  async poll() {
+    let response;
+    try {
+      response = await api(this.url);
+    } catch {
+      setTimeout(() => this.poll(), POLL_MS * 4);
+      return;
+    }
+    if (!response.ok) {
+      this.message.textContent = errorText(response.data, "Could not read the job.");
+      return;
+    }
+    const job = response.data;
+    this.render(job);
+    if (job.status === "succeeded" || job.status === "failed") this.onFinished?.(job);
+    else setTimeout(() => this.poll(), POLL_MS);
+  }
+
+  render(job) {
+    this.box.dataset.status = job.status;
+    this.title.textContent = `${job.kind.replaceAll("_", " ")} #${job.id}`;
+    this.badge.className = `badge ${job.status}`;
+    this.badge.textContent = job.status;
+    const { done, total, fraction } = job.progress;
+    const finished = job.status === "succeeded" || job.status === "failed";
+    if (fraction != null) this.bar.value = fraction;
+    else if (finished) this.bar.value = job.status === "succeeded" ? 1 : 0;
+    else this.bar.removeAttribute("value"); // no total known yet: an indeterminate bar
+    this.counts.textContent = total ? `${done.toLocaleString()} / ${total.toLocaleString()}` : done ? done.toLocaleString() : "";
+    this.message.textContent = job.message || "";
+    this.details.replaceChildren();
+    if (job.errors && job.errors.length) this.details.append(issuesTable(job.errors));
+    if (job.status === "succeeded" && job.result && typeof job.result === "object") {
+      const facts = Object.entries(job.result).filter(([, v]) => typeof v !== "object");
+      if (facts.length) {
+        this.details.append(element("dl", { className: "facts" }, facts.flatMap(([k, v]) => [
+          element("dt", { text: k.replaceAll("_", " ") }), element("dd", { text: String(v) })])));
+      }
+    }
+  }
+}
+
+function afterSuccess(form, status, data) {
+  const out = form.querySelector("[data-job]") || form;
+  const done = (job) => {
+    if (job && job.status !== "succeeded") return;
+    if (setting(form, "after") === "reload") setTimeout(() => location.reload(), 900);
+    if (setting(form, "result-link") && job && job.result) {
+      const href = setting(form, "result-link").replace(/\{(\w+)\}/g, (_, k) => job.result[k]);
+      out.append(element("p", {}, [element("a", { className: "button primary", href, text: setting(form, "result-text") || "Open" })]));
+    }
+  };
+  if (data && data.status_url) {
+    new JobProgress(out, data.status_url, { onFinished: done });
+    return;
+  }
+  out.append(element("p", { className: "ok form-done", role: "status", text: setting(form, "done-text") || "Done." }));
+  done(null);
+}
+
+export function bindApiForms(root = document) {
+  for (const form of root.querySelectorAll("form[data-api-form]")) {
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      const button = form.querySelector("[type=submit]");
+      clearErrors(form);
+      form.querySelectorAll(".form-done").forEach((node) => node.remove());
+      button.disabled = true;
+      try {
+        const method = (setting(form, "method") || "POST").toUpperCase();
+        const request = setting(form, "encoding") === "multipart" ? { method, form: new FormData(form) } : { method, json: formJson(form) };
+        const response = await api(actionOf(form), request);
+        if (response.ok) afterSuccess(form, response.status, response.data);
+        else showErrors(form, response.status, response.data);
+      } catch (error) {
+        showErrors(form, 0, { detail: `No answer from the server (${error.message}).` });
+      } finally {
+        button.disabled = false;
+      }
+    });
+  }
+}
+
+/* <button data-api="/api/v1/..." data-method="PATCH" data-body='{"paused": true}' data-confirm="…">:
+   calls the API, then reloads the page (or removes the closest [data-remove-on-success]). */
+export function bindApiButtons(root = document) {
+  root.addEventListener("click", async (event) => {
+    const button = event.target.closest("button[data-api]");
+    if (!button) return;
+    if (button.dataset.confirm && !window.confirm(button.dataset.confirm)) return;
+    button.disabled = true;
+    const container = button.closest("[data-api-scope]") || button.parentElement;
+    container.querySelectorAll(".action-error").forEach((node) => node.remove());
+    let body = button.dataset.body ? JSON.parse(button.dataset.body) : {};
+    const extra = button.dataset.withField && container.querySelector(`[name=${button.dataset.withField}]`);
+    if (extra) body = { ...body, [extra.name]: extra.value };
+    try {
+      const response = await api(button.dataset.api, { method: button.dataset.method || "POST", json: body });
+      if (!response.ok) throw new Error(errorText(response.data));
+      const gone = button.closest("[data-remove-on-success]");
+      if (gone) {
+        const parent = gone.parentElement;
+        gone.remove();
+        parent.dispatchEvent(new CustomEvent("api-done", { bubbles: true, detail: response.data }));
+      } else {
+        location.reload();
+      }
+    } catch (error) {
+      container.append(element("p", { className: "error action-error", role: "alert", text: error.message }));
+      button.disabled = false;
+    }
+  });
+}
+
+export function bindJobProgress(root = document) {
+  for (const node of root.querySelectorAll("[data-job-url]")) new JobProgress(node, node.dataset.jobUrl);
+}

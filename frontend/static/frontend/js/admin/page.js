@@ -1,0 +1,52 @@
+/* Entry module of every admin page: API forms and buttons, job progress, the pool charts. */
+import { api } from "../api.js";
+import { barChart, hourlySeries, timeChart } from "./charts.js";
+import { bindApiButtons, bindApiForms, bindJobProgress } from "./forms.js";
+
+async function poolCharts(root) {
+  const pool = root.dataset.pool;
+  const totalLabels = Number(root.dataset.labels) || 0;
+  const select = root.querySelector("[name=hours]");
+  const draw = async () => {
+    const hours = Number(select.value);
+    root.setAttribute("aria-busy", "true");
+    const response = await api(`/api/v1/pools/${pool}/stats/?hours=${hours}`).catch(() => null);
+    root.removeAttribute("aria-busy");
+    if (!response || !response.ok) {
+      root.querySelector("[data-chart=progress]").textContent = "Could not load the numbers.";
+      return;
+    }
+    const perHour = hourlySeries(response.data.per_hour, hours);
+    const inWindow = perHour.reduce((sum, p) => sum + p.value, 0);
+    let running = Math.max(0, totalLabels - inWindow);
+    const cumulative = perHour.map((p) => ({ time: p.time, value: (running += p.value) }));
+    timeChart(root.querySelector("[data-chart=progress]"), cumulative, { title: "Labels so far", unit: "labels", kind: "area" });
+    timeChart(root.querySelector("[data-chart=hourly]"), perHour, { title: "Labels per hour", unit: "labels" });
+    const perRater = response.data.per_rater.map((r) => ({ label: r.rater, value: r.labels }));
+    barChart(root.querySelector("[data-chart=raters]"), perRater, { title: `Labels per rater, last ${hours} hours`, unit: "labels" });
+    const rates = root.querySelector("[data-rates]");
+    rates.textContent = perRater.length
+      ? `Per rater over the last ${hours} hours: ${perRater.map((r) => `${r.label} ${(r.value / hours).toFixed(1)}/h`).join(", ")}.`
+      : "";
+    root.dataset.drawn = "true";
+  };
+  select.addEventListener("change", draw);
+  await draw();
+}
+
+/* The adjudication queue: decided or requeued pairs leave the list; the tab count follows. */
+function attentionQueue(root) {
+  root.addEventListener("api-done", () => {
+    const count = document.querySelector("[aria-current=page] [data-count]");
+    if (count) count.textContent = String(Math.max(0, Number(count.textContent) - 1));
+    if (!root.querySelector("[data-remove-on-success]")) root.querySelector("[data-empty]").hidden = false;
+  });
+}
+
+bindApiForms();
+bindApiButtons();
+bindJobProgress();
+const charts = document.getElementById("pool-charts");
+if (charts) poolCharts(charts);
+const queue = document.getElementById("attention-queue");
+if (queue) attentionQueue(queue);

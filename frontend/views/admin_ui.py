@@ -1,0 +1,78 @@
+"""The admin's pages where Django admin does not fit: uploads with live job progress, pool
+building, pool dashboards with charts, raters and the adjudication queue.
+
+Pages render what is there; changes go through the REST API from the page scripts, so every
+rule (and every refusal message) is the API's."""
+from __future__ import annotations
+
+from django.shortcuts import get_object_or_404, render
+
+from annotation.formats.datasets import DATASET_FORMATS
+from annotation.formats.runs import RUN_FORMATS
+from annotation.models import Dataset, Job, Pool, PooledPair
+from annotation.selectors.dashboard import (dataset_runs, datasets_overview, pool_agreement, pool_known_pair_counts,
+                                            pool_rater_summary, pools_overview, raters_overview, recent_jobs)
+from annotation.selectors.pools import pairs_needing_admin, pool_progress
+from frontend.views.access import page_for
+
+ATTENTION_STATES = {
+    PooledPair.State.ADJUDICATION: "Escalated as ambiguous",
+    PooledPair.State.SET_ASIDE: "Set aside: clip doesn't play",
+    PooledPair.State.DISAGREEMENT: "No majority",
+}
+
+
+@page_for("admin")
+def overview(request):
+    return render(request, "frontend/admin_ui/overview.html",
+                  {"datasets": datasets_overview(), "jobs": recent_jobs(limit=15), "dataset_formats": DATASET_FORMATS})
+
+
+@page_for("admin")
+def dataset_detail(request, dataset_id: int):
+    dataset = get_object_or_404(datasets_overview(), pk=dataset_id)
+    return render(request, "frontend/admin_ui/dataset.html",
+                  {"dataset": dataset, "runs": dataset_runs(dataset=dataset), "run_formats": RUN_FORMATS,
+                   "pools": pools_overview(dataset_id=dataset.pk)})
+
+
+@page_for("admin")
+def pool_list(request):
+    return render(request, "frontend/admin_ui/pools.html", {"pools": pools_overview()})
+
+
+@page_for("admin")
+def pool_detail(request, pool_id: int):
+    pool = get_object_or_404(Pool.objects.select_related("dataset"), pk=pool_id)
+    members = list(pool_rater_summary(pool=pool))
+    member_ids = {m.rater_id for m in members}
+    return render(request, "frontend/admin_ui/pool.html", {
+        "pool": pool, "progress": pool_progress(pool=pool), "agreement": pool_agreement(pool=pool),
+        "members": members, "known": pool_known_pair_counts(pool=pool),
+        "other_raters": [r for r in raters_overview() if r.pk not in member_ids],
+        "runs": pool.runs.all(), "addable_runs": dataset_runs(dataset=pool.dataset).exclude(pools=pool),
+    })
+
+
+@page_for("admin")
+def pool_attention(request, pool_id: int):
+    pool = get_object_or_404(Pool.objects.select_related("dataset"), pk=pool_id)
+    state = request.GET.get("state", PooledPair.State.ADJUDICATION)
+    if state not in ATTENTION_STATES:
+        state = PooledPair.State.ADJUDICATION
+    counts = pool_progress(pool=pool)["by_state"]
+    tabs = [{"state": s, "title": title, "count": counts.get(s, 0)} for s, title in ATTENTION_STATES.items()]
+    return render(request, "frontend/admin_ui/attention.html",
+                  {"pool": pool, "state": state, "state_title": ATTENTION_STATES[state], "tabs": tabs,
+                   "pairs": pairs_needing_admin(pool=pool, state=state)[:200]})
+
+
+@page_for("admin")
+def rater_list(request):
+    return render(request, "frontend/admin_ui/raters.html",
+                  {"raters": raters_overview(), "pools": Pool.objects.select_related("dataset").order_by("name")})
+
+
+@page_for("admin")
+def job_detail(request, job_id: int):
+    return render(request, "frontend/admin_ui/job.html", {"job": get_object_or_404(Job, pk=job_id)})

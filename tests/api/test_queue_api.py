@@ -1,0 +1,181 @@
+"""The queue over HTTP: who may call what, the rater's flow, and what raters never see."""
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from annotation.models import Label, Lease, PooledPair
+from annotation.services.pools import known_pairs_add
+from annotation.services.raters import memberships_grant
+from tests.factories import make_pool_with_runs, make_rater, make_user
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def pool_and_rater():
+    pool, runs = make_pool_with_runs()
+    rater = make_rater()
+    memberships_grant(pool=pool, users=[rater])
+    return pool, rater, runs
+
+
+def client_for(user):
+    from rest_framework.test import APIClient
+
+    c = APIClient()
+    if user is not None:
+        c.force_authenticate(user)
+    return c
+
+
+def test_rater_flow_over_http(pool_and_rater):
+    pool, rater, _ = pool_and_rater
+    c = client_for(rater)
+    assert c.get("/api/v1/my/pools/").json()[0]["id"] == pool.pk
+    body = c.post(f"/api/v1/pools/{pool.pk}/next/", {}, format="json").json()
+    a = body["assignment"]
+    assert body["reason"] is None and a["mode"] == "production" and a["caption"]["text"].startswith("caption")
+    assert set(a["clip"]) == {"id", "url", "start", "end", "duration"}
+    assert c.post(f"/api/v1/leases/{a['lease_id']}/heartbeat/").status_code == 200
+    sent = {"client_id": "abc-1", "pair_id": a["pair_id"], "value": "relevant", "seconds": 2.5}
+    first = c.post("/api/v1/labels/", sent, format="json")
+    assert first.status_code == 201 and first.json()["label"]["counted"] is True
+    again = c.post("/api/v1/labels/", sent | {"value": "not_relevant"}, format="json")
+    assert again.status_code == 200 and again.json()["label"]["id"] == first.json()["label"]["id"]
+    assert Label.objects.count() == 1
+    gone = c.post(f"/api/v1/leases/{a['lease_id']}/heartbeat/")
+    assert gone.status_code == 410 and gone.json()["state"] == "completed"
+    conflict = c.post("/api/v1/labels/", sent | {"client_id": "abc-2"}, format="json")
+    assert conflict.status_code == 409
+    progress = c.get(f"/api/v1/pools/{pool.pk}/my-progress/").json()
+    assert progress["labelled_today"] == 1 and progress["left_in_pool"] == PooledPair.objects.filter(pool=pool).count() - 1
+    mine = c.get("/api/v1/my/labels/").json()["results"]
+    assert [m["client_id"] for m in mine] == ["abc-1"]
+
+
+def test_invalid_label_is_a_400_naming_the_field(pool_and_rater):
+    pool, rater, _ = pool_and_rater
+    c = client_for(rater)
+    a = c.post(f"/api/v1/pools/{pool.pk}/next/", {}, format="json").json()["assignment"]
+    response = c.post("/api/v1/labels/", {"client_id": "x", "pair_id": a["pair_id"], "value": "yes"}, format="json")
+    assert response.status_code == 400 and "value" in response.json()
+
+
+def test_raters_never_see_other_raters_labels_or_gold_answers(pool_and_rater):
+    pool, rater, _ = pool_and_rater
+    other = make_rater()
+    memberships_grant(pool=pool, users=[other])
+    known_pairs_add(pool=pool, items=[{"caption": "q1", "clip": "v1", "answer": "relevant", "role": "gold"}])
+    pool.gold_rate = 1.0
+    pool.save()
+    c_other = client_for(other)
+    a = c_other.post(f"/api/v1/pools/{pool.pk}/next/", {}, format="json").json()["assignment"]
+    assert "relevant" not in str(a) and "gold" not in str(a) and "answer" not in str(a)
+    submitted = c_other.post("/api/v1/labels/", {"client_id": "o1", "pair_id": a["pair_id"], "value": "not_relevant"},
+                             format="json").json()
+    assert submitted["feedback"] is None
+    assert client_for(rater).get("/api/v1/my/labels/").json()["results"] == []
+    # another rater's lease is not theirs to renew or release
+    lease = c_other.post(f"/api/v1/pools/{pool.pk}/next/", {}, format="json").json()["assignment"]["lease_id"]
+    assert client_for(rater).post(f"/api/v1/leases/{lease}/heartbeat/").status_code == 404
+    assert client_for(rater).post(f"/api/v1/leases/{lease}/release/").status_code == 404
+    assert Lease.objects.get(pk=lease).state == "active"
+
+
+def test_non_members_get_404_for_the_pool(pool_and_rater):
+    pool, _, _ = pool_and_rater
+    outsider = make_rater()
+    assert client_for(outsider).post(f"/api/v1/pools/{pool.pk}/next/", {}, format="json").status_code == 404
+    assert client_for(outsider).get(f"/api/v1/pools/{pool.pk}/my-progress/").status_code == 404
+
+
+RATER_ONLY = [("get", "/api/v1/my/pools/"), ("get", "/api/v1/my/labels/"), ("post", "/api/v1/pools/{pool}/next/"),
+              ("get", "/api/v1/pools/{pool}/my-progress/"), ("post", "/api/v1/leases/1/heartbeat/"),
+              ("post", "/api/v1/leases/1/release/"), ("post", "/api/v1/labels/")]
+ADMIN_ONLY = [("post", "/api/v1/pools/build/"), ("get", "/api/v1/pools/{pool}/stats/"), ("post", "/api/v1/pools/{pool}/runs/"),
+              ("get", "/api/v1/pools/{pool}/members/"), ("post", "/api/v1/pools/{pool}/members/"),
+              ("delete", "/api/v1/pools/{pool}/members/1/"), ("post", "/api/v1/pools/{pool}/members/1/reset-training/"),
+              ("post", "/api/v1/pools/{pool}/known-pairs/"), ("get", "/api/v1/pools/{pool}/attention/"),
+              ("post", "/api/v1/pairs/1/adjudicate/"), ("post", "/api/v1/pairs/1/requeue/"), ("get", "/api/v1/raters/"),
+              ("post", "/api/v1/raters/"), ("post", "/api/v1/raters/import/"), ("patch", "/api/v1/raters/1/")]
+ADMIN_OR_RESEARCHER_READ = [("get", "/api/v1/pools/"), ("get", "/api/v1/pools/{pool}/")]
+
+
+@pytest.mark.parametrize("method, url", RATER_ONLY)
+@pytest.mark.parametrize("role", [None, "admin", "researcher"])
+def test_rater_endpoints_refuse_others(pool_and_rater, method, url, role):
+    pool, _, _ = pool_and_rater
+    user = make_user(role) if role else None
+    response = getattr(client_for(user), method)(url.format(pool=pool.pk), {}, format="json")
+    assert response.status_code in ((401, 403) if role is None else (403,))
+
+
+@pytest.mark.parametrize("method, url", ADMIN_ONLY)
+@pytest.mark.parametrize("role", [None, "rater", "researcher"])
+def test_admin_endpoints_refuse_others(pool_and_rater, method, url, role):
+    pool, rater, _ = pool_and_rater
+    user = rater if role == "rater" else (make_user(role) if role else None)
+    response = getattr(client_for(user), method)(url.format(pool=pool.pk), {}, format="json")
+    assert response.status_code in ((401, 403) if role is None else (403,))
+
+
+@pytest.mark.parametrize("method, url", ADMIN_OR_RESEARCHER_READ)
+def test_pool_reads(pool_and_rater, method, url):
+    pool, rater, _ = pool_and_rater
+    url = url.format(pool=pool.pk)
+    assert client_for(rater).get(url).status_code == 403
+    assert client_for(None).get(url).status_code in (401, 403)
+    assert client_for(make_user("researcher")).get(url).status_code == 200
+    body = client_for(make_user("admin")).get(url).json()
+    if "progress" in body:
+        assert body["progress"]["pairs"] == PooledPair.objects.filter(pool=pool, role="pool").count()
+
+
+def test_admin_builds_a_pool_and_adds_a_run(as_role, run_jobs):
+    pool, runs = make_pool_with_runs()
+    admin = as_role("admin")
+    with run_jobs():
+        response = admin.post("/api/v1/pools/build/", {"dataset": pool.dataset_id, "name": "second", "runs": [runs[0].pk],
+                                                       "depth": 2, "redundancy": 0.5, "seed": 3}, format="json")
+    assert response.status_code == 202
+    job = admin.get(response["Location"]).json()
+    assert job["status"] == "succeeded", job
+    new_pool = job["result"]["pool_id"]
+    with run_jobs():
+        added = admin.post(f"/api/v1/pools/{new_pool}/runs/", {"run": runs[1].pk}, format="json")
+    assert admin.get(added["Location"]).json()["result"]["pairs_added"] >= 1
+    again = admin.post(f"/api/v1/pools/{new_pool}/runs/", {"run": runs[1].pk}, format="json")
+    assert again.status_code == 400 and "already in pool" in str(again.json())
+    bad = admin.post("/api/v1/pools/build/", {"dataset": pool.dataset_id, "name": "x", "runs": [999]}, format="json")
+    assert bad.status_code == 400 and "999" in str(bad.json())
+
+
+def test_admin_manages_raters_members_and_adjudication(as_role, pool_and_rater):
+    pool, rater, _ = pool_and_rater
+    admin = as_role("admin")
+    created = admin.post("/api/v1/raters/", {"username": "newbie", "password": "long-enough-1"}, format="json")
+    assert created.status_code == 201 and created.json()["pseudonym"] > 1000
+    csv_file = io.BytesIO(b"username,email\nbulk1,b1@example.org\nbulk2,\n")
+    csv_file.name = "raters.csv"
+    bulk = admin.post("/api/v1/raters/import/", {"file": csv_file}, format="multipart")
+    assert bulk.status_code == 201 and [r["username"] for r in bulk.json()["created"]] == ["bulk1", "bulk2"]
+    dup = io.BytesIO(b"username\nbulk3\nbulk1\n")
+    dup.name = "again.csv"
+    refused = admin.post("/api/v1/raters/import/", {"file": dup}, format="multipart")
+    assert refused.status_code == 400 and refused.json()["errors"][0]["line"] == 3
+    assert not admin.get("/api/v1/raters/").json()[-1]["username"] == "bulk3"
+    paused = admin.patch(f"/api/v1/raters/{rater.pk}/", {"paused": True}, format="json")
+    assert paused.json()["paused"] is True
+    assert client_for(rater).post(f"/api/v1/pools/{pool.pk}/next/", {}, format="json").json()["reason"] == "paused"
+    admin.patch(f"/api/v1/raters/{rater.pk}/", {"paused": False}, format="json")
+    a = client_for(rater).post(f"/api/v1/pools/{pool.pk}/next/", {}, format="json").json()["assignment"]
+    client_for(rater).post("/api/v1/labels/", {"client_id": "amb", "pair_id": a["pair_id"], "value": "ambiguous",
+                                               "comment": "too vague"}, format="json")
+    queue = admin.get(f"/api/v1/pools/{pool.pk}/attention/").json()["results"]
+    assert queue[0]["id"] == a["pair_id"] and queue[0]["labels"][0]["comment"] == "too vague"
+    decided = admin.post(f"/api/v1/pairs/{a['pair_id']}/adjudicate/", {"label": "not_relevant"}, format="json").json()
+    assert decided == {"id": a["pair_id"], "state": "resolved", "resolved_label": "not_relevant"}
+    members = admin.get(f"/api/v1/pools/{pool.pk}/members/").json()
+    assert [m["username"] for m in members] == [rater.username]
