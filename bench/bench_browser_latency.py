@@ -24,6 +24,10 @@ REPO = Path(__file__).resolve().parent.parent
 DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/rejudge_bench"
 
 
+NEXT_PAIR_SHOWN = """(after) => { const j = document.getElementById('judge');
+  return j.dataset.state === 'working' && j.dataset.armed === 'true' && j.dataset.pairId !== after; }"""
+
+
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
@@ -35,7 +39,7 @@ def start_server():
     from django.contrib.staticfiles.handlers import StaticFilesHandler
     from django.test.testcases import LiveServerThread
 
-    thread = LiveServerThread("127.0.0.1", static_handler=lambda media_handler: StaticFilesHandler(media_handler.application))
+    thread = LiveServerThread("127.0.0.1", static_handler=lambda media: StaticFilesHandler(media.application))
     thread.daemon = True
     thread.start()
     thread.is_ready.wait()
@@ -96,10 +100,7 @@ def run(args, connection) -> None:
             page.goto(f"{base}/judge/{setup.pool.pk}/")
             shown = None
             for _ in range(args.submits):
-                page.wait_for_function(
-                    """(after) => { const j = document.getElementById('judge');
-                         return j.dataset.state === 'working' && j.dataset.armed === 'true' && j.dataset.pairId !== after; }""",
-                    arg=shown, timeout=30000)
+                page.wait_for_function(NEXT_PAIR_SHOWN, arg=shown, timeout=30000)
                 shown = page.get_attribute("#judge", "data-pair-id")
                 page.wait_for_timeout(args.think_ms)
                 page.keyboard.press("1")

@@ -8,7 +8,6 @@ Goal (issue 2): within 3x of COPY and under 500 MB peak memory.
 from __future__ import annotations
 
 import argparse
-import io
 import tempfile
 import time
 from pathlib import Path

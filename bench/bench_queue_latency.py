@@ -13,6 +13,7 @@ import argparse
 import http.client
 import json
 import os
+import random
 import signal
 import statistics
 import subprocess
@@ -63,10 +64,13 @@ def build(size: int):
     return pool, [api_token_for(user=r) for r in raters], built
 
 
-def rater_loop(port: int, pool_id: int, token: str, stop: float, samples: list, errors: list) -> None:
+def rater_loop(port: int, pool_id: int, token: str, stop: float, samples: list, errors: list, think: float) -> None:
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
     headers = {"Authorization": f"Token {token}", "Content-Type": "application/json"}
+    rng = random.Random(token)
     while time.monotonic() < stop:
+        if think:
+            time.sleep(rng.uniform(0.5 * think, 1.5 * think))  # watching the clip and deciding
         t = time.perf_counter()
         conn.request("POST", f"/api/v1/pools/{pool_id}/next/", body="{}", headers=headers)
         response = conn.getresponse()
@@ -85,10 +89,11 @@ def rater_loop(port: int, pool_id: int, token: str, stop: float, samples: list, 
     conn.close()
 
 
-def measure(port, pool, tokens, n_raters, seconds):
+def measure(port, pool, tokens, n_raters, seconds, think=0.0):
     samples, errors = [], []
     stop = time.monotonic() + seconds
-    threads = [threading.Thread(target=rater_loop, args=(port, pool.pk, tokens[i], stop, samples, errors)) for i in range(n_raters)]
+    threads = [threading.Thread(target=rater_loop, args=(port, pool.pk, tokens[i], stop, samples, errors, think))
+               for i in range(n_raters)]
     for t in threads:
         t.start()
     for t in threads:
@@ -106,6 +111,8 @@ def main() -> None:
     parser.add_argument("--raters", type=int, nargs="+", default=[1, 20])
     parser.add_argument("--seconds", type=float, default=20)
     parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--think", type=float, nargs="+", default=[0.0, 2.0],
+                        help="Seconds a rater spends per pair between requests (0 = back-to-back, a load test).")
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--database-url", default=None)
     args = parser.parse_args()
@@ -125,19 +132,22 @@ def main() -> None:
                 except OSError:
                     time.sleep(0.1)
             measure(args.port, pool, tokens, 1, 2)  # warm-up: connections, caches
-            for n in args.raters:
-                r = measure(args.port, pool, tokens, n, args.seconds)
-                results[(size, n)] = r
-                print(f"  {n:>2} rater(s): next+submit p50 {r['p50']:.1f} ms, p95 {r['p95']:.1f} ms "
-                      f"({r['n']:,} pairs, {r['throughput']:.0f} labels/s)")
+            for think in args.think:
+                for n in args.raters:
+                    r = measure(args.port, pool, tokens, n, args.seconds, think)
+                    results[(size, n, think)] = r
+                    print(f"  {n:>2} rater(s), think {think:g}s: next+submit p50 {r['p50']:.1f} ms, p95 {r['p95']:.1f} ms "
+                          f"({r['n']:,} pairs, {r['throughput']:.0f} labels/s)")
         finally:
             server.send_signal(signal.SIGTERM)
             server.wait(timeout=30)
     sizes = sorted(args.sizes)
     if len(sizes) >= 2:
-        for n in args.raters:
-            small, large = results[(sizes[0], n)]["p95"], results[(sizes[-1], n)]["p95"]
-            print(f"{n} rater(s): p95 at {sizes[-1]:,} / p95 at {sizes[0]:,} = {large / small:.2f}x (goal <= 1.5x)")
+        for think in args.think:
+            for n in args.raters:
+                small, large = results[(sizes[0], n, think)]["p95"], results[(sizes[-1], n, think)]["p95"]
+                print(f"{n} rater(s), think {think:g}s: p95 at {sizes[-1]:,} / p95 at {sizes[0]:,} = {large / small:.2f}x "
+                      f"(goal <= 1.5x)")
 
 
 if __name__ == "__main__":

@@ -5,7 +5,8 @@ Generates (COPY) a dataset of 27,763 captions (about a fifth sharing their text 
 pairs with provenance, and ~650,000 votes from 40 raters (every pair once, 17% a second vote, a
 third where the first two disagree), plus gold answers. Then times, each in a fresh process so its
 peak memory is its own: the agreement report (1,000 bootstrap replicates), the metrics report,
-the sample-estimate report, and the exports (CSV, JSON Lines, qrels, FIRE JSON).
+the sample-estimate report, the exports (CSV, JSON Lines, qrels, FIRE JSON), and reading the
+exported FIRE file back as published judgments.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/rejudge_bench_reports \\
         .venv/bin/python bench/bench_reports.py [--captions 27763] [--reuse]
@@ -35,7 +36,8 @@ WINDOW, TOP = 20, 10
 RUN_OFFSETS = {"run_a": 0, "run_b": 5, "run_c": 10}  # each run ranks 10 of a caption's 20 candidates
 RATERS = 40
 STEPS = [("report", "agreement"), ("report", "metrics"), ("report", "sample_estimate"),
-         ("export", "csv"), ("export", "jsonl"), ("export", "qrels"), ("export", "fire_json")]
+         ("export", "csv"), ("export", "jsonl"), ("export", "qrels"), ("export", "fire_json"),
+         ("import", "fire_json")]
 
 
 def _tsv(value) -> str:
@@ -68,18 +70,6 @@ def _copy(model, columns: list[str], rows) -> int:
         buffer.seek(0)
         cursor.cursor.copy_expert(f"COPY {model._meta.db_table} ({', '.join(map(connection.ops.quote_name, all_columns))}) FROM STDIN", buffer)
     return count
-
-
-def _ensure_tables() -> None:
-    """Creates tables of models whose migration has not been written yet (new models of this area)."""
-    from django.apps import apps
-    from django.db import connection
-
-    existing = set(connection.introspection.table_names())
-    with connection.schema_editor() as editor:
-        for model in apps.get_app_config("annotation").get_models():
-            if model._meta.db_table not in existing:
-                editor.create_model(model)
 
 
 def _next_id(model) -> int:
@@ -219,25 +209,32 @@ def generate(n_captions: int, seed: int = 0) -> int:
 
 def run_step(kind: str, name: str, pool_id: int) -> None:
     """One timed step in this (fresh) process; prints a JSON line for the parent."""
-    from annotation.models import Pool
-    from annotation.services.exports import export_create
+    from annotation.models import Artefact, Pool
+    from annotation.services.exports import artefact_file, export_create
+    from annotation.services.judgments_import import judgments_import
     from annotation.services.reports import report_create
 
     pool = Pool.objects.get(pk=pool_id)
-    rss_before = peak_rss_mb()
     t = time.perf_counter()
     if kind == "report":
         params = {"n_boot": 1000} if name == "agreement" else {}
         report = report_create(pool=pool, kind=name, params=params)
         summary = {"report": report.pk}
         if name == "agreement":
-            summary |= {k: report.result["agreement"][k]["alpha"] for k in ("first_two", "all")}
+            summary |= {k: round(report.result["agreement"][k]["alpha"], 4) for k in ("first_two", "all")}
+    elif kind == "import":
+        # Read back the FIRE file just exported, as published labels of the dataset (then drop them).
+        exported = Artefact.objects.filter(params__pool_id=pool.pk, kind="fire_json").latest("pk")
+        judgment_set = judgments_import(dataset=pool.dataset, path=artefact_file(artefact=exported),
+                                        name="bench-import").judgment_set
+        summary = {k: v for k, v in judgment_set.counts.items() if k != "file_datasets"}
+        judgment_set.delete()
     else:
         artefact = export_create(pool=pool, fmt=name)
         summary = {"size_mb": round(artefact.size / 1e6, 1), **artefact.params["counts"]}
     elapsed = time.perf_counter() - t
     print(json.dumps({"step": f"{kind} {name}", "seconds": elapsed, "peak_rss_mb": peak_rss_mb(),
-                      "rss_before_mb": rss_before, "summary": summary}))
+                      "summary": summary}))
 
 
 def _run_all(args, url: str) -> None:
@@ -248,13 +245,21 @@ def _run_all(args, url: str) -> None:
 
     print(f"PostgreSQL database: {connection.settings_dict['NAME']}; exports under {settings.EXPORT_ROOT}")
     existing = Pool.objects.filter(dataset__name=DATASET).first()
-    pool_id = existing.pk if args.reuse and existing else generate(args.captions)
+    # Every step runs in a child process, so that this one stays small: Linux keeps a process's
+    # peak RSS across fork and exec, which would otherwise show the generator's memory in each step.
+    if args.reuse and existing:
+        pool_id = existing.pk
+    else:
+        out = subprocess.run([sys.executable, __file__, "--database-url", url, "--generate", str(args.captions)],
+                             capture_output=True, text=True, check=True)
+        print(out.stdout.strip().splitlines()[-2])
+        pool_id = int(out.stdout.strip().splitlines()[-1])
     print(f"{'step':<24}{'seconds':>9}{'peak RSS MB':>13}  result")
     for kind, name in STEPS:
         out = subprocess.run([sys.executable, __file__, "--database-url", url, "--step", kind, name, str(pool_id)],
                              capture_output=True, text=True, check=True)
         row = json.loads(out.stdout.strip().splitlines()[-1])
-        goal = 30 if kind == "report" else 60
+        goal = 30 if kind == "report" else 60  # the import has no goal of its own; exports' is used
         flag = "" if row["seconds"] < goal and row["peak_rss_mb"] < 1024 else "  <-- over the goal"
         print(f"{row['step']:<24}{row['seconds']:>9.1f}{row['peak_rss_mb']:>13.0f}  {row['summary']}{flag}")
     print("goals: reports < 30 s, exports < 60 s, peak RSS < 1024 MB (each step in its own process, "
@@ -267,18 +272,22 @@ def main() -> None:
     parser.add_argument("--database-url", default=None)
     parser.add_argument("--reuse", action="store_true", help="Keep the data of an earlier run instead of generating.")
     parser.add_argument("--step", nargs=3, metavar=("KIND", "NAME", "POOL_ID"), help=argparse.SUPPRESS)
+    parser.add_argument("--generate", type=int, metavar="CAPTIONS", help=argparse.SUPPRESS)
     args = parser.parse_args()
     url = args.database_url or os.environ.get("DATABASE_URL") or DEFAULT_URL
     if args.step:
         django_for_bench(url)
         run_step(args.step[0], args.step[1], int(args.step[2]))
         return
+    if args.generate:
+        django_for_bench(url)
+        print(generate(args.generate))
+        return
     # The exported files (~650 MB) go to a folder of their own, removed at the end.
     export_root = tempfile.mkdtemp(prefix="bench-reports-")
     os.environ["EXPORT_ROOT"] = export_root
     try:
         django_for_bench(url)
-        _ensure_tables()
         _run_all(args, url)
     finally:
         shutil.rmtree(export_root, ignore_errors=True)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import IssueCollector
-from .text_lines import LineSource, NumberedLines, ProgressFn
+from .text_lines import LineSource, NumberedLines
 
 
 @dataclass(frozen=True)

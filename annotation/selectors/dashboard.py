@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from annotation import roles
 from annotation.analysis.agreement import agreement_report
-from annotation.models import Clip, Caption, Dataset, Job, Label, Pool, PooledPair, PoolMembership, Run
+from annotation.models import Caption, Clip, Dataset, Job, Label, Pool, PooledPair, PoolMembership, Run
 from annotation.selectors.pools import pool_progress
 
 VOTE_CODES = {Label.Value.NOT_RELEVANT: 0, Label.Value.RELEVANT: 1}
@@ -80,16 +80,20 @@ def pool_agreement(*, pool: Pool, n_boot: int = 200) -> dict:
 def pool_rater_summary(*, pool: Pool):
     """Per member: training, production labels (all and today), mean seconds per label, escalations,
     broken-clip reports and accuracy on gold pairs."""
-    production = Q(rater__labels__pair__pool=pool, rater__labels__pair__role__in=[PooledPair.Role.POOL, PooledPair.Role.GOLD])
-    gold = Q(rater__labels__pair__pool=pool, rater__labels__pair__role=PooledPair.Role.GOLD)
+    labels = "rater__labels"
+    in_pool = Q(rater__labels__pair__pool=pool)
+    production = in_pool & Q(rater__labels__pair__role__in=[PooledPair.Role.POOL, PooledPair.Role.GOLD])
+    gold = in_pool & Q(rater__labels__pair__role=PooledPair.Role.GOLD)
+    right = Q(rater__labels__value=F("rater__labels__pair__known_answer"))
+    today = Q(rater__labels__created_at__gte=_start_of_today())
     return (PoolMembership.objects.filter(pool=pool).select_related("rater", "rater__rater_profile")
-            .annotate(labels=Count("rater__labels", filter=production),
-                      labels_today=Count("rater__labels", filter=production & Q(rater__labels__created_at__gte=_start_of_today())),
+            .annotate(labels=Count(labels, filter=production),
+                      labels_today=Count(labels, filter=production & today),
                       mean_seconds=Avg("rater__labels__seconds", filter=production),
-                      ambiguous=Count("rater__labels", filter=production & Q(rater__labels__value=Label.Value.AMBIGUOUS)),
-                      broken=Count("rater__labels", filter=production & Q(rater__labels__value=Label.Value.BROKEN)),
-                      gold_answered=Count("rater__labels", filter=gold),
-                      gold_correct=Count("rater__labels", filter=gold & Q(rater__labels__value=F("rater__labels__pair__known_answer"))),
+                      ambiguous=Count(labels, filter=production & Q(rater__labels__value=Label.Value.AMBIGUOUS)),
+                      broken=Count(labels, filter=production & Q(rater__labels__value=Label.Value.BROKEN)),
+                      gold_answered=Count(labels, filter=gold),
+                      gold_correct=Count(labels, filter=gold & right),
                       last_label_at=Max("rater__labels__created_at", filter=production))
             .order_by("rater__username"))
 
@@ -109,3 +113,19 @@ def raters_overview():
                       labels_today=Count("labels", filter=Q(labels__created_at__gte=_start_of_today())),
                       last_label_at=Max("labels__created_at"))
             .order_by("username"))
+
+
+def rater_pool_cards(*, rater):
+    """The rater's pools for their start page: training pairs to go through first, pairs still
+    open, and how many labels the rater has given there."""
+    return (PoolMembership.objects.filter(rater=rater).select_related("pool__dataset")
+            .annotate(training_pairs=_count_of_in_pool(PooledPair, role=PooledPair.Role.TRAINING),
+                      open_pairs=_count_of_in_pool(PooledPair, role=PooledPair.Role.POOL, state=PooledPair.State.OPEN),
+                      my_labels=Count("pool__pairs__labels", filter=Q(pool__pairs__labels__rater=rater)))
+            .order_by("pool__name"))
+
+
+def _count_of_in_pool(model, **condition):
+    rows = (model.objects.filter(pool=OuterRef("pool"), **condition).order_by().values("pool")
+            .annotate(n=Count("pk")).values("n"))
+    return Coalesce(Subquery(rows, output_field=IntegerField()), 0)

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
+from django.contrib.auth import get_user_model
 from django.db import connection
 from django.db.models import Case, IntegerField, QuerySet, Value, When
 
@@ -20,6 +21,8 @@ from annotation.models import (Artefact, Caption, Clip, Label, PairProvenance, P
 from annotation.models.reports import ImportedJudgment, JudgmentSet
 
 FETCH = 20_000
+#: Artefact kinds of label exports (services/exports.py), as opposed to other areas' files.
+LABEL_EXPORT_KINDS = ("qrels", "fire_json", "labels_csv", "labels_jsonl")
 
 
 # --------------------------------------------------------------------------------------------
@@ -38,8 +41,8 @@ def report_list(*, dataset_id: int | None = None, pool_id: int | None = None, ki
 
 
 def artefact_list(*, dataset_id: int | None = None, pool_id: int | None = None) -> QuerySet:
-    """Exported files (artefacts with no report), newest first."""
-    files = Artefact.objects.filter(report__isnull=True).select_related("dataset")
+    """Exported label files, newest first."""
+    files = Artefact.objects.filter(kind__in=LABEL_EXPORT_KINDS).select_related("dataset")
     if dataset_id:
         files = files.filter(dataset_id=dataset_id)
     if pool_id:
@@ -161,8 +164,6 @@ def pseudonyms(*, user_ids) -> dict[int, int]:
 
 
 def pool_raters_without_profile(*, pool: Pool) -> QuerySet:
-    from django.contrib.auth import get_user_model
-
     labelled = Label.objects.filter(pair__pool=pool).values("rater_id")
     return get_user_model().objects.filter(pk__in=labelled, rater_profile__isnull=True)
 

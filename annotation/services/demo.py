@@ -9,8 +9,11 @@ from django.conf import settings
 
 from annotation.demo.scenes import SCENES, demo_captions, demo_run_rows
 from annotation.demo.video import render_clip
-from annotation.models import Dataset
+from annotation.models import Dataset, Pool, RankingStudy
 from annotation.services.dataset_import import dataset_import
+from annotation.services.pools import known_pairs_add, pool_create
+from annotation.services.ranking import ranking_memberships_grant, ranking_study_create
+from annotation.services.raters import memberships_grant
 from annotation.services.run_import import run_import
 from annotation.services.users import api_token_for, user_ensure
 
@@ -51,11 +54,46 @@ def demo_load() -> dict:
             path.write_text("".join(f"{c} Q0 {v} {r} {s} {name}\n" for c, v, r, s in demo_run_rows(quality, seed=seed)))
             runs.append(run_import(dataset=dataset, path=path, name=name).run)
 
-    accounts = []
+    accounts, raters = [], []
     for username, password, role in DEMO_ACCOUNTS:
         user, _ = user_ensure(username=username, password=password, role=role)
         entry = {"username": username, "password": password, "role": role}
         if role == "researcher":
             entry["api_token"] = api_token_for(user=user)
+        if role == "rater":
+            raters.append(user)
         accounts.append(entry)
-    return {"dataset": dataset, "runs": runs, "accounts": accounts}
+    pool = _demo_pool(dataset, runs, raters)
+    study = _demo_ranking_study(dataset, raters)
+    return {"dataset": dataset, "runs": runs, "accounts": accounts, "pool": pool, "study": study}
+
+
+DEMO_TRAINING = (
+    ("cap01", "demo01", "relevant", "Every element is present: a red circle, moving left to right, on a white background."),
+    ("cap01", "demo04", "not_relevant", "The shape is a square, not a circle: one element missing is enough to say no."),
+    ("cap17", "demo07", "not_relevant", "The triangle moves left to right, not up: the activity must match too."),
+)
+DEMO_GOLD = (("cap13", "demo05", "relevant"), ("cap15", "demo08", "not_relevant"))
+
+
+def _demo_pool(dataset, runs, raters):
+    """A pool over the three runs (top 5, 30% double-labelled so agreement shows early), with
+    a short training queue and a few gold pairs; the demo raters are members."""
+    pool = Pool.objects.filter(dataset=dataset, name="demo-pool").first()
+    if pool is None:
+        pool = pool_create(dataset=dataset, name="demo-pool", runs=runs, depth=5, redundancy=0.3, seed=1,
+                           gold_rate=0.1, training_pass_mark=0.66)
+        known_pairs_add(pool=pool, items=[{"caption": c, "clip": v, "answer": a, "role": "training", "explanation": e}
+                                          for c, v, a, e in DEMO_TRAINING]
+                        + [{"caption": c, "clip": v, "answer": a, "role": "gold"} for c, v, a in DEMO_GOLD])
+    memberships_grant(pool=pool, users=raters)
+    return pool
+
+
+def _demo_ranking_study(dataset, raters):
+    """A five-caption ranking study on the bag-of-words proxy, which needs no language model."""
+    study = RankingStudy.objects.filter(dataset=dataset, name="demo-ranking").first()
+    if study is None:
+        study = ranking_study_create(dataset=dataset, name="demo-ranking", proxies=["bow"], n_clips=6, seed=1)
+    ranking_memberships_grant(study=study, users=raters)
+    return study

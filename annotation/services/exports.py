@@ -106,7 +106,7 @@ def export_params_clean(*, fmt: str, params: dict | None, pool: Pool) -> dict:
     accepted = EXPORT_FORMATS[fmt].params
     unknown = sorted(set(params) - set(accepted))
     if unknown:
-        raise ExportError(f"unknown parameter(s) {', '.join(unknown)} for a {fmt} export; "
+        raise ExportError(f"unknown parameter(s) {', '.join(unknown)} for {fmt} exports; "
                           f"known: {', '.join(accepted) or 'none'}")
     clean = {}
     for name, default in accepted.items():
@@ -131,7 +131,7 @@ def _when(value) -> str | None:
     return value.isoformat()
 
 
-def _runs_after(rows: Iterator[tuple], width: int) -> Callable[[tuple], list[tuple]]:
+def _merge_join(rows: Iterator[tuple], width: int) -> Callable[[tuple], list[tuple]]:
     """Takes rows ordered by a key of `width` leading columns; `take(key)` returns the rest of the
     rows with that key, skipping any with a smaller key (a merge join, one row held at a time)."""
     pending = [next(rows, None)]
@@ -159,7 +159,7 @@ def _resolved_by(state: str, by_admin: bool, votes: int) -> str:
 
 
 def _label_records(pool: Pool, progress: Callable[[int], None]) -> Iterator[dict[str, Any]]:
-    provenance = _runs_after(export_provenance_rows(pool=pool), 1)
+    provenance = _merge_join(export_provenance_rows(pool=pool), 1)
     for done, (pair_id, rows) in enumerate(groupby(export_label_rows(pool=pool), key=lambda r: r[0]), start=1):
         proposed = [{"run": run, "rank": rank} for run, rank in provenance((pair_id,))]
         for (_, caption_id, text, clip_id, video_id, start, end, original, state, resolved, by_admin, votes,
@@ -210,8 +210,8 @@ def _write_qrels(out: _HashingFile, pool: Pool, params: dict, progress) -> dict:
 
 
 def _write_fire(out: _HashingFile, pool: Pool, params: dict, progress) -> dict:
-    votes = _runs_after(export_fire_vote_rows(pool=pool), 3)
-    runs = _runs_after(export_fire_provenance_rows(pool=pool), 3)
+    votes = _merge_join(export_fire_vote_rows(pool=pool), 3)
+    proposing_runs = _merge_join(export_fire_provenance_rows(pool=pool), 3)
     tag = params["dataset_tag"]
     metadata = {"datasets": [tag], "license": params["license"], "creator": params["creator"],
                 "created_ds": timezone.localdate().isoformat(), "pool": pool.name,
@@ -239,7 +239,7 @@ def _write_fire(out: _HashingFile, pool: Pool, params: dict, progress) -> dict:
                     ids.append(pseudonym)
                     response_ids.append(label_id)
                     queue_ids.append(pair_id)
-                models += [name for (name,) in runs(key)]
+                models += [name for (name,) in proposing_runs(key)]
                 if state == PooledPair.State.RESOLVED:
                     resolved.add(resolved_label)
             if len(pairs) > 1:

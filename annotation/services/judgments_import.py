@@ -20,12 +20,14 @@ with the same verdict is merged into it. Importing the same file again returns t
 """
 from __future__ import annotations
 
+import io
+import json
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 
 from annotation.formats.errors import FileIssue, ImportRejected, IssueCollector
 from annotation.formats.fire_json import FireJsonReader
@@ -72,7 +74,7 @@ class _Stage:
         self.known = known  # pairs judged by earlier imports: key -> (label, set name)
         self.seen: dict[int, int] = {}
         self.places: list[str] = []  # where each stored record was, by record number
-        self.batch: list[ImportedJudgment] = []
+        self.batch: list[tuple] = []
         self.counts: Counter = Counter()
 
     def add(self, *, caption_id: int, clip_id: int, label: str, line: int, field: str, place: str,
@@ -101,16 +103,41 @@ class _Stage:
         self.counts[label] += 1
         if self.issues:
             return  # the file will be refused; stop writing
-        self.batch.append(ImportedJudgment(judgment_set=self.judgment_set, dataset_id=self.judgment_set.dataset_id,
-                                           caption_id=caption_id, clip_id=clip_id, label=label,
-                                           source_record=place[:100], **(extra or {})))
+        extra = extra or {}
+        self.batch.append((caption_id, clip_id, label, extra.get("annotator_labels", []),
+                           extra.get("annotator_ids", []), extra.get("models_proposing", []), place[:100]))
         if len(self.batch) >= BATCH:
             self.flush()
 
     def flush(self) -> None:
         if self.batch and not self.issues:
-            ImportedJudgment.objects.bulk_create(self.batch)
+            _write_judgments(self.judgment_set, self.batch)
         self.batch = []
+
+
+_COLUMNS = ["judgment_set_id", "dataset_id", "caption_id", "clip_id", "label", "annotator_labels", "annotator_ids",
+            "models_proposing", "source_record"]
+
+
+def _write_judgments(judgment_set: JudgmentSet, rows: list[tuple]) -> None:
+    """COPY on PostgreSQL (building 700K model instances would take most of the import), batched
+    INSERTs elsewhere."""
+    if connection.vendor != "postgresql":
+        ImportedJudgment.objects.bulk_create([
+            ImportedJudgment(judgment_set=judgment_set, dataset_id=judgment_set.dataset_id, caption_id=caption,
+                             clip_id=clip, label=label, annotator_labels=labels, annotator_ids=ids,
+                             models_proposing=models, source_record=place)
+            for caption, clip, label, labels, ids, models, place in rows])
+        return
+    buffer = io.StringIO()
+    escape = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
+    for caption, clip, label, labels, ids, models, place in rows:
+        fields = [judgment_set.pk, judgment_set.dataset_id, caption, clip, label, json.dumps(labels), json.dumps(ids),
+                  json.dumps(models), place]
+        buffer.write("\t".join(str(v).translate(escape) for v in fields) + "\n")
+    buffer.seek(0)
+    with connection.cursor() as cursor:
+        cursor.cursor.copy_expert(f"COPY {ImportedJudgment._meta.db_table} ({', '.join(_COLUMNS)}) FROM STDIN", buffer)
 
 
 def _clip_lookup(dataset: Dataset) -> dict[str, int]:

@@ -20,6 +20,7 @@ from django.db.models import Exists, F, OuterRef, Q
 from django.utils import timezone
 
 from annotation.models import Caption, Clip, Pool, PooledPair, PoolRun, Prediction, Run
+from annotation.services.bulk import rows_insert
 from annotation.models.reports import ImportedJudgment
 
 BATCH = 5000
@@ -121,6 +122,11 @@ def _apply_imported_judgments(pool: Pool) -> int:
     return taken
 
 
+PAIR_COPY_FIELDS = ["pool", "caption", "clip", "role", "is_original_positive", "required_labels", "vote_count",
+                    "active_leases", "broken_reports", "state", "available", "priority", "queue_order", "resolved_label",
+                    "resolved_by_admin", "known_answer", "explanation", "adjudication_note", "created_at"]
+
+
 def _insert_pairs(pool: Pool, pairs: np.ndarray) -> int:
     if not len(pairs):
         return 0
@@ -132,13 +138,11 @@ def _insert_pairs(pool: Pool, pairs: np.ndarray) -> int:
     double = needs_second_label(caption_keys, clip_keys, pool.seed, pool.redundancy)
     originals = set(Caption.objects.filter(dataset=pool.dataset_id, original_clip__isnull=False)
                     .values_list("id", "original_clip_id"))
-    for start in range(0, len(pairs), BATCH):
-        PooledPair.objects.bulk_create([
-            PooledPair(pool=pool, caption_id=int(c), clip_id=int(v), queue_order=int(o), required_labels=2 if d else 1,
-                       is_original_positive=(int(c), int(v)) in originals)
-            for c, v, o, d in zip(captions[start:start + BATCH], clips[start:start + BATCH], order[start:start + BATCH],
-                                  double[start:start + BATCH])
-        ])
+    now = timezone.now()
+    rows_insert(PooledPair, PAIR_COPY_FIELDS, (
+        (pool.pk, int(c), int(v), PooledPair.Role.POOL, (int(c), int(v)) in originals, 2 if d else 1, 0, 0, 0,
+         PooledPair.State.OPEN, True, 0, int(o), "", False, "", "", "", now)
+        for c, v, o, d in zip(captions, clips, order, double)))
     return len(pairs)
 
 
@@ -149,6 +153,11 @@ def _record_provenance(pool: Pool, run: Run) -> None:
 
     prov_t = PairProvenance._meta.db_table
     with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            # The pairs were just bulk-inserted: without fresh statistics the planner takes the
+            # table for nearly empty and joins with a nested loop, which never ends at 500k pairs.
+            cursor.execute(f"ANALYZE {pair_t}")
+            cursor.execute(f"ANALYZE {pred_t}")
         cursor.execute(
             f"INSERT INTO {prov_t} (pair_id, run_id, rank) "
             f"SELECT pp.id, p.run_id, MIN(p.rank) FROM {pred_t} p JOIN {pair_t} pp "

@@ -109,6 +109,7 @@ def _claim_pool_pair(pool: Pool, rater, now) -> Lease | None:
         skip = attempt % 2 == 0
         with transaction.atomic():
             pair = (PooledPair.objects.select_for_update(skip_locked=skip, of=("self",))
+                    .select_related("caption", "clip")
                     .filter(pool=pool, role=PooledPair.Role.POOL, available=True)
                     .filter(_not_mine(rater))
                     .order_by("-priority", "queue_order")
@@ -131,7 +132,7 @@ def _claim_pool_pair(pool: Pool, rater, now) -> Lease | None:
 
 def _claim_known_pair(pool: Pool, rater, role: str, now, *, ordered: bool) -> Lease | None:
     """Gold and training pairs: every rater answers each once; no capacity to count."""
-    candidates = PooledPair.objects.filter(pool=pool, role=role).filter(_not_mine(rater))
+    candidates = PooledPair.objects.filter(pool=pool, role=role).select_related("caption", "clip").filter(_not_mine(rater))
     pair = candidates.order_by("queue_order", "pk").first() if ordered else candidates.order_by("?").first()
     # order_by("?") is over the few known pairs of one pool, never over the pool's pairs.
     if pair is None:

@@ -5,7 +5,7 @@ job and queues it once the transaction commits.
 """
 from __future__ import annotations
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 
 from annotation.models import Dataset, Job, Pool
 from annotation.models.reports import JudgmentSet
@@ -33,15 +33,26 @@ def export_start(*, pool: Pool, fmt: str, params: dict | None, created_by) -> Jo
     return job_enqueue(job=job, task=report_tasks.export_labels)
 
 
-@transaction.atomic
 def judgments_import_start(*, dataset: Dataset, uploaded_file, fmt: str | None, name: str | None,
-                           only_dataset: str | None, created_by) -> Job:
-    """Stores the upload and queues its import."""
+                           only_dataset: str | None, created_by, idempotency_key: str | None = None) -> tuple[Job, bool]:
+    """Stores the upload and queues its import. Returns (job, created): a request sent again with
+    the same idempotency key returns the first job."""
+    if idempotency_key:
+        existing = Job.objects.filter(created_by=created_by, idempotency_key=idempotency_key).first()
+        if existing:
+            return existing, False
     if name and JudgmentSet.objects.filter(dataset=dataset, name=name).exists():
         raise JudgmentsImportError(f"judgments named '{name}' already exist in '{dataset.name}'")
     path = upload_store(uploaded_file=uploaded_file)
-    job = job_create(kind="import_judgments",
-                     params={"dataset_id": dataset.pk, "path": str(path), "format": fmt or "", "name": name or "",
-                             "only_dataset": only_dataset or "", "source_name": uploaded_file.name},
-                     created_by=created_by)
-    return job_enqueue(job=job, task=report_tasks.import_judgments)
+    params = {"dataset_id": dataset.pk, "path": str(path), "format": fmt or "", "name": name or "",
+              "only_dataset": only_dataset or "", "source_name": uploaded_file.name}
+    try:
+        with transaction.atomic():
+            job = job_create(kind="import_judgments", params=params, created_by=created_by)
+            job.idempotency_key = idempotency_key or None
+            job.save(update_fields=["idempotency_key"])
+            job_enqueue(job=job, task=report_tasks.import_judgments)
+    except IntegrityError:
+        # The same request raced in twice; the first one's job stands.
+        return Job.objects.get(created_by=created_by, idempotency_key=idempotency_key), False
+    return job, True

@@ -100,7 +100,7 @@ def report_params_clean(*, kind: str, params: dict | None, pool: Pool) -> dict:
     specs = _PARAMS[kind]
     unknown = sorted(set(params) - set(specs))
     if unknown:
-        raise ReportError(f"unknown parameter(s) {', '.join(unknown)} for a {kind} report; "
+        raise ReportError(f"unknown parameter(s) {', '.join(unknown)} for {kind} reports; "
                           f"known: {', '.join(specs)}")
     clean: dict[str, Any] = {}
     for name, spec in specs.items():
@@ -115,8 +115,6 @@ def report_params_clean(*, kind: str, params: dict | None, pool: Pool) -> dict:
             clean[name] = sorted({_number(name, _Param(int, None, spec.low, spec.high), v) for v in value})
         else:
             clean[name] = _number(name, spec, value)
-    if kind == "metrics":
-        clean["ap_variants"] = list(AP_VARIANTS)
     if kind == "sample_estimate" and clean["sample_size"] is not None:
         n_pairs = PooledPair.objects.filter(pool=pool, role=PooledPair.Role.POOL).count()
         if clean["sample_size"] > n_pairs:
@@ -164,8 +162,11 @@ def report_create(*, pool: Pool, kind: str, params: dict | None = None, created_
     clean = report_params_clean(kind=kind, params=params, pool=pool)
     _ensure_pseudonyms(pool)
     result = _COMPUTE[kind](pool=pool, params=clean, progress=progress)
+    # The AP variants are not a choice, but the stored parameters name them so that a reader
+    # of the report knows which AP each figure is.
+    stored = clean | ({"ap_variants": list(AP_VARIANTS)} if kind == "metrics" else {})
     with transaction.atomic():
         return Report.objects.create(kind=kind, dataset_id=pool.dataset_id, pool=pool,
-                                     title=f"{KIND_TITLES[kind]}: {pool.name}", params=clean,
+                                     title=f"{KIND_TITLES[kind]}: {pool.name}", params=stored,
                                      versions=report_versions(), result=json_ready(result), job=job,
                                      created_by=created_by)

@@ -12,21 +12,19 @@ probability, because the infAP estimators need the unjudged part of the pool too
 """
 from __future__ import annotations
 
-import io
 from collections.abc import Callable, Iterable, Sequence
-from itertools import islice
 
-from django.db import connection, transaction
+from django.db import transaction
 
 from annotation.analysis.sampled_pools import PooledDocument, build_sampled_pool, validate_strata
 from annotation.models import (Caption, Clip, Dataset, Job, PairProvenance, Pool, PooledPair, PoolRun, Prediction, Run,
                                SampledDocument, SampledPoolDesign)
+from annotation.services.bulk import rows_insert
 from annotation.services.jobs import job_create, job_enqueue
 from annotation.services.pools import BATCH, PoolError, needs_second_label, queue_positions
 from annotation.tasks import moments as moment_tasks
 
 MAX_DEPTH = 1000
-COPY_BATCH = 50_000
 
 
 def _whole(value: float) -> float | int:
@@ -87,9 +85,9 @@ def sampled_pool_create(*, dataset: Dataset, name: str, runs: Iterable[Run], str
     pair_id = {(d.query, d.doc): pair.pk for d, pair in zip(judged, pairs)}
     if progress:
         progress(2, 3)
-    _insert_rows(PairProvenance, ["pair", "run", "rank"],
+    rows_insert(PairProvenance, ["pair", "run", "rank"],
                  ((pair_id[(d.query, d.doc)], int(run), rank) for d in judged for run, rank in d.proposed_by))
-    _insert_rows(SampledDocument, ["pool", "caption", "clip", "stratum", "best_rank", "sampled", "inclusion_probability", "pair"],
+    rows_insert(SampledDocument, ["pool", "caption", "clip", "stratum", "best_rank", "sampled", "inclusion_probability", "pair"],
                  ((pool.pk, caption_pk[d.query], clip_pk[d.doc], d.stratum, d.best_rank, d.sampled, d.inclusion_probability,
                    pair_id.get((d.query, d.doc))) for d in documents))
     _record_pool_runs(pool, runs, judged)
@@ -112,24 +110,6 @@ def _insert_pairs(pool: Pool, judged: list[PooledDocument], caption_pk: dict[str
         (PooledPair(pool=pool, caption_id=caption_pk[d.query], clip_id=clip_pk[d.doc], queue_order=int(o),
                     required_labels=2 if two else 1, is_original_positive=(caption_pk[d.query], clip_pk[d.doc]) in originals)
          for d, o, two in zip(judged, order, double)), batch_size=BATCH)
-
-
-def _insert_rows(model, fields: list[str], rows: Iterable[tuple]) -> None:
-    """Plain rows into a model's table without building model instances: the whole depth of a deep
-    pool is ~10^5 documents, where the ORM's bulk_create costs seconds. COPY on PostgreSQL, batched
-    INSERTs elsewhere."""
-    table = connection.ops.quote_name(model._meta.db_table)
-    columns = ", ".join(connection.ops.quote_name(model._meta.get_field(f).column) for f in fields)
-    rows = iter(rows)
-    with connection.cursor() as cursor:
-        while batch := list(islice(rows, COPY_BATCH)):
-            if connection.vendor == "postgresql":
-                text = io.StringIO()
-                text.writelines("\t".join(r"\N" if v is None else str(v) for v in row) + "\n" for row in batch)
-                text.seek(0)
-                cursor.cursor.copy_expert(f"COPY {table} ({columns}) FROM STDIN", text)
-            else:
-                cursor.executemany(f"INSERT INTO {table} ({columns}) VALUES ({', '.join(['%s'] * len(fields))})", batch)
 
 
 def _record_pool_runs(pool: Pool, runs: list[Run], judged: list[PooledDocument]) -> None:

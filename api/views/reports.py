@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 
 from django.http import FileResponse, HttpResponse
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from drf_spectacular.utils import extend_schema
-from rest_framework import serializers
+from rest_framework import renderers, serializers
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.generics import ListAPIView
 from rest_framework.parsers import FormParser, MultiPartParser
@@ -28,6 +29,20 @@ from annotation.services.reports import REPORT_KINDS, ReportError
 from annotation.services.judgments_import import JUDGMENT_FORMATS, JudgmentsImportError
 from api.permissions import IsAdmin, IsAdminOrResearcherReadOnly
 from api.views.jobs import JobOutputSerializer, job_accepted_response
+
+
+class FileRenderer(renderers.BaseRenderer):
+    """Lets a client that asks for the file's own type (Accept: text/csv, application/x-ndjson...)
+    through content negotiation; the views send the file themselves. Error bodies become JSON."""
+
+    media_type = "*/*"
+    format = "file"
+
+    def render(self, data, accepted_media_type=None, renderer_context=None):
+        return data if isinstance(data, (bytes, str)) else json.dumps(data).encode()
+
+
+FILE_RENDERERS = [renderers.JSONRenderer, FileRenderer]
 
 
 def _int_param(request, name: str) -> int | None:
@@ -97,19 +112,26 @@ class ReportListApi(ListAPIView):
 
 
 class ReportDetailApi(APIView):
-    """Admins and researchers: one report with its full result, parameters and library versions."""
+    """Admins and researchers: one report with its full result, parameters and library versions.
+
+    `?download=1` sends it as a file (report-<id>.json)."""
 
     permission_classes = [IsAdminOrResearcherReadOnly]
 
     @extend_schema(responses=ReportDetailOutputSerializer)
     def get(self, request, report_id: int):
-        return Response(ReportDetailOutputSerializer(get_object_or_404(report_list(), pk=report_id)).data)
+        report = get_object_or_404(report_list(), pk=report_id)
+        response = Response(ReportDetailOutputSerializer(report).data)
+        if request.query_params.get("download"):
+            response["Content-Disposition"] = f'attachment; filename="report-{report.pk}.json"'
+        return response
 
 
 class ReportCsvApi(APIView):
     """Admins and researchers: one table of a report as CSV (?table=<name>; the first by default)."""
 
     permission_classes = [IsAdminOrResearcherReadOnly]
+    renderer_classes = FILE_RENDERERS
 
     @extend_schema(responses={(200, "text/csv"): bytes})
     def get(self, request, report_id: int):
@@ -184,6 +206,7 @@ class ExportDownloadApi(APIView):
     """Admins and researchers: the exported file, streamed."""
 
     permission_classes = [IsAdminOrResearcherReadOnly]
+    renderer_classes = FILE_RENDERERS
 
     @extend_schema(responses={(200, "application/octet-stream"): bytes})
     def get(self, request, export_id: int):
@@ -218,7 +241,8 @@ class JudgmentsImportApi(APIView):
     """Admin: import existing judgments (FIRE dataset JSON or TREC qrels) for a dataset, as a job.
 
     Pools built afterwards take these verdicts instead of queueing the pairs. `only_dataset` keeps
-    only FIRE records of that "dataset" tag (e.g. MSVD from a file covering both)."""
+    only FIRE records of that "dataset" tag (e.g. MSVD from a file covering both). Send an
+    `Idempotency-Key` header to make a retried upload return the first job."""
 
     permission_classes = [IsAdmin]
     parser_classes = [MultiPartParser, FormParser]
@@ -235,10 +259,11 @@ class JudgmentsImportApi(APIView):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
+        key = (request.headers.get("Idempotency-Key") or "").strip()[:100] or None
         try:
-            job = judgments_import_start(dataset=dataset, uploaded_file=v["file"], fmt=v.get("format") or None,
-                                         name=v.get("name") or None, only_dataset=v.get("only_dataset") or None,
-                                         created_by=request.user)
+            job, created = judgments_import_start(dataset=dataset, uploaded_file=v["file"], fmt=v.get("format") or None,
+                                                  name=v.get("name") or None, only_dataset=v.get("only_dataset") or None,
+                                                  created_by=request.user, idempotency_key=key)
         except JudgmentsImportError as exc:
             raise ValidationError({"detail": str(exc)}) from exc
-        return job_accepted_response(job, True)
+        return job_accepted_response(job, created)

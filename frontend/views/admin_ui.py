@@ -9,7 +9,7 @@ from django.shortcuts import get_object_or_404, render
 
 from annotation.formats.datasets import DATASET_FORMATS
 from annotation.formats.runs import RUN_FORMATS
-from annotation.models import Dataset, Job, Pool, PooledPair
+from annotation.models import Job, Pool, PooledPair
 from annotation.selectors.dashboard import (dataset_runs, datasets_overview, pool_agreement, pool_known_pair_counts,
                                             pool_rater_summary, pools_overview, raters_overview, recent_jobs)
 from annotation.selectors.pools import pairs_needing_admin, pool_progress

@@ -3,8 +3,7 @@ from django.shortcuts import render
 from django.views.decorators.csrf import ensure_csrf_cookie
 
 from annotation import roles
-from annotation.selectors.dashboard import datasets_overview, recent_jobs
-from annotation.selectors.pools import rater_pools
+from annotation.selectors.dashboard import datasets_overview, rater_pool_cards, recent_jobs
 
 
 @login_required
@@ -19,5 +18,5 @@ def home(request):
     if role == "admin":
         context["jobs"] = recent_jobs(limit=10)
     if role == roles.RATER:
-        context["memberships"] = rater_pools(rater=request.user)
+        context["memberships"] = rater_pool_cards(rater=request.user)
     return render(request, "frontend/home.html", context)

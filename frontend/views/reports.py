@@ -188,8 +188,9 @@ def report_detail(request, report_id: int):
         raise Http404("this report has no result")
     tables = [{"name": t.name, "title": t.title, "columns": t.columns,
                "rows": [[_cell(v) for v in row] for row in t.rows]} for t in report_tables(report=report)]
-    notes = [v for k, v in (report.result or {}).items() if k.endswith("note") and isinstance(v, str)]
-    notes += [v["note"] for v in (report.result or {}).values() if isinstance(v, dict) and isinstance(v.get("note"), str)]
+    result = report.result if isinstance(report.result, dict) else {}
+    notes = [v for k, v in result.items() if k.endswith("note") and isinstance(v, str)]
+    notes += [v["note"] for v in result.values() if isinstance(v, dict) and isinstance(v.get("note"), str)]
     return render(request, "frontend/reports/detail.html", {
         "report": report, "tables": tables, "charts": _charts(report), "notes": notes,
         "params": json.dumps(report.params, indent=1), "versions": report.versions,

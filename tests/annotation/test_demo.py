@@ -43,3 +43,19 @@ def test_demo_captions_match_several_clips_and_runs_differ_in_quality():
         top1 = Prediction.objects.filter(run=run, rank=1).values_list("caption__external_id", "clip__external_id")
         hits[run.name] = sum(clip in truth[caption] for caption, clip in top1)
     assert hits["model-good"] > hits["model-weak"]
+
+
+def test_demo_pool_is_ready_to_judge():
+    from annotation.models import PooledPair, PoolMembership
+    from annotation.services.queue import lease_next
+
+    summary = demo_load()
+    pool = summary["pool"]
+    counts = PooledPair.objects.filter(pool=pool).count()
+    demo_load()
+    assert PooledPair.objects.filter(pool=pool).count() == counts  # no duplicates on a second run
+    assert PooledPair.objects.filter(pool=pool, role="training").count() == 3
+    raters = [m.rater for m in PoolMembership.objects.filter(pool=pool)]
+    assert sorted(r.username for r in raters) == ["rater1", "rater2", "rater3"]
+    assert lease_next(pool=pool, rater=raters[0]).mode == "training"
+    assert summary["study"].tasks.count() == 6

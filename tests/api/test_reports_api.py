@@ -178,3 +178,51 @@ def test_researchers_never_see_rater_user_names(as_role, pool):
              b"".join(researcher.get(f"/api/v1/exports/{export.pk}/download/").streaming_content).decode()]
     for text in texts:
         assert not any(name in text for name in names)
+
+
+def test_a_report_downloads_as_a_json_file(as_role, pool):
+    report = report_create(pool=pool, kind="metrics")
+    response = as_role("researcher").get(f"/api/v1/reports/{report.pk}/?format=json&download=1")
+    assert response.status_code == 200 and response["Content-Type"] == "application/json"
+    assert response["Content-Disposition"] == f'attachment; filename="report-{report.pk}.json"'
+    assert response.json()["result"]["per_run"]["A"]["metrics"]["correct@1"]["text"] == "75.0 (25.0 + 50.0)"
+
+
+def test_files_are_served_to_clients_asking_for_their_type(as_role, pool):
+    report = report_create(pool=pool, kind="metrics")
+    export = export_create(pool=pool, fmt="jsonl")
+    researcher = as_role("researcher")
+    assert researcher.get(f"/api/v1/reports/{report.pk}/csv/", HTTP_ACCEPT="text/csv").status_code == 200
+    download = researcher.get(f"/api/v1/exports/{export.pk}/download/", HTTP_ACCEPT="application/x-ndjson")
+    assert download.status_code == 200 and download["Content-Type"] == "application/x-ndjson"
+    missing = researcher.get(f"/api/v1/reports/{report.pk}/csv/?table=nope", HTTP_ACCEPT="text/csv")
+    assert missing.status_code == 404 and b"no table 'nope'" in missing.content
+
+
+def test_a_retried_judgments_upload_returns_the_first_job(as_role, run_jobs, tmp_path):
+    dataset, _ = load_example(tmp_path / "files")
+    admin = as_role("admin")
+    url = f"/api/v1/datasets/{dataset.pk}/judgments/import/"
+    with run_jobs():
+        first = admin.post(url, {"file": SimpleUploadedFile("j.qrels", b"q1 0 v2 1\n")}, format="multipart",
+                           HTTP_IDEMPOTENCY_KEY="upload-1")
+    again = admin.post(url, {"file": SimpleUploadedFile("j.qrels", b"q1 0 v2 1\n")}, format="multipart",
+                       HTTP_IDEMPOTENCY_KEY="upload-1")
+    assert first.status_code == 202 and again.status_code == 200
+    assert again.data["id"] == first.data["id"] and Job.objects.count() == 1
+
+
+@pytest.mark.parametrize("kind, params, stored", [
+    ("metrics", {"ks": [10, 1]}, {"depth": 3, "ks": [1, 10], "decimals": 1, "overlap_k": 10, "rbo_p": 0.9}),
+    ("agreement", {"n_boot": 20}, {"n_boot": 20, "seed": 0, "confidence": 0.95}),
+    ("sample_estimate", {}, {"sample_size": None, "seed": 0, "confidence": 0.95, "half_width": 0.05, "depth": 3}),
+])
+def test_a_report_job_runs_with_the_parameters_it_stored(as_role, run_jobs, pool, kind, params, stored):
+    with run_jobs():
+        job = _job(as_role("admin").post(f"/api/v1/pools/{pool.pk}/reports/", {"kind": kind, "params": params},
+                                         format="json"))
+    job.refresh_from_db()
+    assert job.status == "succeeded", job.message
+    assert job.params["params"] == stored
+    report = Report.objects.get(pk=job.result["report_id"])
+    assert report.params == stored | ({"ap_variants": ["ap_textbook", "ap_fire"]} if kind == "metrics" else {})

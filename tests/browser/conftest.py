@@ -84,6 +84,21 @@ def snap(page, name: str) -> Path:
     return path
 
 
+UNLABELLED_CONTROLS = """() => {
+  const controls = document.querySelectorAll('button, input:not([type=hidden]), select, textarea, a[href]');
+  const text = (value) => (value || '').trim();
+  const named = (el) => text(el.getAttribute('aria-label')) || text(el.getAttribute('aria-labelledby'))
+    || (el.labels && [...el.labels].some((label) => text(label.textContent)))
+    || (!['INPUT', 'SELECT', 'TEXTAREA'].includes(el.tagName) && text(el.textContent));
+  return [...controls].filter((el) => el.getClientRects().length && !named(el)).map((el) => el.outerHTML.slice(0, 120));
+}"""
+
+
+def assert_controls_labelled(page) -> None:
+    """Every visible control has an accessible name (its text, a <label>, or aria-label)."""
+    assert page.evaluate(UNLABELLED_CONTROLS) == []
+
+
 def log_in(page, server: str, username: str, password: str) -> None:
     """From the keyboard, as a rater would: the user name field has the focus."""
     page.goto(f"{server}/login/")

@@ -2,6 +2,7 @@
 built by the real services from a run, training pairs and a rater."""
 from __future__ import annotations
 
+import dataclasses
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,7 +21,7 @@ from annotation.services.users import user_create
 PASSWORD = "browser-pw-123"
 TRAINING_EXPLANATIONS = {
     "relevant": "Every element the caption names is in the clip: shape, colour and motion.",
-    "not_relevant": "The caption names an element the clip does not show, so it is not relevant (§4: every element must be present).",
+    "not_relevant": "The caption names something the clip does not show; every element must be present.",
 }
 
 
@@ -32,7 +33,7 @@ def render_clips(count: int = 6, *, seconds: float = 4.0, folder: str = "browser
         relative = f"{folder}/{scene.clip_id}-{seconds:g}s.mp4"
         target = Path(settings.MEDIA_ROOT) / relative
         if not target.exists():
-            render_clip(type(scene)(scene.clip_id, scene.shape, scene.colour, scene.motion, scene.background, seconds), target)
+            render_clip(dataclasses.replace(scene, seconds=seconds), target)
         paths.append(relative)
     return paths
 
@@ -45,9 +46,9 @@ class JudgingSetup:
     training_answers: dict[str, str] = field(default_factory=dict)  # caption text -> right answer
 
 
-def judging_setup(*, pairs: int = 24, training: int = 2, span: tuple[float, float] | None = None, clip_seconds: float = 4.0,
-                  lease_seconds: int = 300, username: str = "rater", pool_name: str = "Browser pool",
-                  redundancy: float = 0.0) -> JudgingSetup:
+def judging_setup(*, pairs: int = 24, training: int = 2, span: tuple[float, float] | None = None,
+                  clip_seconds: float = 4.0, lease_seconds: int = 300, username: str = "rater",
+                  pool_name: str = "Browser pool", redundancy: float = 0.0) -> JudgingSetup:
     """A pool of `pairs` caption–clip pairs (caption i with clip i), `training` training pairs
     alternating relevant / not relevant, and a rater who is a member."""
     paths = render_clips(seconds=clip_seconds)
@@ -70,7 +71,8 @@ def judging_setup(*, pairs: int = 24, training: int = 2, span: tuple[float, floa
         run_file = Path(tmp) / "browser.trec"
         run_file.write_text("".join(f"q{i} Q0 v{i} 1 {1.0 - i / 1000:.4f} browser\n" for i in range(pairs)))
         run = run_import(dataset=dataset, path=run_file, name="browser-run").run
-    pool = pool_create(dataset=dataset, name=pool_name, runs=[run], depth=1, redundancy=redundancy, lease_seconds=lease_seconds)
+    pool = pool_create(dataset=dataset, name=pool_name, runs=[run], depth=1, redundancy=redundancy,
+                       lease_seconds=lease_seconds)
     if items:
         known_pairs_add(pool=pool, items=items)
     rater = rater_create(username=username, password=PASSWORD)
@@ -105,8 +107,8 @@ def ranking_setup(*, tasks: int = 2, username: str = "ranker") -> RankingSetup:
         task = RankingTask.objects.create(study=study, clip=clip, proxy="bow", n_candidates=10, required_submissions=2,
                                           queue_order=t)
         for k, position in enumerate(positions):
-            caption = Caption.objects.create(dataset=dataset, external_id=f"q{t}-{k}", text=texts[(t * 5 + k) % len(texts)],
-                                             original_clip=clip)
+            caption = Caption.objects.create(dataset=dataset, external_id=f"q{t}-{k}",
+                                             text=texts[(t * 5 + k) % len(texts)], original_clip=clip)
             RankingTaskCaption.objects.create(task=task, caption=caption, position=position, candidate_rank=k * 2,
                                               score=1.0 - k / 5)
     rater = rater_create(username=username, password=PASSWORD)

@@ -7,7 +7,8 @@ from annotation.models import Label, Pool, PooledPair, RaterProfile, Run
 from annotation.services.labels import label_submit
 from annotation.services.queue import lease_next
 from annotation.services.raters import rater_create
-from tests.browser.conftest import log_in, snap
+from annotation.services.users import user_create
+from tests.browser.conftest import assert_controls_labelled, log_in, snap
 from tests.browser.scenarios import PASSWORD, admin_user, judging_setup
 from tests.factories import make_dataset
 
@@ -18,7 +19,8 @@ def test_admin_uploads_a_run_and_sees_the_job_finish(page, server, tmp_path):
     admin = admin_user()
     dataset = make_dataset(name="msrvtt-mini", clips=5, captions=3)
     good = tmp_path / "good.trec"
-    good.write_text("".join(f"q{q} Q0 v{v} {r} {1 - r / 10:.2f} tag\n" for q in (1, 2, 3) for r, v in enumerate((1, 2, 3), start=1)))
+    good.write_text("".join(f"q{q} Q0 v{rank} {rank} {1 - rank / 10:.2f} tag\n"
+                            for q in (1, 2, 3) for rank in (1, 2, 3)))
     bad = tmp_path / "bad.trec"
     bad.write_text("q1 Q0 v1 1 0.9 tag\nq1 Q0 v2 1 0.8 tag\n")
 
@@ -26,6 +28,7 @@ def test_admin_uploads_a_run_and_sees_the_job_finish(page, server, tmp_path):
     snap(page, "admin-home")
     page.click("nav >> text=Datasets")
     snap(page, "admin-datasets")
+    assert_controls_labelled(page)
     page.click(f"text={dataset.name}")
     page.wait_for_url(f"{server}/admin-ui/datasets/{dataset.pk}/")
 
@@ -82,9 +85,11 @@ def test_admin_builds_a_pool_gives_access_and_watches_it(page, server):
     values = ["relevant", "not_relevant", "ambiguous", "relevant", "broken", "relevant"]
     for step, value in enumerate(values):
         lease = lease_next(pool=setup.pool, rater=setup.rater).lease
-        label_submit(rater=setup.rater, client_id=f"c{step}", pair_id=lease.pair_id, value=value, seconds=3.5, comment="hmm" if value == "ambiguous" else "")
+        label_submit(rater=setup.rater, client_id=f"c{step}", pair_id=lease.pair_id, value=value, seconds=3.5,
+                     comment="hmm" if value == "ambiguous" else "")
     page.goto(f"{server}/admin-ui/pools/{setup.pool.pk}/")
     page.wait_for_selector("#pool-charts[data-drawn=true]")
+    assert_controls_labelled(page)
     assert "6 labels" in page.get_attribute("[data-chart=hourly] svg", "aria-label")
     assert page.locator("[data-chart=raters] svg rect.bar").count() == 1
     snap(page, "admin-pool")
@@ -132,9 +137,33 @@ def test_admin_manages_raters(page, server, tmp_path):
     assert RaterProfile.objects.get(user__username="carol").paused
     assert setup.pool.memberships.filter(rater__username="ann").exists()
     snap(page, "admin-raters")
+    assert_controls_labelled(page)
 
     page.fill("#rater-username", "carol")
     page.click("#rater-create [type=submit]")
     page.wait_for_selector("#rater-create .field-error")
     assert "already exists" in page.text_content("#rater-create .field-error")
     assert Label.objects.count() == 0
+
+
+def test_login_page_and_a_page_the_role_may_not_open(page, server):
+    setup = judging_setup(pairs=1, training=0)
+    page.goto(f"{server}/admin-ui/")
+    page.wait_for_url(f"{server}/login/?next=/admin-ui/")
+    snap(page, "login")
+    page.fill("#id_username", setup.rater.username)
+    page.fill("#id_password", "wrong password")
+    page.keyboard.press("Enter")
+    page.wait_for_selector("[role=alert]")
+    page.fill("#id_password", PASSWORD)
+    page.keyboard.press("Enter")
+    page.wait_for_selector("h1:has-text('Not allowed')")
+    assert "for admins only" in page.text_content("main")
+    snap(page, "not-allowed")
+
+    page.click("text=Log out")
+    page.wait_for_url(f"{server}/login/")
+    researcher = user_create(username="reader", password=PASSWORD, role="researcher")
+    log_in(page, server, researcher.username, PASSWORD)
+    assert page.locator("nav a[href='/reports/']").count() == 1 and page.locator("a[href^='/admin-ui/']").count() == 0
+    snap(page, "researcher-home")

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from annotation.models import Clip, Label, PooledPair, PoolMembership
-from tests.browser.conftest import log_in, snap
+from tests.browser.conftest import assert_controls_labelled, log_in, snap
 from tests.browser.scenarios import judging_setup
 
 pytestmark = pytest.mark.browser
@@ -24,7 +24,8 @@ def next_pair(page, after: str | None = None) -> dict:
              return j.dataset.state === 'working' && j.dataset.armed === 'true' && j.dataset.pairId !== after; }""",
         arg=after)
     return page.evaluate("""() => { const j = document.getElementById('judge');
-        return {pair: j.dataset.pairId, mode: j.dataset.mode, caption: document.getElementById('caption').textContent}; }""")
+        const caption = document.getElementById('caption').textContent;
+        return {pair: j.dataset.pairId, mode: j.dataset.mode, caption}; }""")
 
 
 def test_rater_passes_training_then_judges_twenty_pairs_from_the_keyboard(page, server):
@@ -58,6 +59,7 @@ def test_rater_passes_training_then_judges_twenty_pairs_from_the_keyboard(page, 
         if i == 0:
             page.wait_for_selector("#training-banner", state="hidden")
             snap(page, "judge-production-pair")
+            assert_controls_labelled(page)
         if value == "ambiguous":
             page.keyboard.press("3")
             page.wait_for_selector("#comment", state="visible")
@@ -91,6 +93,9 @@ def test_guidelines_one_key_away_and_a_clip_that_does_not_play(page, server):
     Clip.objects.filter(dataset=setup.pool.dataset).update(media="browser/missing.mp4")
     open_judge(page, server, setup)
     shown = next_pair(page)
+    page.keyboard.press("Tab")  # the keyboard focus is visible wherever it lands
+    assert page.evaluate("() => getComputedStyle(document.activeElement).outlineStyle") != "none"
+    page.keyboard.press("Escape")
     page.keyboard.press("g")
     page.wait_for_selector("#guidelines[open]")
     assert "every element" in page.text_content("#guidelines")
@@ -114,7 +119,8 @@ def test_no_work_left_and_paused_are_shown_plainly(page, server):
     page.wait_for_selector("#judge[data-state=no_work_left]")
     assert "No work left" in page.text_content("#state-title")
     page.wait_for_selector("#save-status[data-status=saved]")
-    page.wait_for_function("document.getElementById('today').textContent === '1' && document.getElementById('left').textContent === '0'")
+    page.wait_for_function("() => document.getElementById('today').textContent === '1'"
+                           " && document.getElementById('left').textContent === '0'")
     assert page.locator("#pool-progress").evaluate("p => p.value") == 1
     snap(page, "judge-no-work-left")
     assert Label.objects.get(rater=setup.rater).pair_id == int(shown["pair"])

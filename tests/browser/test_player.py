@@ -14,7 +14,10 @@ SLACK = 0.1  # one frame at 15 fps, plus the time a seek takes to land
 
 SAMPLE = """(ms) => new Promise((done) => {
   const video = document.querySelector('video.clip.active'), times = [], until = performance.now() + ms;
-  const tick = () => { times.push(video.currentTime); performance.now() < until ? requestAnimationFrame(tick) : done(times); };
+  const tick = () => {
+    times.push(video.currentTime);
+    if (performance.now() < until) requestAnimationFrame(tick); else done(times);
+  };
   requestAnimationFrame(tick);
 })"""
 
@@ -58,7 +61,8 @@ def test_playback_and_seeking_stay_inside_the_span(page, server):
 
     # A seek from outside (a browser control, a script) is pulled back into the span.
     page.evaluate("() => { document.querySelector('video.clip.active').currentTime = 5.5; }")
-    page.wait_for_function(f"() => {{ const v = document.querySelector('video.clip.active'); return !v.seeking && v.currentTime <= {END}; }}")
+    page.wait_for_function(f"() => {{ const v = document.querySelector('video.clip.active');"
+                           f" return !v.seeking && v.currentTime <= {END}; }}")
     assert START - SLACK <= current_time(page) <= END
 
     page.keyboard.press("Space")  # playing again, it loops inside the span

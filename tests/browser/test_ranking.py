@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from annotation.models import RankingSubmission
-from tests.browser.conftest import log_in, snap
+from tests.browser.conftest import assert_controls_labelled, log_in, snap
 from tests.browser.scenarios import ranking_setup
 
 pytestmark = pytest.mark.browser
@@ -36,6 +36,8 @@ def test_a_task_ordered_by_drag_and_one_by_keyboard(page, server):
     task, order = next_task(page)
     assert len(order) == 5
     snap(page, "rank-task")
+    assert_controls_labelled(page)
+    assert page.evaluate("() => getComputedStyle(document.activeElement).outlineStyle") != "none"  # the first caption
     wanted = list(reversed(order))
     for place, caption in enumerate(wanted):  # drag each caption onto the one at its place
         if shown_order(page)[place] != caption:

@@ -7,7 +7,8 @@ import pytest
 from django.utils import timezone
 
 from annotation.models import Clip, Label, Pool, PooledPair, PoolMembership, Run
-from annotation.selectors.dashboard import datasets_overview, pool_agreement, pool_rater_summary, raters_overview
+from annotation.selectors.dashboard import (datasets_overview, pool_agreement, pool_rater_summary, rater_pool_cards,
+                                            raters_overview)
 from tests.factories import make_dataset, make_user
 
 pytestmark = pytest.mark.django_db
@@ -18,13 +19,13 @@ def make_pool(pairs: int = 5):
     pool = Pool.objects.create(dataset=dataset, name="p", redundancy=0.5)
     captions = list(dataset.captions.order_by("external_id"))
     clips = list(dataset.clips.order_by("external_id"))
-    made = [PooledPair.objects.create(pool=pool, caption=captions[i], clip=clips[i], queue_order=i) for i in range(pairs)]
-    return pool, made
+    return pool, [PooledPair.objects.create(pool=pool, caption=captions[i], clip=clips[i], queue_order=i)
+                  for i in range(pairs)]
 
 
 def vote(pair, rater, value, sequence, *, counted=True, when=None):
-    label = Label.objects.create(pair=pair, rater=rater, value=value, client_id=f"{pair.pk}-{rater.pk}", counted=counted,
-                                 sequence=sequence if counted else 0, seconds=2.0)
+    label = Label.objects.create(pair=pair, rater=rater, value=value, client_id=f"{pair.pk}-{rater.pk}",
+                                 counted=counted, sequence=sequence if counted else 0, seconds=2.0)
     if when:
         Label.objects.filter(pk=label.pk).update(created_at=when)
     return label
@@ -66,7 +67,8 @@ def test_pool_agreement_without_multiply_labelled_pairs():
 def test_pool_rater_summary_counts_production_work_only():
     pool, (a, b, c, *_rest) = make_pool()
     gold = PooledPair.objects.create(pool=pool, caption=a.caption, clip=b.clip, role="gold", known_answer="relevant")
-    training = PooledPair.objects.create(pool=pool, caption=a.caption, clip=c.clip, role="training", known_answer="relevant")
+    training = PooledPair.objects.create(pool=pool, caption=a.caption, clip=c.clip, role="training",
+                                         known_answer="relevant")
     rater, idle = make_user("rater"), make_user("rater")
     PoolMembership.objects.create(pool=pool, rater=rater, training="passed", training_score=1.0)
     PoolMembership.objects.create(pool=pool, rater=idle)
@@ -105,3 +107,19 @@ def test_raters_overview_lists_raters_with_their_pools_and_labels():
     assert [r.pk for r in rows] == [rater.pk]
     assert (rows[0].label_count, rows[0].labels_today) == (2, 1)
     assert [m.pool.name for m in rows[0].memberships.all()] == ["p"]
+
+
+def test_rater_pool_cards_count_training_open_pairs_and_my_labels():
+    pool, (a, b, c, d, e) = make_pool()
+    other_pool, (x, *_rest) = make_pool(1)
+    PooledPair.objects.create(pool=pool, caption=a.caption, clip=b.clip, role="training", known_answer="relevant")
+    PooledPair.objects.filter(pk=e.pk).update(state="resolved")
+    rater, someone = make_user("rater"), make_user("rater")
+    for p in (pool, other_pool):
+        PoolMembership.objects.create(pool=p, rater=rater)
+    vote(a, rater, "relevant", 1)
+    vote(b, someone, "relevant", 1)
+    vote(x, rater, "relevant", 1)
+    cards = {card.pool_id: (card.training_pairs, card.open_pairs, card.my_labels)
+             for card in rater_pool_cards(rater=rater)}
+    assert cards == {pool.pk: (1, 4, 1), other_pool.pk: (0, 1, 1)}

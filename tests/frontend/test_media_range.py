@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import pytest
-from django.conf import settings
 
 from frontend.views.media import parse_range
 from tests.factories import make_user

@@ -9,8 +9,9 @@ import json
 import pytest
 from django.conf import settings
 
-from annotation.models import PooledPair, RaterProfile
-from annotation.services.exports import ExportError, artefact_file, export_create
+from annotation.models import Artefact, PooledPair, RaterProfile
+from annotation.selectors.reports import LABEL_EXPORT_KINDS, artefact_list
+from annotation.services.exports import EXPORT_FORMATS, ExportError, artefact_file, export_create
 from annotation.services.judgments_import import judgments_import
 from annotation.services.pools import pool_create
 from tests.annotation.services.test_report_metrics import VERDICTS, example_pool, load_example
@@ -145,3 +146,21 @@ def test_unknown_formats_and_parameters_are_refused(tmp_path):
         export_create(pool=pool, fmt="csv", params={"depth": 3})
     with pytest.raises(ExportError, match="'originals' must be true or false"):
         export_create(pool=pool, fmt="qrels", params={"originals": "yes"})
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_export_outside_a_transaction_reads_one_snapshot(require_postgres, tmp_path):
+    # Outside any transaction the export opens its own, REPEATABLE READ on PostgreSQL, so its
+    # three ordered streams see the same labels even while raters keep labelling.
+    pool = example_pool(tmp_path)
+    artefact = export_create(pool=pool, fmt="fire_json")
+    assert artefact.params["counts"]["annotations"] == 12
+    assert json.loads(_content(artefact))["disagreements"][0]["video_id"] == "v4"
+
+
+def test_every_export_format_is_listed_among_the_exports(tmp_path):
+    assert {f.kind for f in EXPORT_FORMATS.values()} == set(LABEL_EXPORT_KINDS)
+    pool = example_pool(tmp_path)
+    made = [export_create(pool=pool, fmt=fmt).pk for fmt in EXPORT_FORMATS]
+    Artefact.objects.create(dataset=pool.dataset, kind="proxy_matrix", name="m.npz", path="m.npz")
+    assert sorted(artefact_list(pool_id=pool.pk).values_list("pk", flat=True)) == sorted(made)

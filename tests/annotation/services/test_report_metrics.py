@@ -192,7 +192,7 @@ def test_metrics_report_depth_cuts_every_list(tmp_path):
     ({"depth": 0}, "'depth' must be between 1 and 1000"),
     ({"ks": []}, "'ks' must be a non-empty list"),
     ({"rbo_p": 1.0}, "'rbo_p' must be between 0 and 1 (exclusive)"),
-    ({"n_boot": 10}, "unknown parameter(s) n_boot for a metrics report"),
+    ({"n_boot": 10}, "unknown parameter(s) n_boot for metrics reports"),
     ({"decimals": 1.5}, "'decimals' must be a whole number"),
 ])
 def test_metrics_report_refuses_bad_parameters(tmp_path, params, message):

@@ -42,10 +42,18 @@ async function submit(form, request) {
     if (response.status !== 202) throw new Error(errorText(response.data));
     say(`Job ${response.data.id} queued…`);
     const job = await follow(response.data);
-    if (job.result && job.result.report_id) {
-      window.location.href = `/reports/${job.result.report_id}/`;
+    const result = job.result || {};
+    if (result.report_id) {
+      window.location.href = `/reports/${result.report_id}/`;
+    } else if (result.download_url) {
+      say("Export ready: ");
+      const link = document.createElement("a");
+      link.href = result.download_url;
+      link.textContent = `${result.name} (${result.size.toLocaleString()} bytes)`;
+      statusLine.append(link);
     } else {
-      say(`Done: ${JSON.stringify(job.result)}. Reload to see it in the lists.`);
+      say(`Imported judgments '${result.name}': ${Object.entries(result.counts || {})
+        .map(([key, value]) => `${key.replaceAll("_", " ")} ${value}`).join(", ")}.`);
     }
   } catch (error) {
     say(error.message, true);
