@@ -32,9 +32,13 @@ def test_labels_wait_offline_with_a_visible_status_and_land_once_when_the_networ
     expected = {}
     pair = None
     for key, value in (("1", "relevant"), ("2", "not_relevant")):
-        pair = answer(page, key, after=pair and str(pair))
+        # Each answer makes the page lease the pair after next; wait for that, and for its clip,
+        # so that cutting the network below leaves a preloaded pair to show.
+        with page.expect_response(lambda response: "/next/" in response.url):
+            pair = answer(page, key, after=pair and str(pair))
         expected[pair] = value
     page.wait_for_selector("#save-status[data-status=saved]")
+    page.wait_for_load_state("networkidle")
 
     context.set_offline(True)
     offline = {}

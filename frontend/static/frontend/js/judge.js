@@ -1,25 +1,22 @@
 /* The judging screen: one caption, one clip, four answers, keyboard first.
 
    Speed: the page holds two leases, the pair on screen and the next one, whose clip is already
-   loading in a second <video>. Answering swaps the two at once and sends the answer in the
-   background through the outbox; only then is the next pair after that leased.
+   loading in a second <video>. Answering swaps the two at once, sends the answer in the
+   background through the outbox and leases the pair after that.
 
    Safety: an answer is stored in the outbox (localStorage) before the screen moves on and stays
    there until the server acknowledges it, so a cut connection, an expired session or a closed
    tab loses nothing. Leases are kept alive by a heartbeat; an answer whose lease ran out is still
    sent (the server stores it, counted or as surplus). */
-import { api, NetworkError, newClientId } from "./api.js";
-import { Heartbeat, heartbeatDelay } from "./leases.js";
+import { api, newClientId } from "./api.js";
 import { Outbox } from "./outbox.js";
 import { PlayerControls, SpanPlayer } from "./player.js";
 import { showSaveStatus } from "./status.js";
+import { WorkSlots } from "./work_slots.js";
 
 const ARM_DELAY_MS = 250; // a key pressed twice must not also answer the pair that replaced it
 const KEY_VALUES = { 1: "relevant", 2: "not_relevant", 3: "ambiguous", 4: "broken" };
 const VALUE_NAMES = { relevant: "Relevant", not_relevant: "Not relevant", ambiguous: "Ambiguous", broken: "Clip doesn't play" };
-const MAX_EXCLUDE = 10; // what the API accepts
-const POLL_IDLE_MS = 30000; // no work / paused: look again this often
-const POLL_BUSY_MS = 3000; // waiting for our own answers to land
 
 const STATES = {
   loading: ["Loading the next pair…", ""],
@@ -34,28 +31,6 @@ const STATES = {
   server_error: ["The server has a problem", "Trying again in a few seconds."],
 };
 
-class Slot {
-  constructor(assignment, player) {
-    this.assignment = assignment;
-    this.player = player;
-    this.answered = false;
-    this.leaseGone = false;
-    this.shownAt = 0;
-  }
-
-  get leaseId() {
-    return this.assignment.lease_id;
-  }
-
-  get pairId() {
-    return this.assignment.pair_id;
-  }
-
-  get training() {
-    return this.assignment.mode === "training";
-  }
-}
-
 class JudgePage {
   constructor(root) {
     this.root = root;
@@ -69,28 +44,22 @@ class JudgePage {
         .map((id) => [id, document.getElementById(id)]));
     this.players = [...root.querySelectorAll("video.clip")].map((video) => new SpanPlayer(video));
     this.controls = new PlayerControls(root.querySelector("[data-player-controls]"));
-    this.current = null;
-    this.preloaded = null;
     this.state = "loading";
     this.armedAt = 0;
     this.answerStartedAt = null;
     this.awaitingFeedback = null; // client id of the training answer whose feedback is shown next
     this.progress = null;
-    // Pairs answered here or still in the outbox: never shown again, and their leases (live on
-    // the server until the answer lands) are excluded when asking for the next pair.
-    this.answeredPairs = new Set();
-    this.heldForAnswered = new Map(); // lease id -> pair id
-    for (const item of this.myItems()) {
-      this.answeredPairs.add(item.meta.pairId);
-      this.heldForAnswered.set(item.meta.leaseId, item.meta.pairId);
-    }
-    this.refilling = null;
-    this.refillAgain = false;
-    this.retryTimer = 0;
-    this.heartbeat = new Heartbeat({
-      url: (leaseId) => `/api/v1/leases/${leaseId}/heartbeat/`,
-      slots: () => [this.current, this.preloaded],
-      onGone: (slot, gone) => this.leaseEnded(slot, gone),
+    this.slots = new WorkSlots({
+      nextUrl: `/api/v1/pools/${this.poolId}/next/`,
+      heartbeatUrl: (leaseId) => `/api/v1/leases/${leaseId}/heartbeat/`,
+      workId: (assignment) => assignment.pair_id,
+      itemWorkId: (item) => item.meta.pairId,
+      ownItem: (item) => this.isMine(item),
+      outbox: this.outbox,
+      players: this.players,
+      onShow: (slot) => this.show(slot),
+      onState: (state) => this.setState(STATES[state] ? state : "no_work_left"),
+      onLeaseLost: (gone) => this.leaseLost(gone),
     });
     this.progressTimer = 0;
     this.armTimer = 0;
@@ -98,8 +67,12 @@ class JudgePage {
     window.rejudgeTimings = this.timings; // submit-to-next-clip times, read by the latency benchmark
   }
 
+  isMine(item) {
+    return item.meta && item.meta.kind === "label" && item.meta.poolId === this.poolId;
+  }
+
   myItems() {
-    return this.outbox.items((item) => item.meta && item.meta.kind === "label" && item.meta.poolId === this.poolId);
+    return this.outbox.items((item) => this.isMine(item));
   }
 
   start() {
@@ -128,117 +101,21 @@ class JudgePage {
     });
     this.el["comment-cancel"].addEventListener("click", () => this.closeComment());
     this.el["feedback-continue"].addEventListener("click", () => this.continueAfterFeedback());
-    this.el["state-retry"].addEventListener("click", () => this.refill());
+    this.el["state-retry"].addEventListener("click", () => this.slots.refill());
     this.el["guidelines-open"].addEventListener("click", () => this.toggleGuidelines());
-    document.addEventListener("visibilitychange", () => {
-      if (document.visibilityState === "visible") {
-        this.heartbeat.beat();
-        this.refill();
-      }
-    });
     this.setState("loading");
     this.refreshProgress();
-    // Answers left from an earlier visit go first, so that their leases are done before we ask.
-    const flushed = this.myItems().length ? this.outbox.flush() : Promise.resolve();
-    flushed.finally(() => this.refill());
-  }
-
-  /* ---- leasing -------------------------------------------------------------------------- */
-
-  excludedLeases() {
-    const ids = [this.current?.leaseId, this.preloaded?.leaseId, ...[...this.heldForAnswered.keys()].reverse()];
-    return [...new Set(ids.filter((id) => id != null))].slice(0, MAX_EXCLUDE);
-  }
-
-  refill() {
-    if (this.refilling) {
-      this.refillAgain = true;
-      return this.refilling;
-    }
-    clearTimeout(this.retryTimer);
-    this.refilling = (async () => {
-      try {
-        do {
-          this.refillAgain = false;
-          await this.fillSlots();
-        } while (this.refillAgain);
-      } finally {
-        this.refilling = null;
-      }
-    })();
-    return this.refilling;
-  }
-
-  async fillSlots() {
-    for (let attempt = 0; attempt < 6 && (!this.current || !this.preloaded); attempt += 1) {
-      let response;
-      try {
-        response = await api(`/api/v1/pools/${this.poolId}/next/`, { method: "POST", json: { exclude: this.excludedLeases() } });
-      } catch (error) {
-        if (!(error instanceof NetworkError)) throw error;
-        this.outbox.setConnection("offline");
-        if (!this.current) this.setState("offline");
-        this.retryIn(POLL_BUSY_MS);
-        return;
-      }
-      if (response.status === 404) return this.setState("no_access");
-      if (response.status === 401 || response.status === 403) {
-        this.outbox.setConnection("signed_out");
-        if (!this.current) this.setState("signed_out");
-        return this.retryIn(POLL_IDLE_MS);
-      }
-      if (!response.ok) {
-        if (!this.current) this.setState("server_error");
-        return this.retryIn(POLL_BUSY_MS * 2);
-      }
-      const { assignment, reason } = response.data;
-      if (!assignment) return this.noAssignment(reason);
-      if (this.answeredPairs.has(assignment.pair_id)) {
-        // A pair whose answer is still on its way: the lease ends when the answer lands.
-        this.heldForAnswered.set(assignment.lease_id, assignment.pair_id);
-        continue;
-      }
-      if (this.current?.leaseId === assignment.lease_id || this.preloaded?.leaseId === assignment.lease_id) continue;
-      const slot = new Slot(assignment, this.freePlayer());
-      slot.player.load(assignment.clip);
-      this.heartbeat.within(heartbeatDelay(assignment.expires_at, response));
-      if (!this.current) this.show(slot);
-      else this.preloaded = slot;
-    }
-    if (!this.current) this.retryIn(POLL_BUSY_MS); // only pairs whose answers are still on their way came back
-  }
-
-  freePlayer() {
-    const busy = new Set([this.current?.player, this.preloaded?.player]);
-    return this.players.find((player) => !busy.has(player)) || this.players[0];
-  }
-
-  noAssignment(reason) {
-    if (!this.current) this.setState(STATES[reason] ? reason : "no_work_left");
-    const waitingForUs = reason === "holding_max" || reason === "training_pending";
-    if (waitingForUs || !this.current) this.retryIn(waitingForUs ? POLL_BUSY_MS : POLL_IDLE_MS);
-  }
-
-  retryIn(ms) {
-    clearTimeout(this.retryTimer);
-    this.retryTimer = setTimeout(() => this.refill(), ms);
+    this.slots.start();
   }
 
   /* ---- showing a pair ------------------------------------------------------------------- */
 
   show(slot) {
-    this.current = slot;
-    for (const player of this.players) {
-      const active = player === slot.player;
-      player.video.classList.toggle("active", active);
-      player.video.setAttribute("aria-hidden", String(!active));
-      if (!active) player.pause();
-    }
     this.controls.attach(slot.player);
     slot.player.play();
     this.el.caption.textContent = slot.assignment.caption.text;
     this.el["clip-error"].hidden = !slot.player.failed;
-    this.root.dataset.pairId = String(slot.pairId);
+    this.root.dataset.pairId = String(slot.workId);
     this.root.dataset.leaseId = String(slot.leaseId);
     this.root.dataset.mode = slot.assignment.mode;
     this.el.notice.hidden = true;
@@ -259,25 +136,11 @@ class JudgePage {
     if (startedAt == null) return;
     const record = () => requestAnimationFrame(() => {
       const elapsed = performance.now() - startedAt;
-      this.timings.push({ pairId: slot.pairId, ms: elapsed, preloaded: slot.wasPreloaded });
+      this.timings.push({ pairId: slot.workId, ms: elapsed, preloaded: slot.wasPreloaded });
       performance.measure("rejudge:next-clip", { start: startedAt, end: performance.now() });
     });
     if (slot.player.ready) requestAnimationFrame(record);
     else slot.player.video.addEventListener("loadeddata", record, { once: true });
-  }
-
-  showNext() {
-    const next = this.preloaded;
-    this.preloaded = null;
-    if (this.current) this.current.player.pause();
-    this.current = null;
-    if (next) {
-      next.wasPreloaded = true;
-      this.show(next);
-    } else {
-      this.setState("loading");
-    }
-    this.refill();
   }
 
   setState(state) {
@@ -306,7 +169,7 @@ class JudgePage {
   }
 
   onClipFailed(player) {
-    if (this.current && this.current.player === player) this.el["clip-error"].hidden = false;
+    if (this.slots.current && this.slots.current.player === player) this.el["clip-error"].hidden = false;
   }
 
   /* ---- answering ------------------------------------------------------------------------ */
@@ -319,7 +182,7 @@ class JudgePage {
   }
 
   answer(value, comment = "") {
-    const slot = this.current;
+    const slot = this.slots.current;
     if (!slot || slot.answered || (this.state !== "working" && this.state !== "comment")) return;
     if (performance.now() < this.armedAt) return;
     slot.answered = true;
@@ -328,14 +191,13 @@ class JudgePage {
     this.outbox.add({
       clientId,
       url: "/api/v1/labels/",
-      body: { client_id: clientId, pair_id: slot.pairId, value, seconds: Math.round((performance.now() - slot.shownAt) / 10) / 100, comment },
-      meta: { kind: "label", poolId: this.poolId, pairId: slot.pairId, leaseId: slot.leaseId, mode: slot.assignment.mode },
+      body: { client_id: clientId, pair_id: slot.workId, value, seconds: Math.round((performance.now() - slot.shownAt) / 10) / 100, comment },
+      meta: { kind: "label", poolId: this.poolId, pairId: slot.workId, leaseId: slot.leaseId, mode: slot.assignment.mode },
     });
-    this.answeredPairs.add(slot.pairId);
-    this.heldForAnswered.set(slot.leaseId, slot.pairId);
+    this.slots.sent(slot);
     this.renderProgress();
-    if (slot.training) this.awaitFeedback(clientId, value);
-    else this.showNext();
+    if (slot.assignment.mode === "training") this.awaitFeedback(clientId, value);
+    else this.slots.advance();
   }
 
   openComment() {
@@ -364,7 +226,7 @@ class JudgePage {
     this.el["feedback-answer"].textContent = `You answered: ${VALUE_NAMES[value]}.`;
     this.el["feedback-explanation"].textContent = "";
     this.el["feedback-continue"].disabled = true;
-    this.current.player.pause();
+    this.slots.current.player.pause();
     this.onConnectionChange();
   }
 
@@ -390,15 +252,13 @@ class JudgePage {
     this.awaitingFeedback = null;
     this.el.feedback.hidden = true;
     this.el.work.focus({ preventScroll: true });
-    this.showNext();
+    this.slots.advance();
   }
 
   onAcked({ item, status, data }) {
     if (!item.meta || item.meta.poolId !== this.poolId) return;
-    for (const [leaseId, pairId] of this.heldForAnswered) if (pairId === item.meta.pairId) this.heldForAnswered.delete(leaseId);
     if (item.clientId === this.awaitingFeedback) this.showFeedback(status < 300 && data ? data.feedback : null);
     this.refreshProgressSoon();
-    if (!this.current || !this.preloaded) this.refill();
   }
 
   onConnectionChange() {
@@ -409,24 +269,13 @@ class JudgePage {
       this.el["feedback-answer"].textContent = "The right answer shows once the server has it; you can go on meanwhile.";
       this.el["feedback-continue"].disabled = false;
     }
-    if (this.outbox.connection === "online" && ["offline", "signed_out", "server_error"].includes(this.state)) this.refill();
   }
 
-  /* ---- leases: heartbeat ---------------------------------------------------------------- */
-
-  leaseEnded(slot, gone) {
-    if (slot === this.preloaded) {
-      // Not shown yet: take a fresh pair instead of one that others may now be judging.
-      this.preloaded = null;
-      this.refill();
-      return;
-    }
-    if (slot === this.current) {
-      this.el.notice.hidden = false;
-      this.el.notice.textContent = gone.still_needed === false
-        ? "Your hold on this pair ran out and others have judged it meanwhile. Your answer is still saved, as an extra one."
-        : "Your hold on this pair ran out. Answer anyway: your answer is saved.";
-    }
+  leaseLost(gone) {
+    this.el.notice.hidden = false;
+    this.el.notice.textContent = gone.still_needed === false
+      ? "Your hold on this pair ran out and others have judged it meanwhile. Your answer is still saved, as an extra one."
+      : "Your hold on this pair ran out. Answer anyway: your answer is saved.";
   }
 
   /* ---- progress ------------------------------------------------------------------------- */
@@ -470,7 +319,7 @@ class JudgePage {
   renderTraining() {
     const banner = this.el["training-banner"];
     const training = this.progress?.training;
-    if (this.current?.training) {
+    if (this.slots.current?.assignment.mode === "training") {
       const answered = training ? Math.min(training.total, training.answered + this.myItems().length) : 0;
       banner.hidden = false;
       banner.textContent = training
@@ -521,7 +370,7 @@ class JudgePage {
       this.choose(KEY_VALUES[key]);
       return;
     }
-    const player = this.current?.player;
+    const player = this.slots.current?.player;
     switch (key) {
       case " ":
         if (onButton) return; // Space presses the focused button

@@ -2,14 +2,13 @@
 
    Like the judging screen, it holds the task on screen and the next one (its clip preloading in
    a second <video>), and sends each ordering through the outbox, so none is lost. */
-import { api, NetworkError, newClientId } from "./api.js";
-import { Heartbeat, heartbeatDelay } from "./leases.js";
+import { api, newClientId } from "./api.js";
 import { Outbox } from "./outbox.js";
 import { PlayerControls, SpanPlayer } from "./player.js";
 import { showSaveStatus } from "./status.js";
+import { WorkSlots } from "./work_slots.js";
 
 const ARM_DELAY_MS = 300;
-const MAX_EXCLUDE = 10;
 const STATES = {
   loading: ["Loading the next clip…", ""],
   no_work_left: ["No work left", "Every task of this study that you may do has its orderings. Thank you!"],
@@ -32,43 +31,39 @@ class RankPage {
         .map((id) => [id, document.getElementById(id)]));
     this.players = [...root.querySelectorAll("video.clip")].map((video) => new SpanPlayer(video));
     this.controls = new PlayerControls(root.querySelector("[data-player-controls]"));
-    this.current = null;
-    this.preloaded = null;
     this.state = "loading";
     this.armedAt = 0;
     this.doneCount = 0;
-    this.sentTasks = new Set(this.myItems().map((item) => item.meta.taskId));
-    this.heldForSent = new Map(this.myItems().map((item) => [item.meta.leaseId, item.meta.taskId]));
-    this.refilling = null;
-    this.refillAgain = false;
-    this.retryTimer = 0;
     this.dragged = null;
-    this.heartbeat = new Heartbeat({
-      url: (leaseId) => `/api/v1/ranking-leases/${leaseId}/heartbeat/`,
-      slots: () => [this.current, this.preloaded],
-      onGone: (slot) => this.leaseEnded(slot),
+    this.slots = new WorkSlots({
+      nextUrl: `/api/v1/ranking-studies/${this.studyId}/next/`,
+      heartbeatUrl: (leaseId) => `/api/v1/ranking-leases/${leaseId}/heartbeat/`,
+      workId: (assignment) => assignment.task_id,
+      itemWorkId: (item) => item.meta.taskId,
+      ownItem: (item) => item.meta && item.meta.kind === "ranking" && item.meta.studyId === this.studyId,
+      outbox: this.outbox,
+      players: this.players,
+      // Ordering five captions takes a while: a task freed meanwhile is worth preloading.
+      pollWhileShowing: true,
+      onShow: (slot) => this.show(slot),
+      onState: (state) => this.setState(STATES[state] ? state : "no_work_left"),
+      onLeaseLost: () => {
+        this.el.notice.hidden = false;
+        this.el.notice.textContent = "Your hold on this clip ran out. Submit anyway: your order is saved.";
+      },
     });
-  }
-
-  myItems() {
-    return this.outbox.items((item) => item.meta && item.meta.kind === "ranking" && item.meta.studyId === this.studyId);
   }
 
   start() {
     showSaveStatus(this.el["save-status"], this.outbox);
-    this.outbox.addEventListener("acked", (event) => this.onAcked(event.detail));
-    this.outbox.addEventListener("refused", (event) => this.onAcked(event.detail));
-    this.outbox.addEventListener("change", () => {
-      if (this.outbox.connection === "online" && ["offline", "signed_out", "server_error"].includes(this.state)) this.refill();
-    });
     for (const player of this.players) {
       player.addEventListener("failed", () => {
-        if (this.current?.player === player) this.el["clip-error"].hidden = false;
+        if (this.slots.current?.player === player) this.el["clip-error"].hidden = false;
       });
     }
     document.addEventListener("keydown", (event) => this.onKey(event));
     this.el["submit-order"].addEventListener("click", () => this.submit());
-    this.el["state-retry"].addEventListener("click", () => this.refill());
+    this.el["state-retry"].addEventListener("click", () => this.slots.refill());
     this.el["guidelines-open"].addEventListener("click", () => this.toggleGuidelines());
     this.bindDragAndDrop();
     this.el.ranking.addEventListener("click", (event) => {
@@ -77,16 +72,9 @@ class RankPage {
       const item = button.closest("li");
       this.move(item, this.indexOf(item) + Number(button.dataset.move));
     });
-    document.addEventListener("visibilitychange", () => {
-      if (document.visibilityState === "visible") {
-        this.heartbeat.beat();
-        this.refill();
-      }
-    });
     this.loadStudyName();
     this.setState("loading");
-    const flushed = this.myItems().length ? this.outbox.flush() : Promise.resolve();
-    flushed.finally(() => this.refill());
+    this.slots.start();
   }
 
   async loadStudyName() {
@@ -102,98 +90,9 @@ class RankPage {
     }
   }
 
-  /* ---- leasing -------------------------------------------------------------------------- */
-
-  excludedLeases() {
-    const ids = [this.current?.leaseId, this.preloaded?.leaseId, ...[...this.heldForSent.keys()].reverse()];
-    return [...new Set(ids.filter((id) => id != null))].slice(0, MAX_EXCLUDE);
-  }
-
-  refill() {
-    if (this.refilling) {
-      this.refillAgain = true;
-      return this.refilling;
-    }
-    clearTimeout(this.retryTimer);
-    this.refilling = (async () => {
-      try {
-        do {
-          this.refillAgain = false;
-          await this.fillSlots();
-        } while (this.refillAgain);
-      } finally {
-        this.refilling = null;
-      }
-    })();
-    return this.refilling;
-  }
-
-  async fillSlots() {
-    for (let attempt = 0; attempt < 6 && (!this.current || !this.preloaded); attempt += 1) {
-      let response;
-      try {
-        response = await api(`/api/v1/ranking-studies/${this.studyId}/next/`, { method: "POST", json: { exclude: this.excludedLeases() } });
-      } catch (error) {
-        if (!(error instanceof NetworkError)) throw error;
-        this.outbox.setConnection("offline");
-        if (!this.current) this.setState("offline");
-        return this.retryIn(3000);
-      }
-      if (response.status === 404) return this.setState("no_access");
-      if (response.status === 401 || response.status === 403) {
-        this.outbox.setConnection("signed_out");
-        if (!this.current) this.setState("signed_out");
-        return this.retryIn(30000);
-      }
-      if (!response.ok) {
-        if (!this.current) this.setState("server_error");
-        return this.retryIn(6000);
-      }
-      const { assignment, reason } = response.data;
-      if (!assignment) {
-        if (!this.current) this.setState(STATES[reason] ? reason : "no_work_left");
-        return this.retryIn(reason === "holding_max" ? 3000 : 30000);
-      }
-      if (this.sentTasks.has(assignment.task_id)) {
-        this.heldForSent.set(assignment.lease_id, assignment.task_id);
-        continue;
-      }
-      if (this.current?.leaseId === assignment.lease_id || this.preloaded?.leaseId === assignment.lease_id) continue;
-      const busy = new Set([this.current?.player, this.preloaded?.player]);
-      const slot = { assignment, leaseId: assignment.lease_id, player: this.players.find((p) => !busy.has(p)), answered: false, leaseGone: false };
-      slot.player.load(assignment.clip);
-      this.heartbeat.within(heartbeatDelay(assignment.expires_at, response));
-      if (!this.current) this.show(slot);
-      else this.preloaded = slot;
-    }
-    if (!this.current) this.retryIn(3000); // only tasks whose orderings are still on their way came back
-  }
-
-  retryIn(ms) {
-    clearTimeout(this.retryTimer);
-    this.retryTimer = setTimeout(() => this.refill(), ms);
-  }
-
-  leaseEnded(slot) {
-    if (slot === this.preloaded) {
-      this.preloaded = null;
-      this.refill();
-    } else if (slot === this.current) {
-      this.el.notice.hidden = false;
-      this.el.notice.textContent = "Your hold on this clip ran out. Submit anyway: your order is saved.";
-    }
-  }
-
   /* ---- showing a task ------------------------------------------------------------------- */
 
   show(slot) {
-    this.current = slot;
-    for (const player of this.players) {
-      const active = player === slot.player;
-      player.video.classList.toggle("active", active);
-      player.video.setAttribute("aria-hidden", String(!active));
-      if (!active) player.pause();
-    }
     this.controls.attach(slot.player);
     slot.player.play();
     this.el["clip-error"].hidden = !slot.player.failed;
@@ -204,7 +103,7 @@ class RankPage {
     this.armedAt = slot.shownAt + ARM_DELAY_MS;
     this.root.dataset.armed = "false";
     setTimeout(() => {
-      if (this.current === slot) this.root.dataset.armed = "true";
+      if (this.slots.current === slot) this.root.dataset.armed = "true";
     }, ARM_DELAY_MS);
     this.setState("working");
     this.el.ranking.querySelector("li").focus({ preventScroll: true });
@@ -320,7 +219,7 @@ class RankPage {
   /* ---- submitting ----------------------------------------------------------------------- */
 
   submit() {
-    const slot = this.current;
+    const slot = this.slots.current;
     if (!slot || slot.answered || this.state !== "working" || performance.now() < this.armedAt) return;
     slot.answered = true;
     const clientId = newClientId();
@@ -332,23 +231,10 @@ class RankPage {
       body: { client_id: clientId, task_id: taskId, order, seconds: Math.round((performance.now() - slot.shownAt) / 10) / 100 },
       meta: { kind: "ranking", studyId: this.studyId, taskId, leaseId: slot.leaseId },
     });
-    this.sentTasks.add(taskId);
-    this.heldForSent.set(slot.leaseId, taskId);
+    this.slots.sent(slot);
     this.doneCount += 1;
     this.el.done.textContent = String(this.doneCount);
-    const next = this.preloaded;
-    this.preloaded = null;
-    slot.player.pause();
-    this.current = null;
-    if (next) this.show(next);
-    else this.setState("loading");
-    this.refill();
-  }
-
-  onAcked({ item }) {
-    if (!item.meta || item.meta.kind !== "ranking" || item.meta.studyId !== this.studyId) return;
-    for (const [leaseId, taskId] of this.heldForSent) if (taskId === item.meta.taskId) this.heldForSent.delete(leaseId);
-    if (!this.current || !this.preloaded) this.refill();
+    this.slots.advance();
   }
 
   /* ---- keyboard ------------------------------------------------------------------------- */
@@ -394,7 +280,7 @@ class RankPage {
     }
     if (event.altKey) return;
     const onButton = target.closest && target.closest("button, a");
-    const player = this.current?.player;
+    const player = this.slots.current?.player;
     switch (key) {
       case "Enter":
         if (onButton) return;
