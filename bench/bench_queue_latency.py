@@ -3,9 +3,11 @@
     .venv/bin/python bench/bench_queue_latency.py [--sizes 5000 500000] [--raters 1 20] [--seconds 20]
 
 For each pool size a pool is built (through the real pool service), gunicorn is started on it,
-and N rater processes-worth of threads loop next -> submit with token auth over keep-alive HTTP
-connections for a fixed time. Prints p50/p95 of the pair of requests. Goal (issue 3): p95 under
-50 ms, and the 500,000-pair p95 within 1.5x of the 5,000-pair p95.
+and N rater threads loop next -> submit with token auth for a fixed time. Prints p50/p95 of the
+pair of requests. `--think` sets the seconds a rater spends per pair between requests: 0 is a
+closed-loop load test (every rater hammers the server; on 2 cores it measures saturation, and
+latency is then N / throughput), 2 is a fast human pace. Goal (issue 3): p95 under 50 ms, and the
+500,000-pair p95 within 1.5x of the 5,000-pair p95.
 """
 from __future__ import annotations
 

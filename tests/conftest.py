@@ -29,6 +29,15 @@ def missing_service(reason: str) -> None:
 
 
 @pytest.fixture(autouse=True)
+def _fresh_cache():
+    """The local-memory cache lives as long as the process; no test may see another's entries."""
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
+
+
+@pytest.fixture(autouse=True)
 def _isolated_files(settings, tmp_path):
     # PBKDF2 is slow on purpose; tests create many accounts.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

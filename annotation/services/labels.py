@@ -10,6 +10,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from django.db import IntegrityError, transaction
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from annotation.models import Label, Lease, PooledPair, PoolMembership
@@ -65,10 +66,12 @@ def label_submit(*, rater, client_id: str, pair_id: int, value: str, seconds: fl
 
 
 def _submit_locked(rater, client_id, pair_id, value, seconds, comment, now) -> SubmitResult:
-    pair = PooledPair.objects.select_for_update().select_related("pool").filter(pk=pair_id).first()
+    member = PoolMembership.objects.filter(pool=OuterRef("pool_id"), rater=rater)
+    pair = (PooledPair.objects.select_for_update(of=("self",)).select_related("pool")
+            .annotate(rater_is_member=Exists(member)).filter(pk=pair_id).first())
     if pair is None:
         raise LabelRefused("not_found", f"no pair {pair_id}")
-    if not PoolMembership.objects.filter(pool=pair.pool_id, rater=rater).exists():
+    if not pair.rater_is_member:
         raise LabelRefused("forbidden", "you have no access to this pool")
     replay = Label.objects.filter(rater=rater, client_id=client_id).first()
     if replay:
@@ -110,19 +113,21 @@ def _submit_locked(rater, client_id, pair_id, value, seconds, comment, now) -> S
             pair.state = PooledPair.State.SET_ASIDE
     label.save()
     if label.counted:
-        _resolve(pair, now)
+        _resolve(pair, now, latest_vote=label.value)
     refresh_pair_flags(pair)
     pair.save(update_fields=PAIR_FIELDS)
     label.pair = pair
     return SubmitResult(label, True, None)
 
 
-def _resolve(pair: PooledPair, now) -> None:
+def _resolve(pair: PooledPair, now, *, latest_vote: str) -> None:
     """FIRE's rule: once a pair has the labels it needs, a strict majority resolves it; two
     disagreeing labels ask for a third; with three and no majority it is a disagreement."""
     if pair.vote_count < pair.required_labels:
         return
-    votes = list(Label.objects.filter(pair=pair, counted=True).values_list("value", flat=True))
+    # Most pairs need one vote: the one just cast; only multi-label pairs read their votes back.
+    votes = [latest_vote] if pair.vote_count == 1 else list(
+        Label.objects.filter(pair=pair, counted=True).values_list("value", flat=True))
     top, count = Counter(votes).most_common(1)[0]
     if count * 2 > len(votes):
         pair.state, pair.resolved_label, pair.resolved_at = PooledPair.State.RESOLVED, top, now

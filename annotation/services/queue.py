@@ -13,6 +13,7 @@ import random
 from dataclasses import dataclass
 from datetime import timedelta
 
+from django.core.cache import cache
 from django.db import transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
@@ -21,6 +22,7 @@ from annotation.models import Label, Lease, Pool, PooledPair, PoolMembership
 from annotation.services.raters import rater_profile
 
 MAX_HELD_PER_POOL = 2  # the pair on screen and the next one, preloaded
+LAZY_EXPIRY_EVERY = 5  # seconds
 
 
 @dataclass(frozen=True)
@@ -62,12 +64,15 @@ def lease_next(*, pool: Pool, rater, exclude_lease_ids=(), now=None, rng: random
     Pairs the rater already holds come back first (a reloaded page resumes), except those in
     `exclude_lease_ids` (the ones the client is already showing or preloading)."""
     now = now or timezone.now()
-    membership = PoolMembership.objects.filter(pool=pool, rater=rater).first()
+    membership = PoolMembership.objects.filter(pool=pool, rater=rater).select_related("rater__rater_profile").first()
     if membership is None:
         return Assignment(None, "not_a_member")
-    if rater_profile(user=rater).paused:
+    profile = getattr(membership.rater, "rater_profile", None) or rater_profile(user=rater)
+    if profile.paused:
         return Assignment(None, "paused")
-    leases_expire(now=now, pool=pool, limit=50)
+    # Lazily, but at most every few seconds per pool and process: the periodic job does the rest.
+    if cache.add(f"lazy-expiry:{pool.pk}", 1, timeout=LAZY_EXPIRY_EVERY):
+        leases_expire(now=now, pool=pool, limit=50)
 
     held = list(Lease.objects.filter(rater=rater, pair__pool=pool, state=Lease.State.ACTIVE)
                 .select_related("pair__caption", "pair__clip").order_by("created_at"))
@@ -81,7 +86,7 @@ def lease_next(*, pool: Pool, rater, exclude_lease_ids=(), now=None, rng: random
         return Assignment(None, "holding_max")
 
     training = PooledPair.objects.filter(pool=pool, role=PooledPair.Role.TRAINING)
-    if membership.training != PoolMembership.Training.PASSED and training.exists():
+    if membership.training != PoolMembership.Training.PASSED and training.exists():  # passed: no need to look
         if membership.training == PoolMembership.Training.FAILED:
             return Assignment(None, "training_failed")
         lease = _claim_known_pair(pool, rater, PooledPair.Role.TRAINING, now, ordered=True)
