@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from django.db.models import Count, Q
+from django.db.models import Count, F, Q
 from django.db.models.functions import TruncHour
 from django.utils import timezone
 
@@ -74,3 +74,9 @@ def rater_pools(*, rater):
 def pairs_needing_admin(*, pool: Pool, state: str):
     return (PooledPair.objects.filter(pool=pool, role=PooledPair.Role.POOL, state=state)
             .select_related("caption", "clip").prefetch_related("labels__rater").order_by("pk"))
+
+
+def pool_pairs_left(*, pool: Pool) -> int:
+    """Pool pairs that still need a label (open and short of votes), counting those under lease."""
+    return PooledPair.objects.filter(pool=pool, role=PooledPair.Role.POOL, state=PooledPair.State.OPEN,
+                                     vote_count__lt=F("required_labels")).count()

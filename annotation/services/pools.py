@@ -16,7 +16,7 @@ import hashlib
 
 import numpy as np
 from django.db import connection, transaction
-from django.db.models import Exists, F, OuterRef, Q
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from annotation.models import Caption, Clip, Pool, PooledPair, PoolRun, Prediction, Run
@@ -195,9 +195,3 @@ def known_pairs_add(*, pool: Pool, items: Iterable[dict]) -> int:
     fresh = [o for o in objects if (o.role, o.caption_id, o.clip_id) not in existing]
     PooledPair.objects.bulk_create(fresh)
     return len(fresh)
-
-
-def pool_pairs_left(*, pool: Pool) -> int:
-    """Pool pairs that still need a label (open), counting those under lease."""
-    return PooledPair.objects.filter(pool=pool, role=PooledPair.Role.POOL, state=PooledPair.State.OPEN).filter(
-        Q(vote_count__lt=F("required_labels"))).count()

@@ -7,7 +7,8 @@ import pytest
 from annotation.models import PooledPair
 from annotation.services.judgments_import import judgments_import
 from annotation.services.labels import label_submit
-from annotation.services.pools import pool_add_run, pool_create, pool_pairs_left
+from annotation.selectors.pools import pool_pairs_left
+from annotation.services.pools import pool_add_run, pool_create
 from annotation.services.raters import memberships_grant
 from tests.annotation.services.test_report_metrics import load_example
 from tests.factories import make_user
