@@ -6,11 +6,11 @@ row lock, so counts and resolution can never disagree however many raters submit
 """
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from dataclasses import dataclass
 
-from django.db import IntegrityError, transaction
-from django.db.models import Exists, OuterRef
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from annotation.models import Label, Lease, PooledPair, PoolMembership
@@ -47,7 +47,7 @@ def label_submit(*, rater, client_id: str, pair_id: int, value: str, seconds: fl
     client_id = (client_id or "").strip()
     if not client_id or len(client_id) > 64:
         raise LabelRefused("invalid", "client_id must be 1 to 64 characters")
-    replay = Label.objects.select_related("pair").filter(rater=rater, client_id=client_id).first()
+    replay = _label_by_client_id(rater, client_id)
     if replay:
         return SubmitResult(replay, False, training_feedback(replay))
     if value not in Label.Value.values:
@@ -59,34 +59,76 @@ def label_submit(*, rater, client_id: str, pair_id: int, value: str, seconds: fl
             return _submit_locked(rater, client_id, pair_id, value, seconds, comment, now)
     except IntegrityError:
         # The same client id raced in through another request; that one stands.
-        replay = Label.objects.select_related("pair").filter(rater=rater, client_id=client_id).first()
+        replay = _label_by_client_id(rater, client_id)
         if replay:
             return SubmitResult(replay, False, training_feedback(replay))
         raise
 
 
+# Submitting runs for every pair a rater judges, so its reads are plain SQL: the ORM's query
+# building costs more than PostgreSQL's answer.
+
+_LABEL_BY_CLIENT_ID_SQL = "SELECT * FROM {label} WHERE rater_id = %(rater)s AND client_id = %(client_id)s"
+
+# The pair, locked, and whether the rater may label it.
+_PAIR_LOCKED_SQL = """
+SELECT pp.*, EXISTS (SELECT 1 FROM {membership} m WHERE m.pool_id = pp.pool_id AND m.rater_id = %(rater)s)
+       AS rater_is_member
+FROM {pair} pp WHERE pp.id = %(pair)s {lock}
+"""
+
+# The rater's label on the pair, or one with this client id (a replay that raced in while this
+# request waited for the pair's lock).
+_EARLIER_LABELS_SQL = """
+SELECT * FROM {label} WHERE rater_id = %(rater)s AND (pair_id = %(pair)s OR client_id = %(client_id)s)
+"""
+
+
+@functools.cache
+def _sql(template: str) -> str:
+    return template.format(label=Label._meta.db_table, lease=Lease._meta.db_table, pair=PooledPair._meta.db_table,
+                           membership=PoolMembership._meta.db_table,
+                           lock="FOR UPDATE" if connection.features.has_select_for_update else "")
+
+
+def _label_by_client_id(rater, client_id: str) -> Label | None:
+    return next(iter(Label.objects.raw(_sql(_LABEL_BY_CLIENT_ID_SQL), {"rater": rater.pk, "client_id": client_id})), None)
+
+
+# Ends the rater's live lease on the pair (if any) and says which it was, in one statement; the
+# caller holds the pair's row lock, so the lock order pair -> lease is kept.
+_COMPLETE_LEASE_SQL = """
+UPDATE {lease} SET state = %(completed)s, ended_at = %(now)s
+WHERE pair_id = %(pair)s AND rater_id = %(rater)s AND state = %(live)s
+RETURNING id
+"""
+
+
+def _complete_lease(pair_id: int, rater, now) -> int | None:
+    with connection.cursor() as cursor:
+        cursor.execute(_sql(_COMPLETE_LEASE_SQL),
+                       {"completed": Lease.State.COMPLETED, "now": connection.ops.adapt_datetimefield_value(now), "pair": pair_id, "rater": rater.pk,
+                        "live": Lease.State.ACTIVE})
+        row = cursor.fetchone()
+    return row[0] if row else None
+
+
 def _submit_locked(rater, client_id, pair_id, value, seconds, comment, now) -> SubmitResult:
-    member = PoolMembership.objects.filter(pool=OuterRef("pool_id"), rater=rater)
-    pair = (PooledPair.objects.select_for_update(of=("self",)).select_related("pool")
-            .annotate(rater_is_member=Exists(member)).filter(pk=pair_id).first())
+    pair = next(iter(PooledPair.objects.raw(_sql(_PAIR_LOCKED_SQL), {"rater": rater.pk, "pair": pair_id})), None)
     if pair is None:
         raise LabelRefused("not_found", f"no pair {pair_id}")
     if not pair.rater_is_member:
         raise LabelRefused("forbidden", "you have no access to this pool")
-    replay = Label.objects.filter(rater=rater, client_id=client_id).first()
-    if replay:
-        return SubmitResult(replay, False, training_feedback(replay))
-    if Label.objects.filter(pair=pair, rater=rater).exists():
+    for earlier in Label.objects.raw(_sql(_EARLIER_LABELS_SQL), {"rater": rater.pk, "pair": pair.pk, "client_id": client_id}):
+        if earlier.client_id == client_id:
+            return SubmitResult(earlier, False, training_feedback(earlier))
         raise LabelRefused("conflict", "you have already labelled this pair")
 
-    lease = Lease.objects.select_for_update().filter(pair=pair, rater=rater, state=Lease.State.ACTIVE).first()
+    lease_id = _complete_lease(pair.pk, rater, now)
     label = Label(pair=pair, rater=rater, value=value, client_id=client_id, seconds=seconds, comment=comment[:5000],
-                  lease=lease, counted=False)
-    if lease:
-        lease.state, lease.ended_at = Lease.State.COMPLETED, now
-        lease.save(update_fields=["state", "ended_at"])
-        if pair.role == PooledPair.Role.POOL:
-            pair.active_leases = max(0, pair.active_leases - 1)
+                  lease_id=lease_id, counted=False)
+    if lease_id and pair.role == PooledPair.Role.POOL:
+        pair.active_leases = max(0, pair.active_leases - 1)
 
     if pair.role != PooledPair.Role.POOL:
         label.save()
@@ -103,7 +145,7 @@ def _submit_locked(rater, client_id, pair_id, value, seconds, comment, now) -> S
             label.sequence = pair.vote_count
         else:
             label.surplus_reason = ("arrived after its lease ended, when the pair no longer needed it"
-                                    if lease is None else f"the pair was already {pair.get_state_display().lower()}")
+                                    if lease_id is None else f"the pair was already {pair.get_state_display().lower()}")
     elif value == Label.Value.AMBIGUOUS:
         if pair.state == PooledPair.State.OPEN:
             pair.state = PooledPair.State.ADJUDICATION

@@ -9,17 +9,17 @@ Locks are always taken pair first, then lease, so concurrent submits and expirie
 """
 from __future__ import annotations
 
+import functools
 import random
 from dataclasses import dataclass
 from datetime import timedelta
 
 from django.core.cache import cache
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
-from annotation.models import Label, Lease, Pool, PooledPair, PoolMembership
-from annotation.services.raters import rater_profile
+from annotation.models import Caption, Clip, Label, Lease, Pool, PooledPair, PoolMembership, RaterProfile
 
 MAX_HELD_PER_POOL = 2  # the pair on screen and the next one, preloaded
 LAZY_EXPIRY_EVERY = 5  # seconds
@@ -58,36 +58,83 @@ def refresh_pair_flags(pair: PooledPair) -> None:
 PAIR_FLAG_FIELDS = ["active_leases", "available", "priority"]
 
 
-def lease_next(*, pool: Pool, rater, exclude_lease_ids=(), now=None, rng: random.Random | None = None) -> Assignment:
-    """The rater's next pair in this pool, leased to them for `pool.lease_seconds`.
+# "Next pair" runs for every pair a rater judges, so its reads are plain SQL: the ORM's query
+# building costs more than PostgreSQL's answer. Table names come from the models (see _sql).
+
+# The pool, if the rater is a member, with what deciding their next pair needs.
+_POOL_FOR_RATER_SQL = """
+SELECT p.*, m.training AS member_training,
+       (SELECT r.paused FROM {profile} r WHERE r.user_id = m.rater_id) AS rater_paused,
+       EXISTS (SELECT 1 FROM {pair} t WHERE t.pool_id = p.id AND t.role = %(training)s) AS has_training
+FROM {pool} p JOIN {membership} m ON m.pool_id = p.id
+WHERE p.id = %(pool)s AND m.rater_id = %(rater)s
+"""
+
+# The rater's live leases in the pool, oldest first.
+_HELD_SQL = """
+SELECT s.id FROM {lease} s JOIN {pair} pp ON pp.id = s.pair_id
+WHERE s.rater_id = %(rater)s AND s.state = %(live)s AND pp.pool_id = %(pool)s
+ORDER BY s.created_at, s.id
+"""
+
+# A pair with the caption and clip the judging screen shows.
+_PAIR_FOR_DISPLAY_SQL = """
+SELECT pp.*, c.text AS caption_text, v.external_id AS clip_external_id, v.media AS clip_media,
+       v.start AS clip_start, v."end" AS clip_end, v.duration AS clip_duration
+FROM {pair} pp JOIN {caption} c ON c.id = pp.caption_id JOIN {clip} v ON v.id = pp.clip_id
+WHERE pp.id = %(pair)s
+"""
+
+
+@functools.cache
+def _sql(template: str) -> str:
+    return template.format(pool=Pool._meta.db_table, pair=PooledPair._meta.db_table, lease=Lease._meta.db_table,
+                           label=Label._meta.db_table, membership=PoolMembership._meta.db_table,
+                           profile=RaterProfile._meta.db_table, caption=Caption._meta.db_table,
+                           clip=Clip._meta.db_table, lock="{lock}")
+
+
+def pair_for_display(pair_id: int) -> PooledPair:
+    """The pair with its caption and clip attached, read in one query."""
+    pair = next(iter(PooledPair.objects.raw(_sql(_PAIR_FOR_DISPLAY_SQL), {"pair": pair_id})))
+    pair.caption = Caption(pk=pair.caption_id, text=pair.caption_text)
+    pair.clip = Clip(pk=pair.clip_id, external_id=pair.clip_external_id, media=pair.clip_media, start=pair.clip_start,
+                     end=pair.clip_end, duration=pair.clip_duration)
+    return pair
+
+
+def lease_next(*, pool: Pool | int, rater, exclude_lease_ids=(), now=None, rng: random.Random | None = None) -> Assignment:
+    """The rater's next pair in this pool (a Pool or its id), leased to them for the pool's lease time.
 
     Pairs the rater already holds come back first (a reloaded page resumes), except those in
-    `exclude_lease_ids` (the ones the client is already showing or preloading)."""
+    `exclude_lease_ids` (the ones the client is already showing or preloading). This runs on
+    every "next" a rater asks for, so it reads what it needs in few, plain queries."""
     now = now or timezone.now()
-    membership = PoolMembership.objects.filter(pool=pool, rater=rater).select_related("rater__rater_profile").first()
-    if membership is None:
+    pool_id = pool.pk if isinstance(pool, Pool) else pool
+    pool = next(iter(Pool.objects.raw(_sql(_POOL_FOR_RATER_SQL), {"pool": pool_id, "rater": rater.pk,
+                                                                   "training": PooledPair.Role.TRAINING})), None)
+    if pool is None:
         return Assignment(None, "not_a_member")
-    profile = getattr(membership.rater, "rater_profile", None) or rater_profile(user=rater)
-    if profile.paused:
+    if pool.rater_paused:
         return Assignment(None, "paused")
     # Lazily, but at most every few seconds per pool and process: the periodic job does the rest.
     if cache.add(f"lazy-expiry:{pool.pk}", 1, timeout=LAZY_EXPIRY_EVERY):
         leases_expire(now=now, pool=pool, limit=50)
 
-    held = list(Lease.objects.filter(rater=rater, pair__pool=pool, state=Lease.State.ACTIVE)
-                .select_related("pair__caption", "pair__clip").order_by("created_at"))
-    for lease in held:
-        if lease.pk not in set(exclude_lease_ids):
-            Lease.objects.filter(pk=lease.pk, state=Lease.State.ACTIVE).update(
+    with connection.cursor() as cursor:
+        cursor.execute(_sql(_HELD_SQL), {"pool": pool.pk, "rater": rater.pk, "live": Lease.State.ACTIVE})
+        held = [row[0] for row in cursor.fetchall()]
+    for lease_id in held:
+        if lease_id not in set(exclude_lease_ids):
+            renewed = Lease.objects.filter(pk=lease_id, state=Lease.State.ACTIVE).update(
                 expires_at=now + timedelta(seconds=pool.lease_seconds))
-            lease.refresh_from_db(fields=["expires_at", "state"])
-            return Assignment(lease)
+            if renewed:
+                return Assignment(Lease.objects.select_related("pair__caption", "pair__clip").get(pk=lease_id))
     if len(held) >= MAX_HELD_PER_POOL:
         return Assignment(None, "holding_max")
 
-    training = PooledPair.objects.filter(pool=pool, role=PooledPair.Role.TRAINING)
-    if membership.training != PoolMembership.Training.PASSED and training.exists():  # passed: no need to look
-        if membership.training == PoolMembership.Training.FAILED:
+    if pool.member_training != PoolMembership.Training.PASSED and pool.has_training:
+        if pool.member_training == PoolMembership.Training.FAILED:
             return Assignment(None, "training_failed")
         lease = _claim_known_pair(pool, rater, PooledPair.Role.TRAINING, now, ordered=True)
         return Assignment(lease, None if lease else "training_pending")
@@ -106,31 +153,41 @@ def _not_mine(rater):
             & ~Exists(Lease.objects.filter(pair=OuterRef("pk"), rater=rater, state=Lease.State.ACTIVE)))
 
 
+# Takes the first available pair the rater has neither labelled nor holds, in hand-out order, and
+# counts the new lease on it, in one statement. `available` is recomputed from the old counters
+# (SQL evaluates SET from the row before the update) exactly as refresh_pair_flags does. On
+# PostgreSQL the inner SELECT locks the row it picks ({lock}); SQLite has one writer at a time.
+_CLAIM_SQL = """
+UPDATE {pair} SET active_leases = active_leases + 1,
+                  available = (active_leases + 1 < required_labels - vote_count)
+WHERE id = (
+    SELECT p.id FROM {pair} p
+    WHERE p.pool_id = %(pool)s AND p.role = %(role)s AND p.available
+      AND NOT EXISTS (SELECT 1 FROM {label} l WHERE l.pair_id = p.id AND l.rater_id = %(rater)s)
+      AND NOT EXISTS (SELECT 1 FROM {lease} s WHERE s.pair_id = p.id AND s.rater_id = %(rater)s AND s.state = %(live)s)
+    ORDER BY p.priority DESC, p.queue_order
+    LIMIT 1 {lock})
+  AND available
+RETURNING id
+"""
+
+
 def _claim_pool_pair(pool: Pool, rater, now) -> Lease | None:
     """SKIP LOCKED first, so raters never queue behind each other; if that finds nothing, look
     again waiting for locks, because pairs that are locked for an instant (another rater's
     submit) may still need this rater and "no work left" must only be said when it is true."""
-    for attempt in range(6):
-        skip = attempt % 2 == 0
+    locking = connection.features.has_select_for_update_skip_locked
+    params = {"pool": pool.pk, "role": PooledPair.Role.POOL, "rater": rater.pk, "live": Lease.State.ACTIVE}
+    for lock in ("FOR UPDATE OF p SKIP LOCKED", "FOR UPDATE OF p") if locking else ("",):
         with transaction.atomic():
-            pair = (PooledPair.objects.select_for_update(skip_locked=skip, of=("self",))
-                    .select_related("caption", "clip")
-                    .filter(pool=pool, role=PooledPair.Role.POOL, available=True)
-                    .filter(_not_mine(rater))
-                    .order_by("-priority", "queue_order")
-                    .first())
-            if pair is None:
-                if skip:
-                    continue
-                return None
-            refresh_pair_flags(pair)
-            if not pair.available:
-                continue  # changed between our snapshot and the lock; look again
-            lease = Lease.objects.create(pair=pair, rater=rater, expires_at=now + timedelta(seconds=pool.lease_seconds))
-            pair.active_leases += 1
-            refresh_pair_flags(pair)
-            pair.save(update_fields=PAIR_FLAG_FIELDS)
-            lease.pair = pair
+            with connection.cursor() as cursor:
+                cursor.execute(_sql(_CLAIM_SQL).format(lock=lock), params)
+                row = cursor.fetchone()
+            if row is not None:
+                lease = Lease.objects.create(pair_id=row[0], rater=rater,
+                                             expires_at=now + timedelta(seconds=pool.lease_seconds))
+        if row is not None:
+            lease.pair = pair_for_display(row[0])
             return lease
     return None
 

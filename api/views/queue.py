@@ -73,12 +73,11 @@ class NextPairApi(APIView):
     @extend_schema(request=InputSerializer, responses=inline_serializer(
         "NextPair", {"assignment": AssignmentSerializer(allow_null=True), "reason": serializers.CharField(allow_null=True)}))
     def post(self, request, pool_id: int):
-        pool = get_object_or_404(Pool, pk=pool_id)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        assignment = lease_next(pool=pool, rater=request.user, exclude_lease_ids=data.validated_data["exclude"])
+        assignment = lease_next(pool=pool_id, rater=request.user, exclude_lease_ids=data.validated_data["exclude"])
         if assignment.reason == "not_a_member":
-            raise NotFound("no such pool")  # do not reveal pools the rater has no access to
+            raise NotFound("no such pool")  # the same for pools that exist and those that do not
         body = {"assignment": AssignmentSerializer(assignment.lease).data if assignment.lease else None,
                 "reason": assignment.reason}
         return Response(body)

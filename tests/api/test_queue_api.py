@@ -5,7 +5,7 @@ import io
 
 import pytest
 
-from annotation.models import Label, Lease, PooledPair
+from annotation.models import Clip, Label, Lease, PooledPair
 from annotation.services.pools import known_pairs_add
 from annotation.services.raters import memberships_grant
 from tests.factories import make_pool_with_runs, make_rater, make_user
@@ -53,6 +53,17 @@ def test_rater_flow_over_http(pool_and_rater):
     assert progress["labelled_today"] == 1 and progress["left_in_pool"] == PooledPair.objects.filter(pool=pool).count() - 1
     mine = c.get("/api/v1/my/labels/").json()["results"]
     assert [m["client_id"] for m in mine] == ["abc-1"]
+
+
+def test_the_assignment_shows_the_pairs_own_caption_and_clip(pool_and_rater):
+    pool, rater, _ = pool_and_rater
+    Clip.objects.filter(dataset=pool.dataset).update(media="videos/x.mp4", start=1.5, end=4.0, duration=12.0)
+    a = client_for(rater).post(f"/api/v1/pools/{pool.pk}/next/", {}, format="json").json()["assignment"]
+    pair = PooledPair.objects.select_related("caption", "clip").get(pk=a["pair_id"])
+    assert a["caption"] == {"text": pair.caption.text}
+    assert a["clip"] == {"id": pair.clip.external_id, "url": "/media/videos/x.mp4", "start": 1.5, "end": 4.0,
+                         "duration": 12.0}
+    assert Lease.objects.get(pk=a["lease_id"]).pair_id == pair.pk
 
 
 def test_invalid_label_is_a_400_naming_the_field(pool_and_rater):
