@@ -19,6 +19,8 @@ from django.db import connection, transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
+from annotation.formats.csv_uploads import csv_rows
+from annotation.formats.errors import IssueCollector
 from annotation.models import Caption, Clip, Pool, PooledPair, PoolRun, Prediction, Run
 from annotation.services.bulk import rows_insert
 from annotation.models.reports import ImportedJudgment
@@ -166,30 +168,53 @@ def _record_provenance(pool: Pool, run: Run) -> None:
             [pool.pk, run.pk, pool.depth])
 
 
-@transaction.atomic
 def known_pairs_add(*, pool: Pool, items: Iterable[dict]) -> int:
     """Adds gold or training pairs with their answers. Items: caption and clip external ids,
-    answer ('relevant'/'not_relevant'), role ('gold'/'training'), optional explanation."""
+    answer ('relevant'/'not_relevant'), role ('gold'/'training'), optional explanation.
+    All or none: any problem raises PoolError naming the item and field."""
+    issues = IssueCollector("items")
+    objects = _known_pairs_check(pool, list(enumerate(items, start=1)), issues)
+    if issues:
+        raise PoolError("; ".join(f"item {i.line}, field '{i.field}': {i.message}" for i in issues.issues))
+    return _known_pairs_save(pool, objects)
+
+
+def known_pairs_import_csv(*, pool: Pool, content: bytes, source_name: str = "known_pairs.csv") -> int:
+    """Known pairs from a CSV with header caption,clip,answer[,role][,explanation]; all or none.
+    Problems raise ImportRejected, each naming the file, the line and the field."""
+    issues = IssueCollector(source_name)
+    rows = csv_rows(content, issues, required=("caption", "clip", "answer"), optional=("role", "explanation"))
+    if not rows:
+        issues.add(None, None, "the file lists no pairs")
+    objects = _known_pairs_check(pool, [(line, row | {"role": row.get("role") or "gold"}) for line, row in rows], issues)
+    issues.raise_if_any()
+    return _known_pairs_save(pool, objects)
+
+
+def _known_pairs_check(pool: Pool, numbered: list[tuple[int, dict]], issues: IssueCollector) -> list[PooledPair]:
     captions = dict(Caption.objects.filter(dataset=pool.dataset_id).values_list("external_id", "id"))
     clips = dict(Clip.objects.filter(dataset=pool.dataset_id).values_list("external_id", "id"))
-    objects, problems = [], []
-    for number, item in enumerate(items, start=1):
+    objects = []
+    for number, item in numbered:
         caption, clip = captions.get(str(item.get("caption", ""))), clips.get(str(item.get("clip", "")))
         role, answer = item.get("role", "gold"), item.get("answer")
         if caption is None:
-            problems.append(f"item {number}, field 'caption': unknown caption id '{item.get('caption')}'")
+            issues.add(number, "caption", f"unknown caption id '{item.get('caption')}'")
         if clip is None:
-            problems.append(f"item {number}, field 'clip': unknown clip id '{item.get('clip')}'")
+            issues.add(number, "clip", f"unknown clip id '{item.get('clip')}'")
         if role not in (PooledPair.Role.GOLD, PooledPair.Role.TRAINING):
-            problems.append(f"item {number}, field 'role': '{role}' is not 'gold' or 'training'")
+            issues.add(number, "role", f"'{role}' is not 'gold' or 'training'")
         if answer not in PooledPair.Answer.values:
-            problems.append(f"item {number}, field 'answer': '{answer}' is not 'relevant' or 'not_relevant'")
-        if caption and clip and not problems:
+            issues.add(number, "answer", f"'{answer}' is not 'relevant' or 'not_relevant'")
+        if caption and clip and not issues:
             objects.append(PooledPair(pool=pool, caption_id=caption, clip_id=clip, role=role, known_answer=answer,
                                       explanation=item.get("explanation", ""), required_labels=1,
                                       available=False, queue_order=number))
-    if problems:
-        raise PoolError("; ".join(problems[:100]))
+    return objects
+
+
+@transaction.atomic
+def _known_pairs_save(pool: Pool, objects: list[PooledPair]) -> int:
     existing = set(PooledPair.objects.filter(pool=pool, role__in=[PooledPair.Role.GOLD, PooledPair.Role.TRAINING])
                    .values_list("role", "caption_id", "clip_id"))
     fresh = [o for o in objects if (o.role, o.caption_id, o.clip_id) not in existing]

@@ -1,8 +1,6 @@
 """Raters: accounts, access to pools, pausing, training state."""
 from __future__ import annotations
 
-import csv
-import io
 import secrets
 
 from django.contrib.auth import get_user_model
@@ -10,6 +8,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Max
 
 from annotation import roles
+from annotation.formats.csv_uploads import csv_rows
 from annotation.formats.errors import IssueCollector
 from annotation.models import Label, Pool, PooledPair, PoolMembership, RaterProfile
 from annotation.services.users import user_create
@@ -46,20 +45,10 @@ def raters_import_csv(*, content: bytes, source_name: str = "raters.csv") -> lis
     """Creates raters from a CSV with a header `username[,email][,password]`; all or none.
     Raters without a password get a random one (they are given theirs out of band)."""
     issues = IssueCollector(source_name)
-    try:
-        text = content.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        issues.add(None, None, "not valid UTF-8")
-        issues.raise_if_any()
-    reader = csv.DictReader(io.StringIO(text))
-    if not reader.fieldnames or "username" not in [f.strip() for f in reader.fieldnames]:
-        issues.add(1, None, "header must contain 'username' (and optionally 'email', 'password')")
-        issues.raise_if_any()
     User = get_user_model()
     rows, seen = [], {}
-    for row in reader:
-        line = reader.line_num
-        username = (row.get("username") or "").strip()
+    for line, row in csv_rows(content, issues, required=("username",), optional=("email", "password")):
+        username = row["username"]
         if not username:
             issues.add(line, "username", "missing user name")
             continue
@@ -67,7 +56,7 @@ def raters_import_csv(*, content: bytes, source_name: str = "raters.csv") -> lis
             issues.add(line, "username", f"'{username}' appears twice (first on line {seen[username]})")
             continue
         seen[username] = line
-        rows.append((line, username, (row.get("email") or "").strip(), (row.get("password") or "").strip()))
+        rows.append((line, username, row.get("email", ""), row.get("password", "")))
     taken = set(User.objects.filter(username__in=[r[1] for r in rows]).values_list("username", flat=True))
     for line, username, _, _ in rows:
         if username in taken:

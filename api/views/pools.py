@@ -1,9 +1,6 @@
 """The admin's side of pools: build, add runs, members, known pairs, adjudication, progress."""
 from __future__ import annotations
 
-import csv
-import io
-
 from django.contrib.auth import get_user_model
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
@@ -18,7 +15,7 @@ from annotation.models import Dataset, Pool, PooledPair, Run
 from annotation.selectors.pools import pairs_needing_admin, pool_list, pool_progress, pool_throughput
 from annotation.services.labels import LabelRefused, pair_adjudicate, pair_requeue
 from annotation.services.pool_jobs import pool_add_run_start, pool_build_start
-from annotation.services.pools import PoolError, known_pairs_add
+from annotation.services.pools import PoolError, known_pairs_add, known_pairs_import_csv
 from annotation.services.raters import membership_revoke, memberships_grant, training_reset
 from api.permissions import IsAdmin, IsAdminOrResearcherReadOnly
 from api.views.jobs import job_accepted_response
@@ -187,13 +184,10 @@ class KnownPairsApi(APIView):
     def post(self, request, pool_id: int):
         pool = get_object_or_404(Pool, pk=pool_id)
         if "file" in request.FILES:
-            try:
-                rows = list(csv.DictReader(io.StringIO(request.FILES["file"].read().decode("utf-8-sig"))))
-            except UnicodeDecodeError as exc:
-                raise ValidationError({"file": "not valid UTF-8"}) from exc
-        else:
-            rows = request.data.get("items", [])
-        items = self.ItemSerializer(data=rows, many=True)
+            upload = request.FILES["file"]
+            added = known_pairs_import_csv(pool=pool, content=upload.read(), source_name=upload.name)
+            return Response({"added": added}, status=status.HTTP_201_CREATED)
+        items = self.ItemSerializer(data=request.data.get("items", []), many=True)
         items.is_valid(raise_exception=True)
         try:
             added = known_pairs_add(pool=pool, items=items.validated_data)

@@ -66,6 +66,31 @@ def test_the_assignment_shows_the_pairs_own_caption_and_clip(pool_and_rater):
     assert Lease.objects.get(pk=a["lease_id"]).pair_id == pair.pk
 
 
+def test_known_pairs_from_csv_all_or_none_with_file_line_and_field(pool_and_rater, as_role):
+    pool, _, _ = pool_and_rater
+    admin = as_role("admin")
+    url = f"/api/v1/pools/{pool.pk}/known-pairs/"
+
+    def upload(text: str, name: str = "gold.csv"):
+        handle = io.BytesIO(text.encode())
+        handle.name = name
+        return admin.post(url, {"file": handle}, format="multipart")
+
+    bad = upload("caption,clip,answer,role\nq1,v1,relevant,gold\nq2,v404,relevant,gold\nq3,v3,maybe,training\n")
+    assert bad.status_code == 400
+    assert [(e["file"], e["line"], e["field"]) for e in bad.json()["errors"]] == [
+        ("gold.csv", 3, "clip"), ("gold.csv", 4, "answer")]
+    assert not PooledPair.objects.filter(pool=pool, role__in=["gold", "training"]).exists()
+
+    good = upload("caption,clip,answer,role,explanation\nq1,v1,relevant,,\nq2,v2,not_relevant,training,no dog\n")
+    assert good.status_code == 201 and good.json() == {"added": 2}
+    known = dict(PooledPair.objects.filter(pool=pool, role__in=["gold", "training"])
+                 .values_list("caption__external_id", "role"))
+    assert known == {"q1": "gold", "q2": "training"}
+    no_header = upload("q1,v1,relevant\n")
+    assert no_header.status_code == 400 and no_header.json()["errors"][0]["line"] == 1
+
+
 def test_invalid_label_is_a_400_naming_the_field(pool_and_rater):
     pool, rater, _ = pool_and_rater
     c = client_for(rater)
