@@ -90,3 +90,12 @@ def test_a_browser_session_is_recognised_with_its_role_and_refused_after_logout(
     assert len(queries.captured_queries) == 2  # the session, then the user with their role
     c.logout()
     assert c.get("/api/v1/me/").status_code in (401, 403)
+
+
+def test_the_api_schema_documents_both_ways_in_without_warnings(tmp_path):
+    from django.core.management import call_command
+
+    out = tmp_path / "schema.yml"
+    call_command("spectacular", "--validate", "--fail-on-warn", "--file", str(out))  # exits non-zero on a warning
+    text = out.read_text()
+    assert "tokenAuth:" in text and "cookieAuth:" in text
