@@ -215,3 +215,34 @@ def test_admin_manages_raters_members_and_adjudication(as_role, pool_and_rater):
     assert decided == {"id": a["pair_id"], "state": "resolved", "resolved_label": "not_relevant"}
     members = admin.get(f"/api/v1/pools/{pool.pk}/members/").json()
     assert [m["username"] for m in members] == [rater.username]
+
+
+def test_next_and_submit_stay_within_their_statement_budget(pool_and_rater):
+    """The rater's hot path: authentication with the role, the pool and membership, held leases,
+    the claim, the lease, the pair to show; then the replay check, the locked pair, earlier labels,
+    the lease, the label, the pair. A regression here (an N+1, a lost join) costs every rater."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from annotation.services.users import api_token_for
+
+    from rest_framework.test import APIClient
+
+    pool, rater, _ = pool_and_rater
+    c = APIClient()
+    c.credentials(HTTP_AUTHORIZATION=f"Token {api_token_for(user=rater)}")
+
+    def statements(queries) -> list[str]:
+        return [q["sql"] for q in queries.captured_queries if "SAVEPOINT" not in q["sql"]
+                and q["sql"] not in ("BEGIN", "BEGIN IMMEDIATE", "COMMIT")]
+
+    for attempt in range(3):  # the first "next" also returns overdue leases (at most every few seconds)
+        with CaptureQueriesContext(connection) as next_queries:
+            a = c.post(f"/api/v1/pools/{pool.pk}/next/", {}, format="json").json()["assignment"]
+        with CaptureQueriesContext(connection) as submit_queries:
+            submitted = c.post("/api/v1/labels/", {"client_id": f"b{attempt}", "pair_id": a["pair_id"], "value": "relevant"},
+                               format="json")
+        assert submitted.status_code == 201
+        if attempt:
+            assert len(statements(next_queries)) <= 6, statements(next_queries)
+            assert len(statements(submit_queries)) <= 7, statements(submit_queries)
