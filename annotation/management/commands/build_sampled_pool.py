@@ -2,10 +2,10 @@ import re
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.models import Dataset, Run
 from annotation.services.pools import PoolError
 from annotation.services.sampled_pools import sampled_pool_create
 
+from ._pool_sources import add_source_arguments, dataset_and_runs
 from ._progress import ConsoleProgress
 
 
@@ -25,25 +25,15 @@ class Command(BaseCommand):
             "runs, and a seeded random share of each stratum is queued for judging.")
 
     def add_arguments(self, parser):
-        parser.add_argument("--dataset", required=True, help="Name of the dataset.")
-        parser.add_argument("--name", required=True, help="Name of the new pool.")
-        parser.add_argument("--run", dest="runs", action="append", required=True, help="A run's name (repeat for several).")
+        add_source_arguments(parser)
         parser.add_argument("--strata", default="1-10:1,11-100:0.2,101-1000:0.05",
                             help="first-last:share per stratum from rank 1 (default '1-10:1,11-100:0.2,101-1000:0.05').")
         parser.add_argument("--redundancy", type=float, default=0.1, help="Share of sampled pairs that get a second label.")
-        parser.add_argument("--seed", type=int, default=0)
 
     def handle(self, *args, **opts):
+        dataset, runs = dataset_and_runs(opts)
         try:
-            dataset = Dataset.objects.get(name=opts["dataset"])
-        except Dataset.DoesNotExist as exc:
-            raise CommandError(f"no dataset named '{opts['dataset']}'") from exc
-        runs = {run.name: run for run in Run.objects.filter(dataset=dataset, name__in=opts["runs"])}
-        unknown = [name for name in opts["runs"] if name not in runs]
-        if unknown:
-            raise CommandError(f"no run named {', '.join(repr(n) for n in unknown)} in '{dataset.name}'")
-        try:
-            pool = sampled_pool_create(dataset=dataset, name=opts["name"], runs=[runs[name] for name in opts["runs"]],
+            pool = sampled_pool_create(dataset=dataset, name=opts["name"], runs=runs,
                                        strata=parse_strata(opts["strata"]), seed=opts["seed"],
                                        redundancy=opts["redundancy"], progress=ConsoleProgress("sampling"))
         except PoolError as exc:

@@ -1,0 +1,61 @@
+from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
+
+from annotation.models import Pool
+from annotation.selectors.pools import pool_progress
+from annotation.services.pools import PoolError, pool_add_run, pool_create
+
+from ._pool_sources import add_source_arguments, dataset_and_runs
+from ._progress import ConsoleProgress
+
+# Options of a new pool, with their defaults; None on the command line means "not given", so that
+# --add can refuse them (a pool keeps the options it was built with).
+BUILD_OPTIONS = {"seed": 0, "depth": 10, "redundancy": 0.1, "gold_rate": 0.0, "training_pass_mark": 0.8, "lease_seconds": 300,
+                 "broken_reports_limit": 3}
+
+
+class Command(BaseCommand):
+    help = ("Build a pool: the union of the given runs' top-k clips per caption, deduplicated, with which runs proposed "
+            "each pair at which rank, queued for judging. With --add, add the runs to the existing pool of that name "
+            "instead: only pairs not in it yet are queued, and its labels stay.")
+
+    def add_arguments(self, parser):
+        add_source_arguments(parser, seed_default=None)
+        parser.add_argument("--add", action="store_true", help="Add the runs to the existing pool named --name.")
+        parser.add_argument("--depth", type=int, help="Top-k clips per caption of each run (default 10).")
+        parser.add_argument("--redundancy", type=float, help="Share of pairs that need a second label (default 0.1).")
+        parser.add_argument("--include-original-positives", action="store_true",
+                            help="Also queue each caption's original clip, as a check item.")
+        parser.add_argument("--gold-rate", type=float, help="Share of assignments that are known pairs (default 0).")
+        parser.add_argument("--training-pass-mark", type=float, help="Training score a rater needs (default 0.8).")
+        parser.add_argument("--lease-seconds", type=int, help="How long a rater holds a pair (default 300).")
+        parser.add_argument("--broken-reports-limit", type=int,
+                            help="'Clip doesn't play' reports before a pair is set aside (default 3).")
+
+    def handle(self, *args, **opts):
+        dataset, runs = dataset_and_runs(opts)
+        given = {key: opts[key] for key in BUILD_OPTIONS if opts[key] is not None}
+        try:
+            if opts["add"]:
+                if given or opts["include_original_positives"]:
+                    names = [f"--{key.replace('_', '-')}" for key in given]
+                    names += ["--include-original-positives"] if opts["include_original_positives"] else []
+                    raise CommandError(f"{', '.join(names)}: a pool keeps the options it was built with; "
+                                       "leave them out with --add")
+                pool = Pool.objects.filter(dataset=dataset, name=opts["name"]).first()
+                if pool is None:
+                    raise CommandError(f"no pool named '{opts['name']}' in '{dataset.name}'")
+                with transaction.atomic():  # all the runs or none
+                    added = [(run.name, pool_add_run(pool=pool, run=run)) for run in runs]
+                done = "; ".join(f"{n:,} new pairs from '{name}'" for name, n in added)
+            else:
+                pool = pool_create(dataset=dataset, name=opts["name"], runs=runs,
+                                   include_original_positives=opts["include_original_positives"],
+                                   progress=ConsoleProgress("pooling"), **(BUILD_OPTIONS | given))
+                done = f"built from {len(runs)} run(s)"
+        except PoolError as exc:
+            raise CommandError(str(exc)) from exc
+        progress = pool_progress(pool=pool)
+        self.stdout.write(self.style.SUCCESS(
+            f"pool '{pool.name}' (id {pool.pk}): {done}; {progress['pairs']:,} pairs in all, "
+            f"{progress['double_labelled']:,} of them to be labelled twice, {progress['left']:,} still open"))
