@@ -22,7 +22,6 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count, Exists, OuterRef
 from django.utils import timezone
 
-from annotation import roles
 from annotation.analysis import ranking_study
 from annotation.analysis.proxies import CaptionAnalyzer, describe_pipeline, proxy_matrix
 from annotation.models import (Caption, Dataset, Job, RankingLease, RankingMembership, RankingStudy, RankingSubmission,
@@ -31,7 +30,7 @@ from annotation.selectors.ranking import clips_with_captions, proxy_inputs, rank
 from annotation.services.jobs import job_create, job_enqueue
 from annotation.services.proxy_matrices import (ProxyError, json_number, library_versions, proxy_requirements_check,
                                                 staged_progress)
-from annotation.services.raters import rater_profile
+from annotation.services.raters import access_grant, rater_profile
 from annotation.tasks import proxies as proxy_tasks
 
 MAX_HELD_PER_STUDY = 2  # the task on screen and the next one, preloaded
@@ -112,16 +111,8 @@ def ranking_study_create(*, dataset: Dataset, name: str, proxies: list[str], n_c
     return study
 
 
-@transaction.atomic
 def ranking_memberships_grant(*, study: RankingStudy, users) -> int:
-    added = 0
-    for user in users:
-        if not roles.is_rater(user):
-            raise ValueError(f"'{user.username}' is not a rater")
-        rater_profile(user=user)
-        _, created = RankingMembership.objects.get_or_create(study=study, rater=user)
-        added += created
-    return added
+    return access_grant(RankingMembership, users, study=study)
 
 
 # --- handing out tasks -----------------------------------------------------------------------

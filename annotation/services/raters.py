@@ -79,14 +79,20 @@ def rater_set_paused(*, user, paused: bool) -> RaterProfile:
     return profile
 
 
-@transaction.atomic
 def memberships_grant(*, pool: Pool, users) -> int:
+    return access_grant(PoolMembership, users, pool=pool)
+
+
+@transaction.atomic
+def access_grant(membership_model, users, **target) -> int:
+    """Gives raters access to a pool or a ranking study (`target`); all or none, and only raters.
+    Returns how many memberships are new."""
     added = 0
     for user in users:
         if not roles.is_rater(user):
             raise ValueError(f"'{user.username}' is not a rater")
         rater_profile(user=user)
-        _, created = PoolMembership.objects.get_or_create(pool=pool, rater=user)
+        _, created = membership_model.objects.get_or_create(rater=user, **target)
         added += created
     return added
 

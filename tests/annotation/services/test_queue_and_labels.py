@@ -247,3 +247,16 @@ def test_invalid_submissions():
     with pytest.raises(LabelRefused) as refused:
         label_submit(rater=r1, client_id="z", pair_id=999999, value="relevant")
     assert refused.value.code == "not_found"
+
+
+def test_only_raters_get_pool_access_and_a_refused_list_grants_nobody():
+    from annotation.services.raters import memberships_grant
+    from tests.factories import make_pool_with_runs, make_rater, make_user
+
+    pool, _ = make_pool_with_runs()
+    rater, researcher = make_rater(), make_user("researcher")
+    with pytest.raises(ValueError, match=f"'{researcher.username}' is not a rater"):
+        memberships_grant(pool=pool, users=[rater, researcher])
+    assert not PoolMembership.objects.filter(pool=pool).exists()
+    assert memberships_grant(pool=pool, users=[rater]) == 1
+    assert memberships_grant(pool=pool, users=[rater]) == 0
