@@ -124,6 +124,9 @@ REST_FRAMEWORK = {
     # Deny by default: every view states who may call it.
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAdminUser"],
     "DEFAULT_SCHEMA_CLASS": "api.schema.RejudgeAutoSchema",
+    # Our JSONParser turns deeply nested bodies into a 400 (DRF's lets RecursionError become a 500).
+    "DEFAULT_PARSER_CLASSES": ["api.parsers.JSONParser", "rest_framework.parsers.FormParser",
+                               "rest_framework.parsers.MultiPartParser"],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 100,
     "EXCEPTION_HANDLER": "api.errors.exception_handler",

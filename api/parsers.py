@@ -1,0 +1,43 @@
+"""Request body parsers that turn any malformed JSON into a 400, never a 500.
+
+DRF's JSONParser catches ValueError only. A body nested a few thousand levels deep makes the
+standard library's decoder raise RecursionError instead, which escaped as an HTML 500; and a body
+nested a few hundred levels deep parses but can then exhaust the stack wherever it is walked
+recursively (validation, rendering, storing as JSON). No body of this API is nested more than a
+handful of levels, so anything deeper than MAX_DEPTH is refused before a view sees it.
+"""
+from __future__ import annotations
+
+from rest_framework import parsers
+from rest_framework.exceptions import ParseError
+
+MAX_DEPTH = 32
+
+
+def nesting_depth(value) -> int:
+    """How many arrays/objects deep `value` goes (0 for a scalar), walked without recursion."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            item = item.values()
+        elif not isinstance(item, list):
+            deepest = max(deepest, depth)
+            continue
+        depth += 1
+        deepest = max(deepest, depth)
+        if depth > MAX_DEPTH:
+            return depth
+        stack.extend((child, depth) for child in item)
+    return deepest
+
+
+class JSONParser(parsers.JSONParser):
+    def parse(self, stream, media_type=None, parser_context=None):
+        try:
+            data = super().parse(stream, media_type, parser_context)
+        except RecursionError as exc:
+            raise ParseError(f"JSON parse error - the body is nested too deeply (at most {MAX_DEPTH} levels)") from exc
+        if nesting_depth(data) > MAX_DEPTH:
+            raise ParseError(f"JSON parse error - the body is nested too deeply (at most {MAX_DEPTH} levels)")
+        return data
