@@ -1,12 +1,12 @@
 """Reads of the moments area: pool designs and their progress, stored reports as CSV and charts."""
 from __future__ import annotations
 
-import csv
 import io
 
 from django.db.models import Count, Prefetch, Q, QuerySet
 
 from annotation.analysis.moments import IOU_TOLERANCE
+from annotation.formats.csv_safe import safe_csv_writer
 from annotation.analysis.query_chart import QuerySummary, render_per_query_chart_svg
 from annotation.models import Dataset, MomentMember, Pool, PooledPair, Report, Run, SampledDocument
 
@@ -89,8 +89,8 @@ def moment_metrics_csv(*, report: Report) -> str:
     """One row per run and kind of positives, fractions as stored (papers print them x100)."""
     result = report.result
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["run_id", "run", "positives", *result["columns"]])
+    writer = safe_csv_writer(out, numeric_columns=range(3, 3 + len(result["columns"])))
+    writer.writeheader(["run_id", "run", "positives", *result["columns"]])
     for row in result["runs"]:
         for positives in ("corrected", "original"):
             writer.writerow([row["run_id"], row["run"], positives, *(f"{row[positives][c]:.6f}" for c in result["columns"])])
@@ -102,8 +102,8 @@ def infap_csv(*, report: Report) -> str:
     result = report.result
     measures = result["measures"]
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["run_id", "run", "caption", *measures])
+    writer = safe_csv_writer(out, numeric_columns=range(3, 3 + len(measures)))
+    writer.writeheader(["run_id", "run", "caption", *measures])
     for row in result["runs"]:
         for query in result["queries"]:
             writer.writerow([row["run_id"], row["run"], query, *(f"{row['per_query'][m][query]:.6f}" for m in measures)])

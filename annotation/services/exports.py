@@ -23,7 +23,6 @@ Raters appear only by pseudonym (RaterProfile.pseudonym), never by user name.
 """
 from __future__ import annotations
 
-import csv
 import hashlib
 import json
 import os
@@ -39,6 +38,7 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
+from annotation.formats.csv_safe import safe_csv_writer
 from annotation.formats.fire_json import FireJsonWriter
 from annotation.formats.qrels import write_qrels
 from annotation.models import Artefact, Job, Pool, PooledPair
@@ -178,12 +178,13 @@ def _label_records(pool: Pool, progress: Callable[[int], None]) -> Iterator[dict
 
 
 def _write_csv(out: _HashingFile, pool: Pool, params: dict, progress) -> dict:
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(LABEL_COLUMNS)
+    # Numbers reach the writer typed (ints, floats), so only text is checked for formulas.
+    writer = safe_csv_writer(out)
+    writer.writeheader(LABEL_COLUMNS)
     rows = 0
     for record in _label_records(pool, progress):
         record["proposed_by"] = ";".join(f"{p['run']}@{p['rank']}" for p in record["proposed_by"])
-        writer.writerow(["" if record[c] is None else record[c] for c in LABEL_COLUMNS])
+        writer.writerow([record[c] for c in LABEL_COLUMNS])
         rows += 1
     return {"rows": rows}
 

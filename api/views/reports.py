@@ -5,7 +5,6 @@ with their read-only token. Raters have no access: reports and exports show othe
 """
 from __future__ import annotations
 
-import csv
 import io
 import json
 
@@ -20,6 +19,7 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation.formats.csv_safe import safe_csv_writer
 from annotation.models import Artefact, Dataset, Pool, Report
 from annotation.models.reports import JudgmentSet
 from annotation.selectors.reports import artefact_list, judgment_set_list, report_list, report_tables
@@ -144,9 +144,9 @@ class ReportCsvApi(APIView):
             raise NotFound(f"no table '{name}'; tables: {', '.join(tables)}")
         table = tables[name]
         text = io.StringIO()
-        writer = csv.writer(text, lineterminator="\n")
-        writer.writerow(table.columns)
-        writer.writerows(["" if v is None else v for v in row] for row in table.rows)
+        writer = safe_csv_writer(text)
+        writer.writeheader(table.columns)
+        writer.writerows(table.rows)
         response = HttpResponse(text.getvalue(), content_type="text/csv; charset=utf-8")
         response["Content-Disposition"] = f'attachment; filename="report-{report.pk}-{name}.csv"'
         return response

