@@ -127,7 +127,8 @@ REST_FRAMEWORK = {
     # Our JSONParser turns deeply nested bodies into a 400 (DRF's lets RecursionError become a 500).
     "DEFAULT_PARSER_CLASSES": ["api.parsers.JSONParser", "rest_framework.parsers.FormParser",
                                "rest_framework.parsers.MultiPartParser"],
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    # Limit/offset with a maximum page size (api/pagination.py); its default page is PAGE_SIZE.
+    "DEFAULT_PAGINATION_CLASS": "api.pagination.RejudgePagination",
     "PAGE_SIZE": 100,
     "EXCEPTION_HANDLER": "api.errors.exception_handler",
 }
