@@ -47,6 +47,8 @@ class Clip(models.Model):
             ),
             models.CheckConstraint(condition=Q(duration__isnull=True) | Q(duration__gt=0), name="clip_duration_positive"),
         ]
+        # /media/ checks each request's file against the clips that use it (selectors/media.py).
+        indexes = [models.Index(fields=["media"], name="clip_media")]
 
     def __str__(self) -> str:
         return self.external_id

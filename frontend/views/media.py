@@ -3,6 +3,10 @@
 Browsers seek in a video by asking for byte ranges; a server that answers 200 with the whole
 file (as Django's static serving does) makes seeking impossible. This view answers 206 Partial
 Content for a single range, 416 for an unsatisfiable one, and 200 without a Range header.
+
+Only admins and raters of a pool or ranking study using the clip get a file
+(annotation/selectors/media.py); anyone else gets the 404 of a missing file, so the answer never
+reveals which files exist.
 """
 from __future__ import annotations
 
@@ -15,6 +19,8 @@ from django.contrib.auth.decorators import login_required
 from django.http import FileResponse, Http404, HttpResponse, StreamingHttpResponse
 from django.utils._os import safe_join
 from django.views.decorators.http import require_safe
+
+from annotation.selectors.media import media_file_visible
 
 RANGE_RE = re.compile(r"^bytes=(\d*)-(\d*)$")
 CHUNK = 64 * 1024
@@ -53,6 +59,8 @@ def parse_range(header: str, size: int) -> tuple[int, int] | None:
 @require_safe
 @login_required
 def media_file(request, path: str):
+    if not media_file_visible(user=request.user, path=path):
+        raise Http404("no such file")
     try:
         full = Path(safe_join(settings.MEDIA_ROOT, path))
     except Exception as exc:  # SuspiciousFileOperation: a path escaping MEDIA_ROOT

@@ -18,7 +18,8 @@ def video(settings):
 
 
 def signed_in(client):
-    client.force_login(make_user("rater"))
+    # An admin may fetch any file; who else may is tested in test_media_access.py.
+    client.force_login(make_user("admin"))
     return client
 
 
