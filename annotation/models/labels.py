@@ -1,11 +1,19 @@
 """Raters' verdicts and the short-lived leases under which they make them."""
 from __future__ import annotations
 
+import secrets
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
 from .pools import PooledPair
+
+
+def new_lease_token() -> str:
+    """The only handle a rater gets for held work: random, so it says nothing about the pair
+    (its role, its age or its place in the pool), unlike a sequential id."""
+    return secrets.token_urlsafe(16)
 
 
 class Lease(models.Model):
@@ -19,6 +27,8 @@ class Lease(models.Model):
 
     pair = models.ForeignKey(PooledPair, on_delete=models.CASCADE, related_name="leases")
     rater = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="leases")
+    token = models.CharField(max_length=32, unique=True, default=new_lease_token, editable=False,
+                             help_text="Opaque id shown to the rater instead of the lease or pair id.")
     state = models.CharField(max_length=10, choices=State.choices, default=State.ACTIVE)
     created_at = models.DateTimeField(auto_now_add=True)
     expires_at = models.DateTimeField()

@@ -16,7 +16,7 @@ from django.db.models import Q
 
 from .datasets import Caption, Clip, Dataset
 from .jobs import Job
-from .labels import Lease
+from .labels import Lease, new_lease_token
 
 __all__ = ["RankingLease", "RankingMembership", "RankingStudy", "RankingSubmission", "RankingTask", "RankingTaskCaption"]
 
@@ -140,6 +140,8 @@ class RankingLease(models.Model):
 
     task = models.ForeignKey(RankingTask, on_delete=models.CASCADE, related_name="leases")
     rater = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="ranking_leases")
+    token = models.CharField(max_length=32, unique=True, default=new_lease_token, editable=False,
+                             help_text="Opaque id shown to the rater instead of the lease id.")
     state = models.CharField(max_length=10, choices=Lease.State.choices, default=Lease.State.ACTIVE)
     created_at = models.DateTimeField(auto_now_add=True)
     expires_at = models.DateTimeField()

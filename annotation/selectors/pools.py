@@ -50,17 +50,33 @@ def pool_throughput(*, pool: Pool, hours: int = 48) -> dict:
 
 
 def rater_progress(*, pool: Pool, rater) -> dict:
+    """What a rater's page shows: their answers, and the pairs still open to them.
+
+    `left_for_you` moves by exactly one for every answer the rater gives, whatever the pair's
+    role: pool pairs that still need labels and that they have not labelled, plus the gold pairs
+    they have not answered while any such pool pair is left. A pool-wide count of open pairs
+    would move on a pool answer and stand still on a gold one, which tells gold pairs apart."""
     today = timezone.localtime().replace(hour=0, minute=0, second=0, microsecond=0)
     mine = Label.objects.filter(rater=rater, pair__pool=pool)
     membership = PoolMembership.objects.filter(pool=pool, rater=rater).first()
-    training_total = PooledPair.objects.filter(pool=pool, role=PooledPair.Role.TRAINING).count()
+    roles = dict(PooledPair.objects.filter(pool=pool).exclude(role=PooledPair.Role.POOL)
+                 .values_list("role").annotate(n=Count("id")).order_by())
+    training_total = roles.get(PooledPair.Role.TRAINING, 0)
+    answered = mine.aggregate(
+        today=Count("id", filter=Q(created_at__gte=today)), total=Count("id"),
+        training=Count("id", filter=Q(pair__role=PooledPair.Role.TRAINING)),
+        gold=Count("id", filter=Q(pair__role=PooledPair.Role.GOLD)),
+        open_pool=Count("id", filter=Q(pair__role=PooledPair.Role.POOL, pair__state=PooledPair.State.OPEN,
+                                       pair__vote_count__lt=F("pair__required_labels"))))
+    pool_left = max(0, pool_pairs_left(pool=pool) - answered["open_pool"])
+    gold_left = max(0, roles.get(PooledPair.Role.GOLD, 0) - answered["gold"]) if pool_left else 0
     return {
-        "labelled_today": mine.filter(created_at__gte=today).count(),
-        "labelled_total": mine.count(),
-        "left_in_pool": PooledPair.objects.filter(pool=pool, role=PooledPair.Role.POOL, state=PooledPair.State.OPEN).count(),
+        "labelled_today": answered["today"],
+        "labelled_total": answered["total"],
+        "left_for_you": pool_left + gold_left,
         "training": {
             "status": membership.training if membership and training_total else "none",
-            "answered": mine.filter(pair__role=PooledPair.Role.TRAINING).count(),
+            "answered": answered["training"],
             "total": training_total,
             "score": membership.training_score if membership else None,
         },

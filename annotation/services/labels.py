@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
-from annotation.models import Label, Lease, PooledPair, PoolMembership
+from annotation.models import Label, Lease, PooledPair, PoolMembership, RaterProfile
 from annotation.services.queue import PAIR_FLAG_FIELDS, refresh_pair_flags
 
 PAIR_FIELDS = PAIR_FLAG_FIELDS + ["vote_count", "required_labels", "state", "resolved_label", "resolved_at", "broken_reports"]
@@ -41,8 +41,11 @@ def training_feedback(label: Label) -> dict | None:
     return {"correct": label.value == pair.known_answer, "answer": pair.known_answer, "explanation": pair.explanation}
 
 
-def label_submit(*, rater, client_id: str, pair_id: int, value: str, seconds: float | None = None, comment: str = "",
+def label_submit(*, rater, client_id: str, lease: str, value: str, seconds: float | None = None, comment: str = "",
                  now=None) -> SubmitResult:
+    """Stores the rater's answer on the pair they hold (or held) under `lease`, the lease's opaque
+    token. Only a lease the rater was given carries a vote, so no pair can be reached around the
+    queue: not training out of order, not gold, not another rater's pair, not while paused."""
     now = now or timezone.now()
     client_id = (client_id or "").strip()
     if not client_id or len(client_id) > 64:
@@ -54,9 +57,11 @@ def label_submit(*, rater, client_id: str, pair_id: int, value: str, seconds: fl
         raise LabelRefused("invalid", f"value must be one of {', '.join(Label.Value.values)}")
     if seconds is not None and seconds < 0:
         raise LabelRefused("invalid", "seconds must not be negative")
+    if not isinstance(lease, str) or not lease or len(lease) > 64:
+        raise LabelRefused("invalid", "lease_id must be the lease id the pair was handed out with")
     try:
         with transaction.atomic():
-            return _submit_locked(rater, client_id, pair_id, value, seconds, comment, now)
+            return _submit_locked(rater, client_id, lease, value, seconds, comment, now)
     except IntegrityError:
         # The same client id raced in through another request; that one stands.
         replay = _label_by_client_id(rater, client_id)
@@ -70,11 +75,14 @@ def label_submit(*, rater, client_id: str, pair_id: int, value: str, seconds: fl
 
 _LABEL_BY_CLIENT_ID_SQL = "SELECT * FROM {label} WHERE rater_id = %(rater)s AND client_id = %(client_id)s"
 
-# The pair, locked, and whether the rater may label it.
-_PAIR_LOCKED_SQL = """
-SELECT pp.*, EXISTS (SELECT 1 FROM {membership} m WHERE m.pool_id = pp.pool_id AND m.rater_id = %(rater)s)
-       AS rater_is_member
-FROM {pair} pp WHERE pp.id = %(pair)s {lock}
+# The rater's lease and its pair, the pair locked (pair first, then lease: the queue's lock
+# order), with whether the rater may still label in this pool.
+_LEASED_PAIR_LOCKED_SQL = """
+SELECT pp.*, s.id AS lease_pk, s.state AS lease_state,
+       EXISTS (SELECT 1 FROM {membership} m WHERE m.pool_id = pp.pool_id AND m.rater_id = %(rater)s) AS rater_is_member,
+       EXISTS (SELECT 1 FROM {profile} r WHERE r.user_id = %(rater)s AND r.paused) AS rater_paused
+FROM {lease} s JOIN {pair} pp ON pp.id = s.pair_id
+WHERE s.token = %(token)s AND s.rater_id = %(rater)s {lock}
 """
 
 # The rater's label on the pair, or one with this client id (a replay that raced in while this
@@ -86,9 +94,10 @@ SELECT * FROM {label} WHERE rater_id = %(rater)s AND (pair_id = %(pair)s OR clie
 
 @functools.cache
 def _sql(template: str) -> str:
+    features = connection.features
+    lock = ("FOR UPDATE OF pp" if features.has_select_for_update_of else "FOR UPDATE") if features.has_select_for_update else ""
     return template.format(label=Label._meta.db_table, lease=Lease._meta.db_table, pair=PooledPair._meta.db_table,
-                           membership=PoolMembership._meta.db_table,
-                           lock="FOR UPDATE" if connection.features.has_select_for_update else "")
+                           membership=PoolMembership._meta.db_table, profile=RaterProfile._meta.db_table, lock=lock)
 
 
 def _label_by_client_id(rater, client_id: str) -> Label | None:
@@ -96,7 +105,8 @@ def _label_by_client_id(rater, client_id: str) -> Label | None:
 
 
 # Ends the rater's live lease on the pair (if any) and says which it was, in one statement; the
-# caller holds the pair's row lock, so the lock order pair -> lease is kept.
+# caller holds the pair's row lock, so the lock order pair -> lease is kept. The live lease may be
+# a newer one than the answer names (the old one expired and the pair came back to the rater).
 _COMPLETE_LEASE_SQL = """
 UPDATE {lease} SET state = %(completed)s, ended_at = %(now)s
 WHERE pair_id = %(pair)s AND rater_id = %(rater)s AND state = %(live)s
@@ -113,21 +123,29 @@ def _complete_lease(pair_id: int, rater, now) -> int | None:
     return row[0] if row else None
 
 
-def _submit_locked(rater, client_id, pair_id, value, seconds, comment, now) -> SubmitResult:
-    pair = next(iter(PooledPair.objects.raw(_sql(_PAIR_LOCKED_SQL), {"rater": rater.pk, "pair": pair_id})), None)
+def _submit_locked(rater, client_id, token, value, seconds, comment, now) -> SubmitResult:
+    pair = next(iter(PooledPair.objects.raw(_sql(_LEASED_PAIR_LOCKED_SQL), {"rater": rater.pk, "token": token})), None)
     if pair is None:
-        raise LabelRefused("not_found", f"no pair {pair_id}")
+        # The same answer for a lease that never existed and for another rater's lease.
+        raise LabelRefused("not_found", "no such lease")
     if not pair.rater_is_member:
         raise LabelRefused("forbidden", "you have no access to this pool")
+    if pair.rater_paused:
+        raise LabelRefused("paused", "an admin has paused your work; this answer was not stored")
     for earlier in Label.objects.raw(_sql(_EARLIER_LABELS_SQL), {"rater": rater.pk, "pair": pair.pk, "client_id": client_id}):
         if earlier.client_id == client_id:
             return SubmitResult(earlier, False, training_feedback(earlier))
         raise LabelRefused("conflict", "you have already labelled this pair")
+    if pair.lease_state == Lease.State.RELEASED:
+        raise LabelRefused("conflict", "you gave this pair back; it is no longer yours to judge")
+    if pair.lease_state == Lease.State.COMPLETED:
+        raise LabelRefused("conflict", "this lease has already been used for an answer")
 
-    lease_id = _complete_lease(pair.pk, rater, now)
+    # None: the lease named ran out before the answer came (a late answer keeps the rules below).
+    live_lease_id = _complete_lease(pair.pk, rater, now)
     label = Label(pair=pair, rater=rater, value=value, client_id=client_id, seconds=seconds, comment=comment[:5000],
-                  lease_id=lease_id, counted=False)
-    if lease_id and pair.role == PooledPair.Role.POOL:
+                  lease_id=live_lease_id or pair.lease_pk, counted=False)
+    if live_lease_id and pair.role == PooledPair.Role.POOL:
         pair.active_leases = max(0, pair.active_leases - 1)
 
     if pair.role != PooledPair.Role.POOL:
@@ -145,7 +163,7 @@ def _submit_locked(rater, client_id, pair_id, value, seconds, comment, now) -> S
             label.sequence = pair.vote_count
         else:
             label.surplus_reason = ("arrived after its lease ended, when the pair no longer needed it"
-                                    if lease_id is None else f"the pair was already {pair.get_state_display().lower()}")
+                                    if live_lease_id is None else f"the pair was already {pair.get_state_display().lower()}")
     elif value == Label.Value.AMBIGUOUS:
         if pair.state == PooledPair.State.OPEN:
             pair.state = PooledPair.State.ADJUDICATION

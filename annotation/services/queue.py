@@ -10,13 +10,15 @@ Locks are always taken pair first, then lease, so concurrent submits and expirie
 from __future__ import annotations
 
 import functools
+import hashlib
+import hmac
 import random
 from dataclasses import dataclass
 from datetime import timedelta
 
+from django.conf import settings
 from django.core.cache import cache
 from django.db import connection, transaction
-from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from annotation.models import Caption, Clip, Label, Lease, Pool, PooledPair, PoolMembership, RaterProfile
@@ -35,6 +37,15 @@ class Assignment:
         if self.lease is None:
             return None
         return "training" if self.lease.pair.role == PooledPair.Role.TRAINING else "production"
+
+
+def item_id_for(kind: str, pk: int) -> str:
+    """The stable, opaque id a rater sees for a pair or ranking task: the page needs one to tell
+    work it has already answered from new work, but a sequential id would show which pairs were
+    added after the pool (gold and training pairs are). Keyed by SECRET_KEY, so it cannot be
+    reversed or ordered."""
+    digest = hmac.new(settings.SECRET_KEY.encode(), f"{kind}:{pk}".encode(), hashlib.sha256).hexdigest()
+    return digest[:24]
 
 
 class LeaseGone(Exception):
@@ -72,7 +83,7 @@ WHERE p.id = %(pool)s AND m.rater_id = %(rater)s
 
 # The rater's live leases in the pool, oldest first.
 _HELD_SQL = """
-SELECT s.id FROM {lease} s JOIN {pair} pp ON pp.id = s.pair_id
+SELECT s.id, s.token FROM {lease} s JOIN {pair} pp ON pp.id = s.pair_id
 WHERE s.rater_id = %(rater)s AND s.state = %(live)s AND pp.pool_id = %(pool)s
 ORDER BY s.created_at, s.id
 """
@@ -103,11 +114,11 @@ def pair_for_display(pair_id: int) -> PooledPair:
     return pair
 
 
-def lease_next(*, pool: Pool | int, rater, exclude_lease_ids=(), now=None, rng: random.Random | None = None) -> Assignment:
+def lease_next(*, pool: Pool | int, rater, exclude_leases=(), now=None, rng: random.Random | None = None) -> Assignment:
     """The rater's next pair in this pool (a Pool or its id), leased to them for the pool's lease time.
 
-    Pairs the rater already holds come back first (a reloaded page resumes), except those in
-    `exclude_lease_ids` (the ones the client is already showing or preloading). This runs on
+    Pairs the rater already holds come back first (a reloaded page resumes), except those whose
+    lease tokens are in `exclude_leases` (the ones the client is already showing or preloading). This runs on
     every "next" a rater asks for, so it reads what it needs in few, plain queries."""
     now = now or timezone.now()
     pool_id = pool.pk if isinstance(pool, Pool) else pool
@@ -123,9 +134,10 @@ def lease_next(*, pool: Pool | int, rater, exclude_lease_ids=(), now=None, rng: 
 
     with connection.cursor() as cursor:
         cursor.execute(_sql(_HELD_SQL), {"pool": pool.pk, "rater": rater.pk, "live": Lease.State.ACTIVE})
-        held = [row[0] for row in cursor.fetchall()]
-    for lease_id in held:
-        if lease_id not in set(exclude_lease_ids):
+        held = cursor.fetchall()
+    excluded = set(exclude_leases)
+    for lease_id, token in held:
+        if token not in excluded:
             renewed = Lease.objects.filter(pk=lease_id, state=Lease.State.ACTIVE).update(
                 expires_at=now + timedelta(seconds=pool.lease_seconds))
             if renewed:
@@ -146,11 +158,6 @@ def lease_next(*, pool: Pool | int, rater, exclude_lease_ids=(), now=None, rng: 
             return Assignment(lease)
     lease = _claim_pool_pair(pool, rater, now)
     return Assignment(lease, None if lease else "no_work_left")
-
-
-def _not_mine(rater):
-    return (~Exists(Label.objects.filter(pair=OuterRef("pk"), rater=rater))
-            & ~Exists(Lease.objects.filter(pair=OuterRef("pk"), rater=rater, state=Lease.State.ACTIVE)))
 
 
 # Takes the first available pair the rater has neither labelled nor holds, in hand-out order, and
@@ -192,23 +199,41 @@ def _claim_pool_pair(pool: Pool, rater, now) -> Lease | None:
     return None
 
 
+# Gold and training pairs: every rater answers each once, so there is no capacity to count. Read
+# in one statement and leased in one, as pool pairs are, so a gold assignment takes the same path
+# (and about the same time) as any other. random() runs over the few known pairs of one pool.
+_KNOWN_PAIR_SQL = """
+SELECT p.id FROM {pair} p
+WHERE p.pool_id = %(pool)s AND p.role = %(role)s
+  AND NOT EXISTS (SELECT 1 FROM {label} l WHERE l.pair_id = p.id AND l.rater_id = %(rater)s)
+  AND NOT EXISTS (SELECT 1 FROM {lease} s WHERE s.pair_id = p.id AND s.rater_id = %(rater)s AND s.state = %(live)s)
+ORDER BY {order}
+LIMIT 1
+"""
+
+
 def _claim_known_pair(pool: Pool, rater, role: str, now, *, ordered: bool) -> Lease | None:
-    """Gold and training pairs: every rater answers each once; no capacity to count."""
-    candidates = PooledPair.objects.filter(pool=pool, role=role).select_related("caption", "clip").filter(_not_mine(rater))
-    pair = candidates.order_by("queue_order", "pk").first() if ordered else candidates.order_by("?").first()
-    # order_by("?") is over the few known pairs of one pool, never over the pool's pairs.
-    if pair is None:
-        return None
-    lease = Lease.objects.create(pair=pair, rater=rater, expires_at=now + timedelta(seconds=pool.lease_seconds))
-    lease.pair = pair
+    params = {"pool": pool.pk, "role": role, "rater": rater.pk, "live": Lease.State.ACTIVE}
+    order = "p.queue_order, p.id" if ordered else "random()"
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute(_sql(_KNOWN_PAIR_SQL.replace("{order}", order)), params)
+            row = cursor.fetchone()
+        if row is None:
+            return None
+        lease = Lease.objects.create(pair_id=row[0], rater=rater, expires_at=now + timedelta(seconds=pool.lease_seconds))
+    lease.pair = pair_for_display(row[0])
     return lease
 
 
-def lease_renew(*, lease_id: int, rater, now=None) -> Lease:
+def lease_renew(*, token: str, rater, now=None) -> Lease:
     """Heartbeat: extends a live lease. A lease that is no longer live raises LeaseGone, saying
-    whether the pair still needs a label (the client then submits its answer anyway)."""
+    whether the pair still needs a label (the client then submits its answer anyway). A paused
+    rater's leases are given back instead, so their open page does not keep pairs from others."""
     now = now or timezone.now()
-    lease = Lease.objects.select_related("pair__pool").get(pk=lease_id, rater=rater)
+    lease = Lease.objects.select_related("pair__pool").get(token=token, rater=rater)
+    if RaterProfile.objects.filter(user=rater, paused=True).exists():
+        _end_lease(lease.pk, Lease.State.RELEASED, now)
     updated = Lease.objects.filter(pk=lease.pk, state=Lease.State.ACTIVE).update(
         expires_at=now + timedelta(seconds=lease.pair.pool.lease_seconds))
     lease.refresh_from_db()
@@ -219,9 +244,9 @@ def lease_renew(*, lease_id: int, rater, now=None) -> Lease:
     return lease
 
 
-def lease_release(*, lease_id: int, rater, now=None) -> Lease:
+def lease_release(*, token: str, rater, now=None) -> Lease:
     """The rater gives the pair back without judging it (e.g. they skip it)."""
-    lease = Lease.objects.get(pk=lease_id, rater=rater)
+    lease = Lease.objects.get(token=token, rater=rater)
     _end_lease(lease.pk, Lease.State.RELEASED, now or timezone.now())
     lease.refresh_from_db()
     return lease

@@ -137,11 +137,11 @@ def refresh_task_flags(task: RankingTask) -> None:
     task.priority = 1 if task.submission_count + task.active_leases > 0 else 0
 
 
-def ranking_lease_next(*, study: RankingStudy, rater, exclude_lease_ids=(), now=None) -> RankingAssignment:
+def ranking_lease_next(*, study: RankingStudy, rater, exclude_leases=(), now=None) -> RankingAssignment:
     """The rater's next task in this study, leased for `study.lease_seconds`.
 
-    Tasks the rater already holds come back first (a reloaded page resumes), except those in
-    `exclude_lease_ids` (the ones the page already shows or preloads)."""
+    Tasks the rater already holds come back first (a reloaded page resumes), except those whose
+    lease tokens are in `exclude_leases` (the ones the page already shows or preloads)."""
     now = now or timezone.now()
     if not RankingMembership.objects.filter(study=study, rater=rater).exists():
         return RankingAssignment(None, "not_a_member")
@@ -149,11 +149,11 @@ def ranking_lease_next(*, study: RankingStudy, rater, exclude_lease_ids=(), now=
         return RankingAssignment(None, "paused")
     ranking_leases_expire(now=now, study=study, limit=50)
 
-    excluded = set(exclude_lease_ids)
+    excluded = set(exclude_leases)
     held = list(RankingLease.objects.filter(rater=rater, task__study=study, state=RankingLease.State.ACTIVE)
                 .order_by("created_at", "pk"))
     for lease in held:
-        if lease.pk not in excluded:
+        if lease.token not in excluded:
             RankingLease.objects.filter(pk=lease.pk, state=RankingLease.State.ACTIVE).update(
                 expires_at=now + timedelta(seconds=study.lease_seconds))
             lease.refresh_from_db(fields=["expires_at", "state"])
@@ -202,11 +202,14 @@ def _still_needed(task: RankingTask) -> bool:
     return task.active_leases + task.submission_count < task.required_submissions
 
 
-def ranking_lease_renew(*, lease_id: int, rater, now=None) -> RankingLease:
+def ranking_lease_renew(*, token: str, rater, now=None) -> RankingLease:
     """Heartbeat: extends a live lease. A lease that is no longer live raises RankingLeaseGone,
     saying whether the task still needs an ordering (the page then submits anyway, or moves on)."""
     now = now or timezone.now()
-    lease = RankingLease.objects.select_related("task__study").get(pk=lease_id, rater=rater)
+    lease = RankingLease.objects.select_related("task__study").get(token=token, rater=rater)
+    if rater_profile(user=rater).paused:
+        # A paused rater's open page must not keep tasks from others.
+        _end_lease(lease.pk, RankingLease.State.RELEASED, now)
     updated = RankingLease.objects.filter(pk=lease.pk, state=RankingLease.State.ACTIVE).update(
         expires_at=now + timedelta(seconds=lease.task.study.lease_seconds))
     lease.refresh_from_db()
@@ -217,9 +220,9 @@ def ranking_lease_renew(*, lease_id: int, rater, now=None) -> RankingLease:
     return lease
 
 
-def ranking_lease_release(*, lease_id: int, rater, now=None) -> RankingLease:
+def ranking_lease_release(*, token: str, rater, now=None) -> RankingLease:
     """The rater gives the task back without ordering it (e.g. the clip does not play)."""
-    lease = RankingLease.objects.get(pk=lease_id, rater=rater)
+    lease = RankingLease.objects.get(token=token, rater=rater)
     _end_lease(lease.pk, RankingLease.State.RELEASED, now or timezone.now())
     lease.refresh_from_db()
     return lease
@@ -268,13 +271,15 @@ class SubmissionResult:
     created: bool
 
 
-def ranking_submission_create(*, rater, client_id: str, task_id: int, order: list, seconds: float | None = None,
+def ranking_submission_create(*, rater, client_id: str, lease: str, order: list, seconds: float | None = None,
                               now=None) -> SubmissionResult:
-    """Stores a rater's ordering of a task's five captions (caption ids, most relevant first).
+    """Stores a rater's ordering of the five captions of the task they hold (or held) under
+    `lease`, the lease's opaque token (caption ids, most relevant first).
 
-    The same `client_id` again returns the stored submission; a second ordering of the same task
-    under another client id is a conflict. An ordering that arrives when the task no longer needs
-    it (lease ended, others took the place) is kept with counted=False."""
+    Only a lease the rater was given carries an ordering: not another rater's task, not while
+    paused. The same `client_id` again returns the stored submission; a second ordering of the
+    same task under another client id is a conflict. An ordering that arrives when the task no
+    longer needs it (lease ended, others took the place) is kept with counted=False."""
     now = now or timezone.now()
     client_id = (client_id or "").strip()
     if not client_id or len(client_id) > 64:
@@ -284,9 +289,11 @@ def ranking_submission_create(*, rater, client_id: str, task_id: int, order: lis
         return SubmissionResult(replay, False)
     if seconds is not None and seconds < 0:
         raise RankingRefused("invalid", "seconds must not be negative", "seconds")
+    if not isinstance(lease, str) or not lease or len(lease) > 64:
+        raise RankingRefused("invalid", "lease_id must be the lease id the task was handed out with", "lease_id")
     try:
         with transaction.atomic():
-            return _submit_locked(rater, client_id, task_id, list(order), seconds, now)
+            return _submit_locked(rater, client_id, lease, list(order), seconds, now)
     except IntegrityError:
         # The same client id raced in through another request; that one stands.
         replay = RankingSubmission.objects.filter(rater=rater, client_id=client_id).first()
@@ -295,26 +302,36 @@ def ranking_submission_create(*, rater, client_id: str, task_id: int, order: lis
         raise
 
 
-def _submit_locked(rater, client_id: str, task_id: int, order: list, seconds: float | None, now) -> SubmissionResult:
-    task = RankingTask.objects.select_for_update().filter(pk=task_id).first()
-    if task is None or not RankingMembership.objects.filter(study=task.study_id, rater=rater).exists():
-        raise RankingRefused("not_found", f"no task {task_id}", "task_id")  # do not reveal other studies' tasks
+def _submit_locked(rater, client_id: str, token: str, order: list, seconds: float | None, now) -> SubmissionResult:
+    named = RankingLease.objects.filter(token=token, rater=rater).values("pk", "task_id", "state").first()
+    if named is None:
+        raise RankingRefused("not_found", "no such lease", "lease_id")  # the same for another rater's lease
+    # Task first, then lease: the lock order of every change to a task.
+    task = RankingTask.objects.select_for_update().get(pk=named["task_id"])
+    if not RankingMembership.objects.filter(study=task.study_id, rater=rater).exists():
+        raise RankingRefused("forbidden", "you have no access to this study")
+    if rater_profile(user=rater).paused:
+        raise RankingRefused("paused", "an admin has paused your work; this ordering was not stored")
     replay = RankingSubmission.objects.filter(rater=rater, client_id=client_id).first()
     if replay:
         return SubmissionResult(replay, False)
     if RankingSubmission.objects.filter(task=task, rater=rater).exists():
         raise RankingRefused("conflict", "you have already ordered this task's captions")
+    if named["state"] in (RankingLease.State.RELEASED, RankingLease.State.COMPLETED):
+        raise RankingRefused("conflict", f"this lease has been {named['state']}; the task is no longer yours to order")
     expected = set(task.captions.values_list("caption_id", flat=True))
     if len(order) != len(expected) or set(order) != expected or any(type(c) is not int for c in order):
         raise RankingRefused("invalid", f"order must list this task's {len(expected)} caption ids, each once, "
                                         "most relevant first", "order")
 
-    lease = RankingLease.objects.select_for_update().filter(task=task, rater=rater, state=RankingLease.State.ACTIVE).first()
-    submission = RankingSubmission(task=task, rater=rater, client_id=client_id, order=order, seconds=seconds, lease=lease,
-                                   counted=False)
-    if lease:
-        lease.state, lease.ended_at = RankingLease.State.COMPLETED, now
-        lease.save(update_fields=["state", "ended_at"])
+    # The live lease may be a newer one than the ordering names (the old one ran out and the task
+    # came back to the rater); none live means a late ordering.
+    live = RankingLease.objects.select_for_update().filter(task=task, rater=rater, state=RankingLease.State.ACTIVE).first()
+    submission = RankingSubmission(task=task, rater=rater, client_id=client_id, order=order, seconds=seconds,
+                                   lease_id=live.pk if live else named["pk"], counted=False)
+    if live:
+        live.state, live.ended_at = RankingLease.State.COMPLETED, now
+        live.save(update_fields=["state", "ended_at"])
         task.active_leases = max(0, task.active_leases - 1)
     if task.submission_count + task.active_leases < task.required_submissions:
         submission.counted = True

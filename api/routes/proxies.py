@@ -7,9 +7,9 @@ urlpatterns = [
     # rater
     path("my/ranking-studies/", ranking.MyRankingStudiesApi.as_view(), name="my-ranking-studies"),
     path("ranking-studies/<int:study_id>/next/", ranking.RankingNextApi.as_view(), name="ranking-next"),
-    path("ranking-leases/<int:lease_id>/heartbeat/", ranking.RankingLeaseHeartbeatApi.as_view(),
+    path("ranking-leases/<str:lease_id>/heartbeat/", ranking.RankingLeaseHeartbeatApi.as_view(),
          name="ranking-lease-heartbeat"),
-    path("ranking-leases/<int:lease_id>/release/", ranking.RankingLeaseReleaseApi.as_view(), name="ranking-lease-release"),
+    path("ranking-leases/<str:lease_id>/release/", ranking.RankingLeaseReleaseApi.as_view(), name="ranking-lease-release"),
     path("ranking-submissions/", ranking.RankingSubmissionApi.as_view(), name="ranking-submission"),
     # admin (and researchers reading)
     path("ranking-studies/", ranking.RankingStudyListCreateApi.as_view(), name="ranking-study-list"),

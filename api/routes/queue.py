@@ -9,8 +9,8 @@ urlpatterns = [
     path("my/labels/", queue.MyLabelsApi.as_view(), name="my-labels"),
     path("pools/<int:pool_id>/next/", queue.NextPairApi.as_view(), name="pool-next"),
     path("pools/<int:pool_id>/my-progress/", queue.MyProgressApi.as_view(), name="pool-my-progress"),
-    path("leases/<int:lease_id>/heartbeat/", queue.LeaseHeartbeatApi.as_view(), name="lease-heartbeat"),
-    path("leases/<int:lease_id>/release/", queue.LeaseReleaseApi.as_view(), name="lease-release"),
+    path("leases/<str:lease_id>/heartbeat/", queue.LeaseHeartbeatApi.as_view(), name="lease-heartbeat"),
+    path("leases/<str:lease_id>/release/", queue.LeaseReleaseApi.as_view(), name="lease-release"),
     path("labels/", queue.LabelSubmitApi.as_view(), name="label-submit"),
     # admin (and researchers reading pools)
     path("pools/", pools.PoolListApi.as_view(), name="pool-list"),

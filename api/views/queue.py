@@ -1,7 +1,10 @@
 """The rater's side: my pools, my next pair, heartbeat, release, submit a label, my labels.
 
 Raters only ever see their own leases and labels, and never a gold answer before answering: the
-assignment of a gold pair looks exactly like any other."""
+assignment of a gold pair looks exactly like any other. Every id a rater sees is opaque (a lease
+token, an item id keyed by the server's secret), never a sequential pair or lease id, which would
+tell pairs added after the pool (gold, training) from pool pairs; whether a label was counted is
+for admins only."""
 from __future__ import annotations
 
 from django.shortcuts import get_object_or_404
@@ -15,7 +18,7 @@ from rest_framework.views import APIView
 from annotation.models import Label, Lease, Pool
 from annotation.selectors.pools import rater_pools, rater_progress
 from annotation.services.labels import LabelRefused, label_submit
-from annotation.services.queue import LeaseGone, lease_next, lease_release, lease_renew
+from annotation.services.queue import LeaseGone, item_id_for, lease_next, lease_release, lease_renew
 from api.permissions import IsRater
 
 
@@ -27,13 +30,19 @@ class ClipSerializer(serializers.Serializer):
     duration = serializers.FloatField(allow_null=True)
 
 
+LEASE_TOKEN_MAX = 64
+
+
 class AssignmentSerializer(serializers.Serializer):
-    lease_id = serializers.IntegerField(source="pk")
-    pair_id = serializers.IntegerField(source="pair.pk")
+    lease_id = serializers.CharField(source="token", help_text="Opaque: send it with the answer, heartbeat or release.")
+    item_id = serializers.SerializerMethodField(help_text="Opaque and stable: the same pair always has the same item id.")
     mode = serializers.SerializerMethodField()
     caption = serializers.SerializerMethodField()
     clip = serializers.SerializerMethodField()
     expires_at = serializers.DateTimeField()
+
+    def get_item_id(self, lease) -> str:
+        return item_id_for("pair", lease.pair_id)
 
     def get_mode(self, lease) -> str:
         return "training" if lease.pair.role == "training" else "production"
@@ -68,14 +77,15 @@ class NextPairApi(APIView):
     permission_classes = [IsRater]
 
     class InputSerializer(serializers.Serializer):
-        exclude = serializers.ListField(child=serializers.IntegerField(), required=False, default=list, max_length=10)
+        exclude = serializers.ListField(child=serializers.CharField(max_length=LEASE_TOKEN_MAX), required=False,
+                                        default=list, max_length=10)
 
     @extend_schema(request=InputSerializer, responses=inline_serializer(
         "NextPair", {"assignment": AssignmentSerializer(allow_null=True), "reason": serializers.CharField(allow_null=True)}))
     def post(self, request, pool_id: int):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        assignment = lease_next(pool=pool_id, rater=request.user, exclude_lease_ids=data.validated_data["exclude"])
+        assignment = lease_next(pool=pool_id, rater=request.user, exclude_leases=data.validated_data["exclude"])
         if assignment.reason == "not_a_member":
             raise NotFound("no such pool")  # the same for pools that exist and those that do not
         body = {"assignment": AssignmentSerializer(assignment.lease).data if assignment.lease else None,
@@ -99,15 +109,15 @@ class LeaseHeartbeatApi(APIView):
 
     permission_classes = [IsRater]
 
-    def post(self, request, lease_id: int):
+    def post(self, request, lease_id: str):
         try:
-            lease = lease_renew(lease_id=lease_id, rater=request.user)
+            lease = lease_renew(token=lease_id, rater=request.user)
         except Lease.DoesNotExist as exc:
             raise NotFound("no such lease") from exc
         except LeaseGone as gone:
             return Response({"detail": f"the lease has {gone.lease.state}", "state": gone.lease.state,
                              "still_needed": gone.still_needed}, status=status.HTTP_410_GONE)
-        return Response({"lease_id": lease.pk, "expires_at": lease.expires_at})
+        return Response({"lease_id": lease.token, "expires_at": lease.expires_at})
 
 
 class LeaseReleaseApi(APIView):
@@ -115,50 +125,60 @@ class LeaseReleaseApi(APIView):
 
     permission_classes = [IsRater]
 
-    def post(self, request, lease_id: int):
+    def post(self, request, lease_id: str):
         try:
-            lease_release(lease_id=lease_id, rater=request.user)
+            lease_release(token=lease_id, rater=request.user)
         except Lease.DoesNotExist as exc:
             raise NotFound("no such lease") from exc
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
-class LabelOutputSerializer(serializers.ModelSerializer):
-    pair_id = serializers.IntegerField()
+class RaterLabelSerializer(serializers.ModelSerializer):
+    """A label as its rater sees it: no database ids and no `counted` (a gold or surplus answer
+    would show as not counted)."""
+
+    item_id = serializers.SerializerMethodField()
 
     class Meta:
         model = Label
-        fields = ["id", "client_id", "pair_id", "value", "seconds", "comment", "counted", "created_at"]
+        fields = ["client_id", "item_id", "value", "seconds", "comment", "created_at"]
+
+    def get_item_id(self, label) -> str:
+        return item_id_for("pair", label.pair_id)
 
 
-REFUSAL_STATUS = {"invalid": 400, "not_found": 404, "forbidden": 403, "conflict": 409}
+REFUSAL_STATUS = {"invalid": 400, "not_found": 404, "forbidden": 403, "paused": 403, "conflict": 409}
 
 
 class LabelSubmitApi(APIView):
-    """Rater: submit a label. `client_id` is generated by the page; sending the same one again
-    returns the stored label (200) instead of creating another (201). A training pair's answer
-    comes back in `feedback`; nothing else about the pair is revealed."""
+    """Rater: submit a label for the pair held under `lease_id` (the token the assignment came
+    with; an answer on the rater's own lease that has since run out is still taken, counted if
+    the pair still needs it). No other pair can be labelled. `client_id` is generated by the
+    page; sending the same one again returns the stored label (200) instead of creating another
+    (201). A training pair's answer comes back in `feedback`; nothing else about the pair is
+    revealed."""
 
     permission_classes = [IsRater]
 
     class InputSerializer(serializers.Serializer):
         client_id = serializers.CharField(max_length=64)
-        pair_id = serializers.IntegerField()
+        lease_id = serializers.CharField(max_length=LEASE_TOKEN_MAX)
         value = serializers.ChoiceField(choices=Label.Value.values)
         seconds = serializers.FloatField(required=False, allow_null=True, min_value=0)
         comment = serializers.CharField(required=False, allow_blank=True, default="", max_length=5000)
 
-    @extend_schema(request=InputSerializer, responses={201: LabelOutputSerializer, 200: LabelOutputSerializer})
+    @extend_schema(request=InputSerializer, responses={201: inline_serializer(
+        "LabelSubmitted", {"label": RaterLabelSerializer(), "feedback": serializers.DictField(allow_null=True)})})
     def post(self, request):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
         try:
-            result = label_submit(rater=request.user, client_id=v["client_id"], pair_id=v["pair_id"], value=v["value"],
+            result = label_submit(rater=request.user, client_id=v["client_id"], lease=v["lease_id"], value=v["value"],
                                   seconds=v.get("seconds"), comment=v["comment"])
         except LabelRefused as refused:
             return Response({"detail": str(refused), "code": refused.code}, status=REFUSAL_STATUS[refused.code])
-        body = {"label": LabelOutputSerializer(result.label).data, "feedback": result.feedback}
+        body = {"label": RaterLabelSerializer(result.label).data, "feedback": result.feedback}
         return Response(body, status=201 if result.created else 200)
 
 
@@ -166,7 +186,7 @@ class MyLabelsApi(ListAPIView):
     """Rater: my own labels (never anyone else's), newest first; ?pool= filters."""
 
     permission_classes = [IsRater]
-    serializer_class = LabelOutputSerializer
+    serializer_class = RaterLabelSerializer
 
     def get_queryset(self):
         labels = Label.objects.filter(rater=self.request.user).order_by("-created_at", "-id")

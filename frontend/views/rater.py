@@ -8,7 +8,6 @@ from django.shortcuts import get_object_or_404, render
 
 from annotation import roles
 from annotation.models import PoolMembership
-from annotation.selectors.dashboard import pool_pair_total
 from frontend.views.access import page_for
 
 
@@ -16,8 +15,7 @@ from frontend.views.access import page_for
 def judge(request, pool_id: int):
     membership = get_object_or_404(PoolMembership.objects.select_related("pool__dataset"), pool_id=pool_id,
                                    rater=request.user)
-    return render(request, "frontend/rater/judge.html",
-                  {"pool": membership.pool, "pool_pairs": pool_pair_total(pool=membership.pool)})
+    return render(request, "frontend/rater/judge.html", {"pool": membership.pool})
 
 
 @page_for(roles.RATER)

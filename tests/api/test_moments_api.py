@@ -8,14 +8,13 @@ import io
 import pytest
 
 from annotation.models import Job, MomentPoolDesign, Pool, PooledPair, Report
-from annotation.services.labels import label_submit
 from annotation.services.moment_pools import moment_pool_create
 from annotation.services.moment_reports import infap_report_create, moment_metrics_report_create
 from annotation.services.raters import memberships_grant
 from annotation.services.sampled_pools import sampled_pool_create
 from tests.annotation.services.test_moment_pools import moment_run
 from tests.annotation.services.test_sampled_pools import clip_run, rankings
-from tests.factories import make_dataset, make_user, unique
+from tests.factories import label_pair, make_dataset, make_user, unique
 
 pytestmark = pytest.mark.django_db
 
@@ -32,7 +31,7 @@ def label_everything(pool, relevant=lambda pair: pair.clip.external_id in ("v3",
     rater = make_user("rater")
     memberships_grant(pool=pool, users=[rater])
     for pair in PooledPair.objects.filter(pool=pool).select_related("clip"):
-        label_submit(rater=rater, client_id=unique("c"), pair_id=pair.pk, value="relevant" if relevant(pair) else "not_relevant")
+        label_pair(rater, pair, client_id=unique("c"), value="relevant" if relevant(pair) else "not_relevant")
 
 
 @pytest.fixture

@@ -39,18 +39,20 @@ def test_rater_flow_over_http(pool_and_rater):
     assert body["reason"] is None and a["mode"] == "production" and a["caption"]["text"].startswith("caption")
     assert set(a["clip"]) == {"id", "url", "start", "end", "duration"}
     assert c.post(f"/api/v1/leases/{a['lease_id']}/heartbeat/").status_code == 200
-    sent = {"client_id": "abc-1", "pair_id": a["pair_id"], "value": "relevant", "seconds": 2.5}
+    sent = {"client_id": "abc-1", "lease_id": a["lease_id"], "value": "relevant", "seconds": 2.5}
     first = c.post("/api/v1/labels/", sent, format="json")
-    assert first.status_code == 201 and first.json()["label"]["counted"] is True
+    assert first.status_code == 201 and set(first.json()["label"]) == {"client_id", "item_id", "value", "seconds",
+                                                                        "comment", "created_at"}
+    assert first.json()["label"]["item_id"] == a["item_id"] and Label.objects.get().counted
     again = c.post("/api/v1/labels/", sent | {"value": "not_relevant"}, format="json")
-    assert again.status_code == 200 and again.json()["label"]["id"] == first.json()["label"]["id"]
+    assert again.status_code == 200 and again.json()["label"] == first.json()["label"]
     assert Label.objects.count() == 1
     gone = c.post(f"/api/v1/leases/{a['lease_id']}/heartbeat/")
     assert gone.status_code == 410 and gone.json()["state"] == "completed"
     conflict = c.post("/api/v1/labels/", sent | {"client_id": "abc-2"}, format="json")
     assert conflict.status_code == 409
     progress = c.get(f"/api/v1/pools/{pool.pk}/my-progress/").json()
-    assert progress["labelled_today"] == 1 and progress["left_in_pool"] == PooledPair.objects.filter(pool=pool).count() - 1
+    assert progress["labelled_today"] == 1 and progress["left_for_you"] == PooledPair.objects.filter(pool=pool).count() - 1
     mine = c.get("/api/v1/my/labels/").json()["results"]
     assert [m["client_id"] for m in mine] == ["abc-1"]
 
@@ -59,11 +61,11 @@ def test_the_assignment_shows_the_pairs_own_caption_and_clip(pool_and_rater):
     pool, rater, _ = pool_and_rater
     Clip.objects.filter(dataset=pool.dataset).update(media="videos/x.mp4", start=1.5, end=4.0, duration=12.0)
     a = client_for(rater).post(f"/api/v1/pools/{pool.pk}/next/", {}, format="json").json()["assignment"]
-    pair = PooledPair.objects.select_related("caption", "clip").get(pk=a["pair_id"])
+    pair = PooledPair.objects.select_related("caption", "clip").get(leases__token=a["lease_id"])
     assert a["caption"] == {"text": pair.caption.text}
     assert a["clip"] == {"id": pair.clip.external_id, "url": "/media/videos/x.mp4", "start": 1.5, "end": 4.0,
                          "duration": 12.0}
-    assert Lease.objects.get(pk=a["lease_id"]).pair_id == pair.pk
+    assert Lease.objects.get(token=a["lease_id"]).pair_id == pair.pk
 
 
 def test_known_pairs_from_csv_all_or_none_with_file_line_and_field(pool_and_rater, as_role):
@@ -95,7 +97,7 @@ def test_invalid_label_is_a_400_naming_the_field(pool_and_rater):
     pool, rater, _ = pool_and_rater
     c = client_for(rater)
     a = c.post(f"/api/v1/pools/{pool.pk}/next/", {}, format="json").json()["assignment"]
-    response = c.post("/api/v1/labels/", {"client_id": "x", "pair_id": a["pair_id"], "value": "yes"}, format="json")
+    response = c.post("/api/v1/labels/", {"client_id": "x", "lease_id": a["lease_id"], "value": "yes"}, format="json")
     assert response.status_code == 400 and "value" in response.json()
 
 
@@ -109,7 +111,7 @@ def test_raters_never_see_other_raters_labels_or_gold_answers(pool_and_rater):
     c_other = client_for(other)
     a = c_other.post(f"/api/v1/pools/{pool.pk}/next/", {}, format="json").json()["assignment"]
     assert "relevant" not in str(a) and "gold" not in str(a) and "answer" not in str(a)
-    submitted = c_other.post("/api/v1/labels/", {"client_id": "o1", "pair_id": a["pair_id"], "value": "not_relevant"},
+    submitted = c_other.post("/api/v1/labels/", {"client_id": "o1", "lease_id": a["lease_id"], "value": "not_relevant"},
                              format="json").json()
     assert submitted["feedback"] is None
     assert client_for(rater).get("/api/v1/my/labels/").json()["results"] == []
@@ -117,7 +119,7 @@ def test_raters_never_see_other_raters_labels_or_gold_answers(pool_and_rater):
     lease = c_other.post(f"/api/v1/pools/{pool.pk}/next/", {}, format="json").json()["assignment"]["lease_id"]
     assert client_for(rater).post(f"/api/v1/leases/{lease}/heartbeat/").status_code == 404
     assert client_for(rater).post(f"/api/v1/leases/{lease}/release/").status_code == 404
-    assert Lease.objects.get(pk=lease).state == "active"
+    assert Lease.objects.get(token=lease).state == "active"
 
 
 def test_non_members_get_404_for_the_pool(pool_and_rater):
@@ -207,12 +209,13 @@ def test_admin_manages_raters_members_and_adjudication(as_role, pool_and_rater):
     assert client_for(rater).post(f"/api/v1/pools/{pool.pk}/next/", {}, format="json").json()["reason"] == "paused"
     admin.patch(f"/api/v1/raters/{rater.pk}/", {"paused": False}, format="json")
     a = client_for(rater).post(f"/api/v1/pools/{pool.pk}/next/", {}, format="json").json()["assignment"]
-    client_for(rater).post("/api/v1/labels/", {"client_id": "amb", "pair_id": a["pair_id"], "value": "ambiguous",
+    client_for(rater).post("/api/v1/labels/", {"client_id": "amb", "lease_id": a["lease_id"], "value": "ambiguous",
                                                "comment": "too vague"}, format="json")
+    pair_id = Lease.objects.get(token=a["lease_id"]).pair_id
     queue = admin.get(f"/api/v1/pools/{pool.pk}/attention/").json()["results"]
-    assert queue[0]["id"] == a["pair_id"] and queue[0]["labels"][0]["comment"] == "too vague"
-    decided = admin.post(f"/api/v1/pairs/{a['pair_id']}/adjudicate/", {"label": "not_relevant"}, format="json").json()
-    assert decided == {"id": a["pair_id"], "state": "resolved", "resolved_label": "not_relevant"}
+    assert queue[0]["id"] == pair_id and queue[0]["labels"][0]["comment"] == "too vague"
+    decided = admin.post(f"/api/v1/pairs/{pair_id}/adjudicate/", {"label": "not_relevant"}, format="json").json()
+    assert decided == {"id": pair_id, "state": "resolved", "resolved_label": "not_relevant"}
     members = admin.get(f"/api/v1/pools/{pool.pk}/members/").json()
     assert [m["username"] for m in members] == [rater.username]
 
@@ -240,7 +243,7 @@ def test_next_and_submit_stay_within_their_statement_budget(pool_and_rater):
         with CaptureQueriesContext(connection) as next_queries:
             a = c.post(f"/api/v1/pools/{pool.pk}/next/", {}, format="json").json()["assignment"]
         with CaptureQueriesContext(connection) as submit_queries:
-            submitted = c.post("/api/v1/labels/", {"client_id": f"b{attempt}", "pair_id": a["pair_id"], "value": "relevant"},
+            submitted = c.post("/api/v1/labels/", {"client_id": f"b{attempt}", "lease_id": a["lease_id"], "value": "relevant"},
                                format="json")
         assert submitted.status_code == 201
         if attempt:

@@ -19,6 +19,7 @@ from rest_framework.test import APIClient
 
 from annotation.models import Caption, Clip, Dataset, Label, Lease, PooledPair, Prediction, Run
 from annotation.services.pools import pool_create
+from annotation.services.queue import item_id_for
 from annotation.services.raters import memberships_grant, rater_create
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
@@ -46,8 +47,8 @@ def make_raters(pool, n):
     return raters
 
 
-def verdict(pair_id: int, rater_id: int) -> str:
-    roll = random.Random(pair_id * 1_000_003 + rater_id).random()
+def verdict(item_id: str, rater_id: int) -> str:
+    roll = random.Random(int(item_id[:12], 16) * 1_000_003 + rater_id).random()
     if roll < 0.01:
         return "ambiguous"
     if roll < 0.016:
@@ -78,14 +79,15 @@ def work(pool, rater, acknowledged, errors, deadline, *, vanish_after=None):
                 continue
             if vanish_after is not None and done >= vanish_after:
                 return  # walks away holding the lease
-            pair_id = body["assignment"]["pair_id"]
-            sent = {"client_id": uuid.uuid4().hex, "pair_id": pair_id, "value": verdict(pair_id, rater.pk), "seconds": 1.0}
+            item_id = body["assignment"]["item_id"]
+            sent = {"client_id": uuid.uuid4().hex, "lease_id": body["assignment"]["lease_id"],
+                    "value": verdict(item_id, rater.pk), "seconds": 1.0}
             for attempt in range(2 if rng.random() < 0.1 else 1):  # some raters' pages retry
                 reply = client.post("/api/v1/labels/", sent, format="json")
                 if reply.status_code not in (200, 201):
                     errors.append(f"label -> {reply.status_code} {reply.content[:200]}")
                     return
-                acknowledged.append((rater.pk, sent["client_id"], reply.json()["label"]["id"]))
+                acknowledged.append((rater.pk, sent["client_id"], reply.json()["label"]["item_id"]))
             done += 1
         errors.append(f"rater {rater.pk} ran out of time")
     finally:
@@ -123,9 +125,9 @@ def check_invariants(pool, acknowledged):
     # no rater labels a pair twice
     assert len({(l["pair_id"], l["rater_id"]) for l in labels}) == len(labels)
     # every acknowledged label is stored exactly once (replays returned the same row)
-    stored = {(l["rater_id"], l["client_id"]): l["id"] for l in labels}
-    for rater_id, client_id, label_id in acknowledged:
-        assert stored[(rater_id, client_id)] == label_id
+    stored = {(l["rater_id"], l["client_id"]): item_id_for("pair", l["pair_id"]) for l in labels}
+    for rater_id, client_id, item_id in acknowledged:
+        assert stored[(rater_id, client_id)] == item_id
     assert len(stored) == len({(r, c) for r, c, _ in acknowledged})
     assert not Lease.objects.filter(pair__pool=pool, state="active").exists()
     double = [p for p in pairs if p.required_labels >= 2]

@@ -8,8 +8,8 @@ import pytest
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from annotation.models import Job, RankingLease, RankingStudy, RankingSubmission, Report
-from annotation.services.ranking import ranking_lease_next, ranking_leases_expire
+from annotation.models import Job, RankingLease, RankingStudy, RankingSubmission, RankingTask, Report
+from annotation.services.ranking import ranking_lease_next, ranking_leases_expire, ranking_memberships_grant
 from annotation.services.raters import rater_set_paused
 from tests.annotation.services.test_ranking import make_benchmark, make_study
 from tests.conftest import wait_for_job
@@ -43,7 +43,7 @@ def test_my_studies_lists_only_mine(study_setup):
     assert client.get("/api/v1/my/ranking-studies/").json() == [
         {"id": study.pk, "name": study.name, "dataset": "bench", "submitted": 0, "left": 2}]
     a = next_task(client, study).json()["assignment"]
-    client.post("/api/v1/ranking-submissions/", {"client_id": "k", "task_id": a["task_id"],
+    client.post("/api/v1/ranking-submissions/", {"client_id": "k", "lease_id": a["lease_id"],
                                                  "order": [c["id"] for c in a["captions"]]}, format="json")
     (mine,) = client.get("/api/v1/my/ranking-studies/").json()
     assert (mine["submitted"], mine["left"]) == (1, 1)
@@ -56,16 +56,16 @@ def test_next_reveals_clip_and_captions_only(study_setup):
     body = resp.json()
     assert body["reason"] is None
     a = body["assignment"]
-    assert set(a) == {"lease_id", "task_id", "clip", "captions", "expires_at"}
+    assert set(a) == {"lease_id", "item_id", "clip", "captions", "expires_at"}
     assert set(a["clip"]) == {"id", "url", "start", "end", "duration"}
     assert a["clip"]["url"].endswith(".mp4")
     assert len(a["captions"]) == 5 and all(set(c) == {"id", "text"} for c in a["captions"])
-    task = study.tasks.get(pk=a["task_id"])
+    task = study.tasks.get(leases__token=a["lease_id"])
     assert sorted(c["id"] for c in a["captions"]) == sorted(task.captions.values_list("caption_id", flat=True))
     reload = next_task(client, study).json()["assignment"]  # a reloaded page: same lease, same caption order
     assert (reload["lease_id"], reload["captions"]) == (a["lease_id"], a["captions"])
     second = next_task(client, study, exclude=[a["lease_id"]]).json()["assignment"]
-    assert second["task_id"] != a["task_id"]
+    assert second["item_id"] != a["item_id"] and second["lease_id"] != a["lease_id"]
     assert next_task(client, study, exclude=[a["lease_id"], second["lease_id"]]).json() == {"assignment": None,
                                                                                           "reason": "holding_max"}
 
@@ -80,7 +80,7 @@ def test_next_reasons(study_setup):
     for task in study.tasks.all():
         lease = next_task(client, study).json()["assignment"]
         order = [c["id"] for c in lease["captions"]]
-        assert client.post("/api/v1/ranking-submissions/", {"client_id": f"c{task.pk}", "task_id": lease["task_id"],
+        assert client.post("/api/v1/ranking-submissions/", {"client_id": f"c{task.pk}", "lease_id": lease["lease_id"],
                                                              "order": order}, format="json").status_code == 201
     assert next_task(client, study).json() == {"assignment": None, "reason": "no_work_left"}
 
@@ -93,25 +93,25 @@ def test_heartbeat_and_release(study_setup):
     other = client_for(make_user("rater"))
     assert other.post(f"/api/v1/ranking-leases/{a['lease_id']}/heartbeat/").status_code == 404
     assert other.post(f"/api/v1/ranking-leases/{a['lease_id']}/release/").status_code == 404
-    RankingLease.objects.filter(pk=a["lease_id"]).update(expires_at=timezone.now() - timedelta(seconds=1))
+    RankingLease.objects.filter(token=a["lease_id"]).update(expires_at=timezone.now() - timedelta(seconds=1))
     assert ranking_leases_expire() == 1
     gone = client.post(f"/api/v1/ranking-leases/{a['lease_id']}/heartbeat/")
     assert gone.status_code == 410 and gone.json()["state"] == "expired" and gone.json()["still_needed"] is True
     b = next_task(client, study).json()["assignment"]
     assert client.post(f"/api/v1/ranking-leases/{b['lease_id']}/release/").status_code == 204
-    assert RankingLease.objects.get(pk=b["lease_id"]).state == "released"
+    assert RankingLease.objects.get(token=b["lease_id"]).state == "released"
 
 
 def test_submission_contract(study_setup):
     study, rater, client = study_setup
     a = next_task(client, study).json()["assignment"]
     order = [c["id"] for c in a["captions"]]
-    body = {"client_id": "k1", "task_id": a["task_id"], "order": order, "seconds": 31.5}
+    body = {"client_id": "k1", "lease_id": a["lease_id"], "order": order, "seconds": 31.5}
     created = client.post("/api/v1/ranking-submissions/", body, format="json")
     assert created.status_code == 201
     sub = created.json()["submission"]
-    assert set(sub) == {"id", "client_id", "task_id", "order", "created_at"}
-    assert (sub["client_id"], sub["task_id"], sub["order"]) == ("k1", a["task_id"], order)
+    assert set(sub) == {"client_id", "item_id", "order", "created_at"}
+    assert (sub["client_id"], sub["item_id"], sub["order"]) == ("k1", a["item_id"], order)
     replay = client.post("/api/v1/ranking-submissions/", body, format="json")
     assert replay.status_code == 200 and replay.json() == created.json()
     conflict = client.post("/api/v1/ranking-submissions/", body | {"client_id": "k2"}, format="json")
@@ -129,20 +129,33 @@ def test_wrong_caption_set_is_a_400_naming_order(study_setup, change, field):
     study, rater, client = study_setup
     a = next_task(client, study).json()["assignment"]
     order = change([c["id"] for c in a["captions"]])
-    resp = client.post("/api/v1/ranking-submissions/", {"client_id": "k", "task_id": a["task_id"], "order": order},
+    resp = client.post("/api/v1/ranking-submissions/", {"client_id": "k", "lease_id": a["lease_id"], "order": order},
                        format="json")
     assert resp.status_code == 400 and field in resp.json()
     assert RankingSubmission.objects.count() == 0
 
 
-def test_submission_for_a_study_i_am_not_in_is_404(study_setup):
+def test_an_ordering_needs_my_own_lease(study_setup):
     study, rater, client = study_setup
-    task = study.tasks.first()
+    a = next_task(client, study).json()["assignment"]
+    order = [c["id"] for c in a["captions"]]
     outsider = client_for(make_user("rater"))
-    order = list(task.captions.values_list("caption_id", flat=True))
-    resp = outsider.post("/api/v1/ranking-submissions/", {"client_id": "k", "task_id": task.pk, "order": order},
-                         format="json")
+    for token in (a["lease_id"], "no-such-lease"):  # someone else's lease is no lease at all
+        resp = outsider.post("/api/v1/ranking-submissions/", {"client_id": "k", "lease_id": token, "order": order},
+                             format="json")
+        assert resp.status_code == 404 and resp.json()["code"] == "not_found"
+    fellow = make_user("rater")
+    ranking_memberships_grant(study=study, users=[fellow])  # a member of the same study, but not the holder
+    resp = client_for(fellow).post("/api/v1/ranking-submissions/", {"client_id": "k", "lease_id": a["lease_id"],
+                                                                    "order": order}, format="json")
     assert resp.status_code == 404
+    rater_set_paused(user=rater, paused=True)
+    resp = client.post("/api/v1/ranking-submissions/", {"client_id": "k", "lease_id": a["lease_id"], "order": order},
+                       format="json")
+    assert resp.status_code == 403 and resp.json()["code"] == "paused"
+    gone = client.post(f"/api/v1/ranking-leases/{a['lease_id']}/heartbeat/")  # the paused rater's hold ends
+    assert gone.status_code == 410 and gone.json()["state"] == "released"
+    assert RankingSubmission.objects.count() == 0 and RankingTask.objects.filter(active_leases__gt=0).count() == 0
 
 
 # --- admin -------------------------------------------------------------------------------------
@@ -195,7 +208,7 @@ def test_members_and_report(as_role, run_jobs):
     for r in rs:
         c = client_for(r)
         a = next_task(c, study).json()["assignment"]
-        c.post("/api/v1/ranking-submissions/", {"client_id": "k", "task_id": a["task_id"],
+        c.post("/api/v1/ranking-submissions/", {"client_id": "k", "lease_id": a["lease_id"],
                                                 "order": [x["id"] for x in a["captions"]]}, format="json")
     with run_jobs():
         resp = admin.post(f"/api/v1/ranking-studies/{study.pk}/report/")
@@ -229,7 +242,7 @@ READ_ENDPOINTS = [
 
 
 def _call(client, method, url, study, lease):
-    return getattr(client, method)(url.format(study=study.pk, lease=lease.pk), {}, format="json")
+    return getattr(client, method)(url.format(study=study.pk, lease=lease.token), {}, format="json")
 
 
 @pytest.fixture

@@ -114,3 +114,11 @@ def ranking_setup(*, tasks: int = 2, username: str = "ranker") -> RankingSetup:
     rater = rater_create(username=username, password=PASSWORD)
     ranking_memberships_grant(study=study, users=[rater])
     return RankingSetup(study=study, rater=rater, password=PASSWORD)
+
+
+def pair_of_item(item_id: str) -> int:
+    """The pair behind the opaque item id a rater's page shows (the page never sees pair ids)."""
+    from annotation.models import PooledPair
+    from annotation.services.queue import item_id_for
+
+    return next(pk for pk in PooledPair.objects.values_list("pk", flat=True) if item_id_for("pair", pk) == item_id)

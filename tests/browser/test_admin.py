@@ -85,7 +85,7 @@ def test_admin_builds_a_pool_gives_access_and_watches_it(page, server):
     values = ["relevant", "not_relevant", "ambiguous", "relevant", "broken", "relevant"]
     for step, value in enumerate(values):
         lease = lease_next(pool=setup.pool, rater=setup.rater).lease
-        label_submit(rater=setup.rater, client_id=f"c{step}", pair_id=lease.pair_id, value=value, seconds=3.5,
+        label_submit(rater=setup.rater, client_id=f"c{step}", lease=lease.token, value=value, seconds=3.5,
                      comment="hmm" if value == "ambiguous" else "")
     page.goto(f"{server}/admin-ui/pools/{setup.pool.pk}/")
     page.wait_for_selector("#pool-charts[data-drawn=true]")

@@ -5,7 +5,7 @@ import pytest
 
 from annotation.models import Clip, Label, PooledPair, PoolMembership
 from tests.browser.conftest import assert_controls_labelled, log_in, snap
-from tests.browser.scenarios import judging_setup
+from tests.browser.scenarios import judging_setup, pair_of_item
 
 pytestmark = pytest.mark.browser
 
@@ -73,7 +73,7 @@ def test_rater_passes_training_then_judges_twenty_pairs_from_the_keyboard(page, 
             page.keyboard.press(KEYS[value])
         else:
             page.keyboard.press(KEYS[value])
-        expected[int(shown["pair"])] = value
+        expected[pair_of_item(shown["pair"])] = value
 
     page.wait_for_selector("#save-status[data-status=saved]")
     next_pair(page, after=shown["pair"])  # the 21st pair is showing, unanswered
@@ -108,7 +108,7 @@ def test_guidelines_one_key_away_and_a_clip_that_does_not_play(page, server):
     page.keyboard.press("4")
     next_pair(page, after=shown["pair"])
     page.wait_for_selector("#save-status[data-status=saved]")
-    assert Label.objects.get(rater=setup.rater, pair_id=int(shown["pair"])).value == "broken"
+    assert Label.objects.get(rater=setup.rater, pair_id=pair_of_item(shown["pair"])).value == "broken"
 
 
 def test_no_work_left_and_paused_are_shown_plainly(page, server):
@@ -123,7 +123,7 @@ def test_no_work_left_and_paused_are_shown_plainly(page, server):
                            " && document.getElementById('left').textContent === '0'")
     assert page.locator("#pool-progress").evaluate("p => p.value") == 1
     snap(page, "judge-no-work-left")
-    assert Label.objects.get(rater=setup.rater).pair_id == int(shown["pair"])
+    assert Label.objects.get(rater=setup.rater).pair_id == pair_of_item(shown["pair"])
 
     from annotation.services.raters import rater_set_paused
 

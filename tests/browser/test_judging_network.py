@@ -9,7 +9,7 @@ from django.utils import timezone
 from annotation.models import Label, Lease
 from annotation.services.queue import leases_expire
 from tests.browser.conftest import log_in, snap
-from tests.browser.scenarios import judging_setup
+from tests.browser.scenarios import judging_setup, pair_of_item
 from tests.browser.test_judging import next_pair
 
 pytestmark = pytest.mark.browser
@@ -22,7 +22,7 @@ def labels_of(setup) -> dict[int, str]:
 def answer(page, key: str, after: str | None) -> int:
     shown = next_pair(page, after=after)
     page.keyboard.press(key)
-    return int(shown["pair"])
+    return pair_of_item(shown["pair"])
 
 
 def test_labels_wait_offline_with_a_visible_status_and_land_once_when_the_network_returns(page, context, server):
@@ -103,7 +103,7 @@ def test_answers_given_offline_survive_closing_the_tab(context, server):
     shown = next_pair(page)
     page.wait_for_selector("#save-status[data-status=saved]")
     assert labels_of(setup) == {first: "relevant"} | kept
-    assert int(shown["pair"]) not in {first, *kept}
+    assert pair_of_item(shown["pair"]) not in {first, *kept}
 
 
 def test_heartbeat_keeps_the_lease_and_an_expired_lease_keeps_the_answer(page, server):
@@ -111,7 +111,7 @@ def test_heartbeat_keeps_the_lease_and_an_expired_lease_keeps_the_answer(page, s
     log_in(page, server, setup.rater.username, setup.password)
     page.goto(f"{server}/judge/{setup.pool.pk}/")
     shown = next_pair(page)
-    lease = Lease.objects.get(pair_id=int(shown["pair"]), rater=setup.rater)
+    lease = Lease.objects.get(pair_id=pair_of_item(shown["pair"]), rater=setup.rater)
     page.wait_for_timeout(4500)  # longer than the lease: only the heartbeat keeps it
     lease.refresh_from_db()
     assert lease.state == Lease.State.ACTIVE and lease.expires_at > timezone.now()
@@ -123,5 +123,5 @@ def test_heartbeat_keeps_the_lease_and_an_expired_lease_keeps_the_answer(page, s
     snap(page, "judge-lease-expired")
     page.keyboard.press("1")
     page.wait_for_selector("#save-status[data-status=saved]")
-    label = Label.objects.get(rater=setup.rater, pair_id=int(shown["pair"]))
+    label = Label.objects.get(rater=setup.rater, pair_id=pair_of_item(shown["pair"]))
     assert label.value == "relevant" and label.counted

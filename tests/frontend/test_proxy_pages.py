@@ -9,7 +9,7 @@ from annotation.services.proxy_matrices import (proxy_analysis_report_create, pr
 from annotation.services.ranking import ranking_report_create, ranking_submission_create
 from tests.annotation.services.test_proxy_matrices import TINY_RUN, make_run, tiny  # noqa: F401  (fixture)
 from tests.annotation.services.test_ranking import make_study
-from tests.factories import make_user
+from tests.factories import lease_task_for, make_user
 
 pytestmark = pytest.mark.django_db
 

@@ -5,13 +5,12 @@ from __future__ import annotations
 import pytest
 
 from annotation.models import Caption, Clip, Dataset, PooledPair
-from annotation.services.labels import label_submit
 from annotation.services.moment_pools import moment_pool_create
 from annotation.services.moment_reports import moment_metrics_report_create
 from annotation.services.raters import memberships_grant
 from annotation.services.reports import ReportError
 from tests.annotation.services.test_moment_pools import moment_run
-from tests.factories import make_user, unique
+from tests.factories import label_pair, make_user, unique
 
 pytestmark = pytest.mark.django_db
 
@@ -43,7 +42,7 @@ def labelled_pool():
     relevant = {("q1", "v1", 10), ("q1", "v2", 0)}
     for pair in PooledPair.objects.filter(pool=pool).select_related("caption", "clip"):
         value = "relevant" if (pair.caption.external_id, pair.clip.external_id, pair.start) in relevant else "not_relevant"
-        label_submit(rater=rater, client_id=unique("c"), pair_id=pair.pk, value=value)
+        label_pair(rater, pair, client_id=unique("c"), value=value)
     return pool
 
 

@@ -6,12 +6,11 @@ import pytest
 
 from annotation.models import PooledPair
 from annotation.services.judgments_import import judgments_import
-from annotation.services.labels import label_submit
 from annotation.selectors.pools import pool_pairs_left
 from annotation.services.pools import pool_add_run, pool_create
 from annotation.services.raters import memberships_grant
 from tests.annotation.services.test_report_metrics import load_example
-from tests.factories import make_user
+from tests.factories import label_pair, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -65,7 +64,7 @@ def test_pairs_already_labelled_keep_their_labels_when_judgments_arrive_later(tm
     rater = make_user("rater")
     memberships_grant(pool=pool, users=[rater])
     labelled = PooledPair.objects.get(pool=pool, caption__external_id="q1", clip__external_id="v2")
-    label_submit(rater=rater, client_id="c1", pair_id=labelled.pk, value="not_relevant")
+    label_pair(rater, labelled, client_id="c1", value="not_relevant")
     _publish(tmp_path, dataset, "q1 0 v2 1\nq1 0 v3 1\n")
     pool_add_run(pool=pool, run=run_b)
     states = _states(pool)

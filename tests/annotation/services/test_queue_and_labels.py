@@ -27,7 +27,7 @@ def setup_pool(n_raters=3, **kwargs):
 
 
 def judge(rater, lease, value="relevant", client_id=None, **kwargs):
-    return label_submit(rater=rater, client_id=client_id or f"c-{lease.pk}-{rater.pk}", pair_id=lease.pair_id,
+    return label_submit(rater=rater, client_id=client_id or f"c-{lease.pk}-{rater.pk}", lease=lease.token,
                         value=value, seconds=3.5, **kwargs)
 
 
@@ -82,16 +82,16 @@ def test_started_pairs_come_first_then_seeded_order():
     judge(r1, first)
     # r2 gets the started pair (it has a label and needs one more) before the fresh ones
     assert lease_next(pool=pool, rater=r2).lease.pair_id == expected[0]
-    assert lease_next(pool=pool, rater=r2, exclude_lease_ids=[Lease.objects.get(rater=r2).pk]).lease.pair_id == expected[1]
+    assert lease_next(pool=pool, rater=r2, exclude_leases=[Lease.objects.get(rater=r2).token]).lease.pair_id == expected[1]
 
 
 def test_held_pairs_come_back_and_at_most_two_are_held():
     pool, (r1, *_) = setup_pool()
     a = lease_next(pool=pool, rater=r1).lease
     assert lease_next(pool=pool, rater=r1).lease.pk == a.pk  # a reloaded page resumes its pair
-    b = lease_next(pool=pool, rater=r1, exclude_lease_ids=[a.pk]).lease
+    b = lease_next(pool=pool, rater=r1, exclude_leases=[a.token]).lease
     assert b.pk != a.pk and b.pair_id != a.pair_id
-    assert lease_next(pool=pool, rater=r1, exclude_lease_ids=[a.pk, b.pk]).reason == "holding_max"
+    assert lease_next(pool=pool, rater=r1, exclude_leases=[a.token, b.token]).reason == "holding_max"
 
 
 def test_expired_leases_return_pairs_to_the_queue():
@@ -109,12 +109,12 @@ def test_expired_leases_return_pairs_to_the_queue():
 def test_periodic_expiry_and_heartbeat():
     pool, (r1, *_) = setup_pool(runs=(("A", [("q1", ["v1"])]),), depth=1)
     lease = lease_next(pool=pool, rater=r1).lease
-    renewed = lease_renew(lease_id=lease.pk, rater=r1, now=timezone.now() + timedelta(seconds=200))
+    renewed = lease_renew(token=lease.token, rater=r1, now=timezone.now() + timedelta(seconds=200))
     assert renewed.expires_at > lease.expires_at
     assert leases_expire(now=lease.expires_at + timedelta(seconds=1)) == 0  # renewed: not due yet
     assert leases_expire(now=renewed.expires_at + timedelta(seconds=1)) == 1
     with pytest.raises(LeaseGone) as gone:
-        lease_renew(lease_id=lease.pk, rater=r1)
+        lease_renew(token=lease.token, rater=r1)
     assert gone.value.still_needed is True
     assert pair_of(lease).available
 
@@ -184,7 +184,7 @@ def test_broken_clip_returns_to_others_and_is_set_aside_after_the_limit():
 def test_release_gives_the_pair_back():
     pool, (r1, r2, _) = setup_pool(runs=(("A", [("q1", ["v1"])]),), depth=1)
     lease = lease_next(pool=pool, rater=r1).lease
-    lease_release(lease_id=lease.pk, rater=r1)
+    lease_release(token=lease.token, rater=r1)
     assert lease_next(pool=pool, rater=r2).lease.pair_id == lease.pair_id
 
 
@@ -196,9 +196,13 @@ def test_access_pause_and_membership():
     assert lease_next(pool=pool, rater=r1).reason == "paused"
     rater_set_paused(user=r1, paused=False)
     lease = lease_next(pool=pool, rater=r1).lease
-    with pytest.raises(LabelRefused) as refused:
-        label_submit(rater=outsider, client_id="x", pair_id=lease.pair_id, value="relevant")
-    assert refused.value.code == "forbidden"
+    with pytest.raises(LabelRefused) as refused:  # another rater's lease is no lease at all
+        label_submit(rater=outsider, client_id="x", lease=lease.token, value="relevant")
+    assert refused.value.code == "not_found"
+    PoolMembership.objects.filter(pool=pool, rater=r1).delete()
+    with pytest.raises(LabelRefused) as refused:  # access taken away while the pair was held
+        judge(r1, lease)
+    assert refused.value.code == "forbidden" and not Label.objects.exists()
 
 
 def test_training_queue_then_production_with_feedback():
@@ -242,10 +246,10 @@ def test_invalid_submissions():
     for kwargs, code in [({"value": "maybe"}, "invalid"), ({"value": "relevant", "seconds": -1}, "invalid"),
                          ({"value": "relevant", "client_id": ""}, "invalid")]:
         with pytest.raises(LabelRefused) as refused:
-            label_submit(rater=r1, client_id=kwargs.pop("client_id", "ok"), pair_id=lease.pair_id, **kwargs)
+            label_submit(rater=r1, client_id=kwargs.pop("client_id", "ok"), lease=lease.token, **kwargs)
         assert refused.value.code == code
     with pytest.raises(LabelRefused) as refused:
-        label_submit(rater=r1, client_id="z", pair_id=999999, value="relevant")
+        label_submit(rater=r1, client_id="z", lease="no-such-lease", value="relevant")
     assert refused.value.code == "not_found"
 
 

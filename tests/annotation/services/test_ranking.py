@@ -27,7 +27,7 @@ from annotation.services.ranking import (RankingLeaseGone, RankingRefused, ranki
                                          ranking_submission_create)
 from annotation.selectors.ranking import ranking_study_progress, ranking_task_display
 from tests.annotation.services.test_proxy_matrices import require_nlp
-from tests.factories import make_user
+from tests.factories import lease_task_for, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -63,7 +63,8 @@ def order_of(task):
 
 def submit(rater, task, client_id=None, order=None, **kw):
     return ranking_submission_create(rater=rater, client_id=f"{rater.pk}-{task.pk}" if client_id is None else client_id,
-                                     task_id=task.pk, order=order if order is not None else order_of(task), **kw)
+                                     lease=lease_task_for(rater, task).token,
+                                     order=order if order is not None else order_of(task), **kw)
 
 
 # --- building ----------------------------------------------------------------------------------
@@ -116,7 +117,7 @@ def test_three_distinct_raters_and_never_more_holders_than_needed():
     a1 = ranking_lease_next(study=study, rater=r1)
     assert a1.lease.task == task
     # r1 already holds the only task: excluding it leaves nothing for r1
-    assert ranking_lease_next(study=study, rater=r1, exclude_lease_ids=[a1.lease.pk]).reason == "no_work_left"
+    assert ranking_lease_next(study=study, rater=r1, exclude_leases=[a1.lease.token]).reason == "no_work_left"
     assert ranking_lease_next(study=study, rater=r2).lease.task == task
     assert ranking_lease_next(study=study, rater=r3).lease.task == task
     task.refresh_from_db()
@@ -144,9 +145,9 @@ def test_started_tasks_come_first_and_held_tasks_resume():
     # a reloaded page gets the same lease back, renewed
     again = ranking_lease_next(study=study, rater=r1)
     assert again.lease.pk == first.pk and again.lease.expires_at >= first.expires_at
-    second = ranking_lease_next(study=study, rater=r1, exclude_lease_ids=[first.pk]).lease
+    second = ranking_lease_next(study=study, rater=r1, exclude_leases=[first.token]).lease
     assert second.task != first.task
-    assert ranking_lease_next(study=study, rater=r1, exclude_lease_ids=[first.pk, second.pk]).reason == "holding_max"
+    assert ranking_lease_next(study=study, rater=r1, exclude_leases=[first.token, second.token]).reason == "holding_max"
 
 
 def test_membership_and_pause():
@@ -174,7 +175,7 @@ def test_expiry_returns_the_task_and_a_late_ordering_is_kept_uncounted():
     lease1.refresh_from_db()
     assert lease1.state == "expired"
     with pytest.raises(RankingLeaseGone) as gone:
-        ranking_lease_renew(lease_id=lease1.pk, rater=r1, now=later)
+        ranking_lease_renew(token=lease1.token, rater=r1, now=later)
     assert gone.value.still_needed  # 0 orderings + 1 live lease < 2
     # r1 submits anyway while there is room: it counts
     assert submit(r1, lease1.task, now=later).submission.counted
@@ -199,12 +200,12 @@ def test_periodic_expiry_and_release():
     task = RankingTask.objects.get(pk=lease.task_id)
     assert (task.active_leases, task.available) == (0, True)
     lease2 = ranking_lease_next(study=study, rater=r2).lease
-    ranking_lease_release(lease_id=lease2.pk, rater=r2)
+    ranking_lease_release(token=lease2.token, rater=r2)
     lease2.refresh_from_db()
     task.refresh_from_db()
     assert lease2.state == "released" and task.active_leases == 0
     with pytest.raises(RankingLease.DoesNotExist):
-        ranking_lease_release(lease_id=lease2.pk, rater=r1)  # not r1's
+        ranking_lease_release(token=lease2.token, rater=r1)  # not r1's
 
 
 def test_heartbeat_extends_a_live_lease():
@@ -212,11 +213,11 @@ def test_heartbeat_extends_a_live_lease():
     study = make_study(n_clips=1, lease_seconds=60, raters=[r1])
     t0 = timezone.now()
     lease = ranking_lease_next(study=study, rater=r1, now=t0).lease
-    renewed = ranking_lease_renew(lease_id=lease.pk, rater=r1, now=t0 + timedelta(seconds=50))
+    renewed = ranking_lease_renew(token=lease.token, rater=r1, now=t0 + timedelta(seconds=50))
     assert renewed.expires_at == t0 + timedelta(seconds=110)
     submit(r1, lease.task)
     with pytest.raises(RankingLeaseGone) as gone:
-        ranking_lease_renew(lease_id=lease.pk, rater=r1)
+        ranking_lease_renew(token=lease.token, rater=r1)
     assert gone.value.lease.state == "completed" and not gone.value.still_needed
 
 
@@ -263,11 +264,12 @@ def test_other_refusals():
         with pytest.raises(RankingRefused) as refused:
             submit(member, task, **kwargs)
         assert (refused.value.code, refused.value.field) == (code, field)
-    with pytest.raises(RankingRefused) as refused:
-        submit(outsider, task)
+    member_lease = lease_task_for(member, task)
+    with pytest.raises(RankingRefused) as refused:  # another rater's lease is no lease at all
+        ranking_submission_create(rater=outsider, client_id="x", lease=member_lease.token, order=order_of(task))
     assert refused.value.code == "not_found"
     with pytest.raises(RankingRefused) as refused:
-        ranking_submission_create(rater=member, client_id="x", task_id=10**9, order=[1, 2, 3, 4, 5])
+        ranking_submission_create(rater=member, client_id="x", lease="no-such-lease", order=[1, 2, 3, 4, 5])
     assert refused.value.code == "not_found"
 
 

@@ -27,7 +27,7 @@ def work_until_done(study, rater, errors: list, rounds: Counter) -> None:
                 return
             task = assignment.lease.task
             order = [c["id"] for c in reversed(ranking_task_display(task=task, rater=rater))]
-            result = ranking_submission_create(rater=rater, client_id=f"{rater.pk}:{task.pk}", task_id=task.pk,
+            result = ranking_submission_create(rater=rater, client_id=f"{rater.pk}:{task.pk}", lease=assignment.lease.token,
                                                order=order, seconds=1.0)
             assert result.created and result.submission.counted
             rounds[rater.pk] += 1

@@ -12,11 +12,10 @@ from nltk.metrics.agreement import AnnotationTask
 from nltk.metrics.distance import binary_distance
 
 from annotation.models import Label, PooledPair, Prediction, RaterProfile, Run
-from annotation.services.labels import label_submit
 from annotation.services.pools import known_pairs_add, pool_create
 from annotation.services.raters import memberships_grant
 from annotation.services.reports import report_create
-from tests.factories import make_dataset, make_user, unique
+from tests.factories import label_pair, make_dataset, make_user, unique
 
 pytestmark = pytest.mark.django_db
 FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "tvr_ranking_excerpt.csv"
@@ -55,10 +54,10 @@ def _hand_worked_pool():
     memberships_grant(pool=pool, users=raters)
     word = {1: "relevant", 0: "not_relevant"}
     for unit, rater, value, seconds in VOTES:
-        label_submit(rater=raters[rater], client_id=unique("c"), pair_id=pairs[unit].pk, value=word[value],
+        label_pair(raters[rater], pairs[unit], client_id=unique("c"), value=word[value],
                      seconds=seconds)
     # r0 reports u2's clip as broken (not a vote); gold: r0 right then wrong, r1 right.
-    label_submit(rater=raters[0], client_id=unique("c"), pair_id=pairs[2].pk, value="broken")
+    label_pair(raters[0], pairs[2], client_id=unique("c"), value="broken")
     captions = list(pool.dataset.captions.order_by("pk"))
     clips = list(pool.dataset.clips.order_by("pk"))
     known_pairs_add(pool=pool, items=[
@@ -66,7 +65,7 @@ def _hand_worked_pool():
         {"caption": captions[1].external_id, "clip": clips[0].external_id, "answer": "not_relevant", "role": "training"}])
     gold = {p.known_answer: p for p in PooledPair.objects.filter(pool=pool).exclude(role="pool")}
     for rater, pair, value in ((0, "relevant", "relevant"), (0, "not_relevant", "relevant"), (1, "relevant", "relevant")):
-        label_submit(rater=raters[rater], client_id=unique("c"), pair_id=gold[pair].pk, value=value, seconds=99.0)
+        label_pair(raters[rater], gold[pair], client_id=unique("c"), value=value, seconds=99.0)
     return pool, raters
 
 

@@ -24,12 +24,11 @@ import pytest
 
 from annotation.models import PooledPair
 from annotation.services.dataset_import import dataset_import
-from annotation.services.labels import label_submit
 from annotation.services.pools import pool_create
 from annotation.services.raters import memberships_grant
 from annotation.services.reports import ReportError, report_create
 from annotation.services.run_import import run_import
-from tests.factories import make_user, unique
+from tests.factories import label_pair, make_user, unique
 
 pytestmark = pytest.mark.django_db
 
@@ -92,7 +91,7 @@ def label_example(pool, verdicts=VERDICTS) -> list:
         if verdict == "disagreement":
             PooledPair.objects.filter(pk=pair.pk).update(state=PooledPair.State.DISAGREEMENT, available=False)
         else:
-            label_submit(rater=rater, client_id=unique("c"), pair_id=pair.pk, value=verdict, seconds=3.0)
+            label_pair(rater, pair, client_id=unique("c"), value=verdict, seconds=3.0)
     return [rater]
 
 

@@ -7,13 +7,12 @@ import pytest
 from annotation.analysis.infap import infap_trec_eval, xinfap
 from annotation.analysis.sampled_pools import build_sampled_pool
 from annotation.models import PooledPair, Report
-from annotation.services.labels import label_submit
 from annotation.services.moment_reports import infap_report_create
 from annotation.services.raters import memberships_grant
 from annotation.services.reports import ReportError
 from annotation.services.sampled_pools import sampled_pool_create
 from tests.annotation.services.test_sampled_pools import clip_run, rankings
-from tests.factories import make_dataset, make_user, unique
+from tests.factories import label_pair, make_dataset, make_user, unique
 
 pytestmark = pytest.mark.django_db
 
@@ -39,7 +38,7 @@ def label(pool, rater, *, keep=lambda pair: True, verdict=relevant) -> None:
     for pair in PooledPair.objects.filter(pool=pool).select_related("caption", "clip").order_by("pk"):
         if keep(pair):
             value = "relevant" if verdict(pair.caption.external_id, pair.clip.external_id) else "not_relevant"
-            label_submit(rater=rater, client_id=unique("c"), pair_id=pair.pk, value=value)
+            label_pair(rater, pair, client_id=unique("c"), value=value)
 
 
 def judgments_of(sample, keep=lambda caption, clip: True):

@@ -35,7 +35,6 @@ class JudgePage {
   constructor(root) {
     this.root = root;
     this.poolId = Number(root.dataset.pool);
-    this.poolPairs = Number(root.dataset.poolPairs) || 0;
     this.outbox = new Outbox(root.dataset.user);
     this.el = Object.fromEntries(
       ["work", "caption", "answers", "comment-form", "comment", "comment-cancel", "feedback", "feedback-title", "feedback-answer",
@@ -52,8 +51,8 @@ class JudgePage {
     this.slots = new WorkSlots({
       nextUrl: `/api/v1/pools/${this.poolId}/next/`,
       heartbeatUrl: (leaseId) => `/api/v1/leases/${leaseId}/heartbeat/`,
-      workId: (assignment) => assignment.pair_id,
-      itemWorkId: (item) => item.meta.pairId,
+      workId: (assignment) => assignment.item_id,
+      itemWorkId: (item) => item.meta.itemId,
       ownItem: (item) => this.isMine(item),
       outbox: this.outbox,
       players: this.players,
@@ -191,8 +190,8 @@ class JudgePage {
     this.outbox.add({
       clientId,
       url: "/api/v1/labels/",
-      body: { client_id: clientId, pair_id: slot.workId, value, seconds: Math.round((performance.now() - slot.shownAt) / 10) / 100, comment },
-      meta: { kind: "label", poolId: this.poolId, pairId: slot.workId, leaseId: slot.leaseId, mode: slot.assignment.mode },
+      body: { client_id: clientId, lease_id: slot.leaseId, value, seconds: Math.round((performance.now() - slot.shownAt) / 10) / 100, comment },
+      meta: { kind: "label", poolId: this.poolId, itemId: slot.workId, leaseId: slot.leaseId, mode: slot.assignment.mode },
     });
     this.slots.sent(slot);
     this.renderProgress();
@@ -308,12 +307,14 @@ class JudgePage {
     if (!this.progress) return;
     const waiting = this.myItems().length;
     this.el.today.textContent = String(this.progress.labelled_today + waiting);
-    this.el.left.textContent = this.progress.left_in_pool.toLocaleString();
+    // Answers still in the outbox are no longer left for this rater either.
+    const left = Math.max(0, this.progress.left_for_you - waiting);
+    this.el.left.textContent = left.toLocaleString();
     const bar = this.el["pool-progress"];
-    const done = this.poolPairs ? (this.poolPairs - this.progress.left_in_pool) / this.poolPairs : 0;
-    bar.value = Math.max(0, Math.min(1, done));
-    bar.setAttribute("aria-valuetext", `${Math.round(bar.value * 100)}% of the pool judged`);
-    bar.title = `${Math.round(bar.value * 100)}% of the pool judged`;
+    const judged = this.progress.labelled_total - this.progress.training.answered + waiting;
+    bar.value = judged + left ? Math.max(0, Math.min(1, judged / (judged + left))) : 0;
+    bar.setAttribute("aria-valuetext", `${Math.round(bar.value * 100)}% of your pairs judged`);
+    bar.title = `${Math.round(bar.value * 100)}% of your pairs judged`;
   }
 
   renderTraining() {

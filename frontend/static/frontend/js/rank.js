@@ -38,8 +38,8 @@ class RankPage {
     this.slots = new WorkSlots({
       nextUrl: `/api/v1/ranking-studies/${this.studyId}/next/`,
       heartbeatUrl: (leaseId) => `/api/v1/ranking-leases/${leaseId}/heartbeat/`,
-      workId: (assignment) => assignment.task_id,
-      itemWorkId: (item) => item.meta.taskId,
+      workId: (assignment) => assignment.item_id,
+      itemWorkId: (item) => item.meta.itemId,
       ownItem: (item) => item.meta && item.meta.kind === "ranking" && item.meta.studyId === this.studyId,
       outbox: this.outbox,
       players: this.players,
@@ -98,7 +98,7 @@ class RankPage {
     this.el["clip-error"].hidden = !slot.player.failed;
     this.el.notice.hidden = true;
     this.renderCaptions(slot.assignment.captions);
-    this.root.dataset.taskId = String(slot.assignment.task_id);
+    this.root.dataset.taskId = slot.assignment.item_id;
     slot.shownAt = performance.now();
     this.armedAt = slot.shownAt + ARM_DELAY_MS;
     this.root.dataset.armed = "false";
@@ -224,12 +224,11 @@ class RankPage {
     slot.answered = true;
     const clientId = newClientId();
     const order = this.items().map((item) => Number(item.dataset.captionId));
-    const taskId = slot.assignment.task_id;
     this.outbox.add({
       clientId,
       url: "/api/v1/ranking-submissions/",
-      body: { client_id: clientId, task_id: taskId, order, seconds: Math.round((performance.now() - slot.shownAt) / 10) / 100 },
-      meta: { kind: "ranking", studyId: this.studyId, taskId, leaseId: slot.leaseId },
+      body: { client_id: clientId, lease_id: slot.leaseId, order, seconds: Math.round((performance.now() - slot.shownAt) / 10) / 100 },
+      meta: { kind: "ranking", studyId: this.studyId, itemId: slot.workId, leaseId: slot.leaseId },
     });
     this.slots.sent(slot);
     this.doneCount += 1;
