@@ -10,12 +10,13 @@ from __future__ import annotations
 import csv
 import json
 import math
-import re
+import string
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import IssueCollector
+from .fields import MAX_ID_LENGTH, check_text, csv_header, csv_records, is_scalar, load_json, media_problem, shown
 from .text_lines import LineSource, NumberedLines
 
 
@@ -46,19 +47,36 @@ DATASET_FORMATS = ("manifest-jsonl", "manifest-csv", "msrvtt-csv", "msvd-tsv", "
 class MediaTemplate:
     """Maps a clip to its file or URL, e.g. 'https://host/msrvtt/{video_id}.mp4'.
 
-    Placeholders: {video_id}, {clip_id}. An empty template leaves media empty (set it later).
+    Placeholders: {video_id}, {clip_id}, nothing else: no attribute or index access
+    ({video_id.__class__}), no conversion or format spec, no positional fields. The template must
+    give an http(s) URL or a path under MEDIA_ROOT. An empty template leaves media empty (set it
+    later). Raises ValueError saying what is wrong.
     """
 
-    FIELDS = {"video_id", "clip_id"}
+    FIELDS = ("video_id", "clip_id")
 
     def __init__(self, template: str | None) -> None:
         self.template = template or ""
-        unknown = set(re.findall(r"{(\w*)}", self.template)) - self.FIELDS
-        if unknown:
-            raise ValueError(f"media template uses unknown placeholder(s) {sorted(unknown)}; allowed: {{video_id}}, {{clip_id}}")
+        self._parts: list[tuple[str, str | None]] = []
+        try:
+            parsed = list(string.Formatter().parse(self.template))
+        except ValueError as exc:
+            raise ValueError(f"media template is malformed ({exc}); write placeholders as {{video_id}} or {{clip_id}}, "
+                             f"and a literal brace as {{{{ or }}}}") from exc
+        for literal, name, spec, conversion in parsed:
+            if name is not None and (name not in self.FIELDS or spec or conversion):
+                shown = "{" + name + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "") + "}"
+                raise ValueError(f"media template placeholder {shown} is not allowed; use {{video_id}} or {{clip_id}}")
+            self._parts.append((literal, name))
+        if self.template:
+            problem = media_problem(self(video_id="v", clip_id="c"))
+            if problem:
+                raise ValueError(f"media template {problem}")
 
     def __call__(self, *, video_id: str, clip_id: str) -> str:
-        return self.template.format(video_id=video_id, clip_id=clip_id) if self.template else ""
+        # Joined by hand, not str.format: the placeholders were checked once and nothing else runs.
+        values = {"video_id": video_id, "clip_id": clip_id}
+        return "".join(literal + (values[name] if name else "") for literal, name in self._parts)
 
 
 def parse_seconds(value: str) -> float:
@@ -81,7 +99,7 @@ def _optional_float(raw, issues: IssueCollector, line: int | None, field: str) -
     try:
         value = float(raw) if not isinstance(raw, str) else parse_seconds(raw)
     except (TypeError, ValueError):
-        issues.add(line, field, f"'{raw}' is not a number")
+        issues.add(line, field, f"{shown(str(raw))} is not a number")
         return False, None
     if not math.isfinite(value):
         issues.add(line, field, f"{raw} is not a finite number")
@@ -90,10 +108,15 @@ def _optional_float(raw, issues: IssueCollector, line: int | None, field: str) -
 
 
 def make_clip(issues: IssueCollector, line: int | None, *, clip_id, video_id=None, media="", start=None, end=None,
-              duration=None, media_template: MediaTemplate, id_field: str = "id") -> ClipRecord | None:
+              duration=None, media_template: MediaTemplate, id_field: str = "id", video_field: str = "video_id",
+              media_field: str = "url") -> ClipRecord | None:
+    """A clip from one record's values, or None after reporting what is wrong with them. `media`
+    given in the record (from `media_field`) wins over the template."""
     clip_id = "" if clip_id is None else str(clip_id).strip()
     if not clip_id:
         issues.add(line, id_field, "missing clip id")
+        return None
+    if not check_text(issues, line, id_field, clip_id, what="the clip id", max_length=MAX_ID_LENGTH):
         return None
     ok_s, start_v = _optional_float(start, issues, line, "start")
     ok_e, end_v = _optional_float(end, issues, line, "end")
@@ -113,9 +136,25 @@ def make_clip(issues: IssueCollector, line: int | None, *, clip_id, video_id=Non
     if duration_v is not None and duration_v <= 0:
         issues.add(line, "duration", f"duration {duration_v:g} is not positive")
         return None
-    video = str(video_id).strip() if video_id not in (None, "") else clip_id
-    media = str(media or "").strip() or media_template(video_id=video, clip_id=clip_id)
-    return ClipRecord(line, clip_id, video, media, start_v, end_v, duration_v)
+    own_video = video_id not in (None, "")
+    video = str(video_id).strip() if own_video else clip_id
+    if own_video and not check_text(issues, line, video_field, video, what="the video id", max_length=MAX_ID_LENGTH):
+        return None
+    given = str(media or "").strip()
+    if given:
+        problem = media_problem(given)
+        if problem:
+            issues.add(line, media_field, f"{shown(given)} {problem}")
+            return None
+        return ClipRecord(line, clip_id, video, given, start_v, end_v, duration_v)
+    made = media_template(video_id=video, clip_id=clip_id)
+    problem = media_problem(made)
+    if problem:
+        # The template itself was checked, so an id filled into it is at fault, e.g. '../x'.
+        at_fault = video_field if own_video and media_problem(media_template(video_id=video, clip_id="c")) else id_field
+        issues.add(line, at_fault, f"the media template makes it {shown(made)}, which {problem}")
+        return None
+    return ClipRecord(line, clip_id, video, made, start_v, end_v, duration_v)
 
 
 def make_caption(issues: IssueCollector, line: int | None, *, caption_id, text, clip_id,
@@ -125,8 +164,12 @@ def make_caption(issues: IssueCollector, line: int | None, *, caption_id, text, 
     if not caption_id:
         issues.add(line, id_field, "missing caption id")
         return None
+    if not check_text(issues, line, id_field, caption_id, what="the caption id", max_length=MAX_ID_LENGTH):
+        return None
     if not text:
         issues.add(line, text_field, "empty caption text")
+        return None
+    if not check_text(issues, line, text_field, text, what="the caption text"):
         return None
     clip = None if clip_id in (None, "") else str(clip_id).strip()
     return CaptionRecord(line, caption_id, text, clip)
@@ -139,12 +182,16 @@ def read_manifest_jsonl(source: LineSource, issues: IssueCollector, media_templa
     "duration"} or {"kind": "caption", "id", "text", "clip"}."""
     for line, text in source:
         try:
-            obj = json.loads(text)
+            obj = load_json(text)
         except json.JSONDecodeError as exc:
             issues.add(line, None, f"malformed JSON: {exc.msg} at column {exc.colno}")
             continue
         if not isinstance(obj, dict):
             issues.add(line, None, "expected a JSON object")
+            continue
+        nested = [key for key in MANIFEST_CSV_COLUMNS if not is_scalar(obj.get(key))]
+        if nested:
+            issues.add(line, nested[0], "expected a string or a number, not a list or an object")
             continue
         yield from _manifest_record(obj, line, issues, media_template)
 
@@ -156,7 +203,7 @@ def read_manifest_csv(source: LineSource, issues: IssueCollector, media_template
     """CSV with a header; columns kind,id and, as needed, video_id,url,path,start,end,duration,text,clip."""
     lines = NumberedLines(source)
     reader = csv.reader(line for _, line in lines)
-    header = next(reader, None)
+    header = csv_header(reader, lines, issues)
     if header is None:
         return
     header = [h.strip().lower() for h in header]
@@ -164,7 +211,7 @@ def read_manifest_csv(source: LineSource, issues: IssueCollector, media_template
     if missing:
         issues.add(lines.current, None, f"header lacks column(s) {sorted(missing)}; expected {', '.join(MANIFEST_CSV_COLUMNS)}")
         return
-    for row in reader:
+    for row in csv_records(reader, lines, issues, header):
         line = lines.current
         if len(row) != len(header):
             issues.add(line, None, f"expected {len(header)} fields, found {len(row)}")
@@ -177,11 +224,12 @@ def _manifest_record(obj: dict, line: int, issues: IssueCollector, media_templat
     if kind == "clip":
         record = make_clip(issues, line, clip_id=obj.get("id"), video_id=obj.get("video_id"),
                            media=obj.get("url") or obj.get("path") or "", start=obj.get("start"), end=obj.get("end"),
-                           duration=obj.get("duration"), media_template=media_template)
+                           duration=obj.get("duration"), media_template=media_template,
+                           media_field="url" if obj.get("url") else "path")
     elif kind == "caption":
         record = make_caption(issues, line, caption_id=obj.get("id"), text=obj.get("text"), clip_id=obj.get("clip"))
     else:
-        issues.add(line, "kind", f"'{obj.get('kind', '')}' is not 'clip' or 'caption'")
+        issues.add(line, "kind", f"{shown(str(obj.get('kind', '')))} is not 'clip' or 'caption'")
         return
     if record:
         yield record
@@ -193,7 +241,7 @@ def read_msrvtt_csv(source: LineSource, issues: IssueCollector, media_template: 
     """MSR-VTT 1K-A: header key,vid_key,video_id,sentence; one caption per video."""
     lines = NumberedLines(source)
     reader = csv.reader(line for _, line in lines)
-    header = next(reader, None)
+    header = csv_header(reader, lines, issues)
     if header is None:
         return
     header = [h.strip() for h in header]
@@ -203,7 +251,7 @@ def read_msrvtt_csv(source: LineSource, issues: IssueCollector, media_template: 
         return
     index = {name: header.index(name) for name in required}
     seen_videos: set[str] = set()
-    for row in reader:
+    for row in csv_records(reader, lines, issues, header):
         line = lines.current
         if len(row) != len(header):
             issues.add(line, None, f"expected {len(header)} fields, found {len(row)}")
@@ -253,7 +301,7 @@ def read_youcook2_json(source: LineSource, issues: IssueCollector, media_templat
     if not text:
         return
     try:
-        document = json.loads(text)
+        document = load_json(text)
     except json.JSONDecodeError as exc:
         issues.add(exc.lineno, None, f"malformed JSON: {exc.msg} at column {exc.colno}")
         return
@@ -274,6 +322,9 @@ def read_youcook2_json(source: LineSource, issues: IssueCollector, media_templat
             except (KeyError, TypeError, ValueError):
                 issues.add(None, field, "expected {segment: [start, end], id, sentence}")
                 continue
+            if not all(is_scalar(v) for v in (start, end, segment_id, sentence, entry.get("duration"))):
+                issues.add(None, field, "expected {segment: [start, end], id, sentence} holding strings and numbers")
+                continue
             clip_id = f"{video_id}_{segment_id}"
             clip = make_clip(issues, None, clip_id=clip_id, video_id=video_id, start=start, end=end,
                              duration=entry.get("duration"), media_template=media_template, id_field=f"{field}.id")
@@ -287,19 +338,21 @@ def read_youcook2_json(source: LineSource, issues: IssueCollector, media_templat
 def read_epic100_csv(source: LineSource, issues: IssueCollector, media_template: MediaTemplate) -> Iterator[Record]:
     """EPIC-KITCHENS-100 retrieval CSV: narration_id, video_id, start/stop_timestamp (HH:MM:SS.ff), narration."""
     lines = NumberedLines(source)
-    reader = csv.DictReader(line for _, line in lines)
+    reader = csv.reader(line for _, line in lines)
     required = {"narration_id", "video_id", "start_timestamp", "stop_timestamp", "narration"}
-    if reader.fieldnames is None:
+    header = csv_header(reader, lines, issues)
+    if header is None:
         return
-    missing = required - set(reader.fieldnames)
+    missing = required - set(header)
     if missing:
         issues.add(1, None, f"header lacks column(s) {sorted(missing)}")
         return
-    for row in reader:
+    for values in csv_records(reader, lines, issues, header):
         line = lines.current
-        if None in row or any(v is None for v in row.values()):
-            issues.add(line, None, f"expected {len(reader.fieldnames)} fields")
+        if len(values) != len(header):
+            issues.add(line, None, f"expected {len(header)} fields")
             continue
+        row = dict(zip(header, values))
         clip = make_clip(issues, line, clip_id=row["narration_id"], video_id=row["video_id"], start=row["start_timestamp"],
                          end=row["stop_timestamp"], media_template=media_template, id_field="narration_id")
         caption = make_caption(issues, line, caption_id=row["narration_id"], text=row["narration"],

@@ -11,6 +11,16 @@ class FileIssue:
     field: str | None
     message: str
 
+    def __post_init__(self) -> None:
+        # Issues are stored in a job's JSON errors, and PostgreSQL's jsonb refuses a NUL character:
+        # one quoted from a bad file must not fail the job that reports it. Fields named after the
+        # file's own keys (JSON runs) are cut to a readable length.
+        for name, limit in (("file", 500), ("field", 200), ("message", 2000)):
+            value = getattr(self, name)
+            if isinstance(value, str) and ("\x00" in value or len(value) > limit):
+                value = value.replace("\x00", "\\x00")
+                object.__setattr__(self, name, value if len(value) <= limit else value[:limit] + "...")
+
     def __str__(self) -> str:
         where = self.file if self.line is None else f"{self.file}, line {self.line}"
         if self.field:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from .errors import IssueCollector
+from .fields import MAX_ID_LENGTH, csv_header, csv_records, is_scalar, load_json, shown, text_problem
 from .text_lines import LineSource, NumberedLines
 
 RUN_FORMATS = ("trec", "csv", "jsonl", "json")
@@ -37,7 +38,7 @@ def _rank(raw, issues: IssueCollector, line, field: str = "rank") -> int | None:
     try:
         value = int(str(raw).strip())
     except (TypeError, ValueError):
-        issues.add(line, field, f"'{raw}' is not a whole number")
+        issues.add(line, field, f"{shown(str(raw))} is not a whole number")
         return None
     if value < 1:
         issues.add(line, field, f"rank {value} is not positive (ranks start at 1)")
@@ -54,7 +55,7 @@ def _number(raw, issues: IssueCollector, line, field: str, *, required: bool) ->
     try:
         value = float(raw)
     except (TypeError, ValueError):
-        issues.add(line, field, f"'{raw}' is not a number")
+        issues.add(line, field, f"{shown(str(raw))} is not a number")
         return False, None
     if not math.isfinite(value):
         issues.add(line, field, f"{raw} is not a finite number (NaN and infinity are refused)")
@@ -93,8 +94,16 @@ def make_row(issues: IssueCollector, line, *, caption_id, clip_id, rank, score, 
 
 def read_trec(source: LineSource, issues: IssueCollector) -> Iterator[RunRow]:
     isfinite = math.isfinite
+    checked_tag = None
     for line, text in source:
         parts = text.split()
+        if len(parts) in (6, 8) and parts[5] != checked_tag:
+            # The tag may name the run (Run.name, 200 characters); checked once per distinct tag.
+            problem = text_problem(parts[5], max_length=MAX_ID_LENGTH)
+            if problem:
+                issues.add(line, "run_tag", f"the run tag {problem}")
+                continue
+            checked_tag = parts[5]
         if len(parts) == 6:
             # Fast path for the common, well-formed line; anything unusual goes through make_row,
             # which names the field at fault.
@@ -129,7 +138,7 @@ def read_csv(source: LineSource, issues: IssueCollector) -> Iterator[RunRow]:
     """CSV with a header: caption_id (or query_id), clip_id (or doc_id/video_id), rank, score[, start, end]."""
     numbered = NumberedLines(source)
     reader = csv.reader(text for _, text in numbered)
-    header = next(reader, None)
+    header = csv_header(reader, numbered, issues)
     if header is None:
         return
     header = [h.strip().lower() for h in header]
@@ -145,7 +154,7 @@ def read_csv(source: LineSource, issues: IssueCollector) -> Iterator[RunRow]:
         return
     names = {n: header[i] for n, i in columns.items()}
     fields = (names["caption_id"], names["clip_id"], "rank", "score")
-    for row in reader:
+    for row in csv_records(reader, numbered, issues, header):
         line = numbered.current
         if len(row) != len(header):
             issues.add(line, None, f"expected {len(header)} fields, found {len(row)}")
@@ -164,6 +173,12 @@ def _from_object(obj, issues: IssueCollector, line, where=None) -> RunRow | None
     caption = obj.get("caption_id", obj.get("query_id"))
     clip = obj.get("clip_id", obj.get("doc_id", obj.get("video_id")))
     prefix = f"{where}." if where else ""
+    values = {"caption_id": caption, "clip_id": clip, "rank": obj.get("rank"), "score": obj.get("score"),
+              "start": obj.get("start"), "end": obj.get("end")}
+    nested = [name for name, value in values.items() if not is_scalar(value)]
+    if nested:
+        issues.add(line, prefix + nested[0], "expected a string or a number, not a list or an object")
+        return None
     return make_row(issues, line, caption_id=caption, clip_id=clip, rank=obj.get("rank"), score=obj.get("score"),
                     start=obj.get("start"), end=obj.get("end"), where=where,
                     fields=(f"{prefix}caption_id", f"{prefix}clip_id", f"{prefix}rank", f"{prefix}score"))
@@ -173,7 +188,7 @@ def read_jsonl(source: LineSource, issues: IssueCollector) -> Iterator[RunRow]:
     """One object a line: {"caption_id", "clip_id", "rank", "score"[, "start", "end"]}."""
     for line, text in source:
         try:
-            obj = json.loads(text)
+            obj = load_json(text)
         except json.JSONDecodeError as exc:
             issues.add(line, None, f"malformed JSON: {exc.msg} at column {exc.colno}")
             continue
@@ -189,7 +204,7 @@ def read_json(source: LineSource, issues: IssueCollector) -> Iterator[RunRow]:
     if not text:
         return
     try:
-        document = json.loads(text)
+        document = load_json(text)
     except json.JSONDecodeError as exc:
         issues.add(exc.lineno, None, f"malformed JSON: {exc.msg} at column {exc.colno}")
         return

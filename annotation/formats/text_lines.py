@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from .errors import IssueCollector
@@ -61,15 +61,17 @@ def file_checksum(path: Path) -> str:
 
 
 class NumberedLines:
-    """Feeds plain strings to a csv reader while remembering the current line number."""
+    """Feeds plain strings to a csv reader while remembering the current line's number and text
+    (the text lets an error the csv module raises be traced to its field)."""
 
-    def __init__(self, source: LineSource) -> None:
+    def __init__(self, source: Iterable[tuple[int, str]]) -> None:
         self._iter = iter(source)
         self.current: int | None = None
+        self.text = ""
 
     def __iter__(self) -> "NumberedLines":
         return self
 
     def __next__(self) -> tuple[int, str]:
-        self.current, text = next(self._iter)
-        return self.current, text
+        self.current, self.text = next(self._iter)
+        return self.current, self.text

@@ -184,7 +184,7 @@ def known_pairs_import_csv(*, pool: Pool, content: bytes, source_name: str = "kn
     Problems raise ImportRejected, each naming the file, the line and the field."""
     issues = IssueCollector(source_name)
     rows = csv_rows(content, issues, required=("caption", "clip", "answer"), optional=("role", "explanation"))
-    if not rows:
+    if not rows and not issues:
         issues.add(None, None, "the file lists no pairs")
     objects = _known_pairs_check(pool, [(line, row | {"role": row.get("role") or "gold"}) for line, row in rows], issues)
     issues.raise_if_any()

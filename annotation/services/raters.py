@@ -4,6 +4,7 @@ from __future__ import annotations
 import secrets
 
 from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.db.models import Max
 
@@ -52,6 +53,13 @@ def raters_import_csv(*, content: bytes, source_name: str = "raters.csv") -> lis
         if not username:
             issues.add(line, "username", "missing user name")
             continue
+        # The account's own field rules (length, allowed characters, e-mail syntax), checked here
+        # so each refusal names its line and field instead of failing on the database.
+        bad = [(name, problem) for name in ("username", "email") if (problem := _field_problem(User, name, row.get(name, "")))]
+        for name, problem in bad:
+            issues.add(line, name, problem)
+        if bad:
+            continue
         if username in seen:
             issues.add(line, "username", f"'{username}' appears twice (first on line {seen[username]})")
             continue
@@ -70,6 +78,14 @@ def raters_import_csv(*, content: bytes, source_name: str = "raters.csv") -> lis
             user = rater_create(username=username, password=password or secrets.token_urlsafe(12), email=email)
             created.append(user)
     return created
+
+
+def _field_problem(user_model, name: str, value: str) -> str | None:
+    try:
+        user_model._meta.get_field(name).clean(value, None)
+    except ValidationError as exc:
+        return " ".join(exc.messages)
+    return None
 
 
 def rater_set_paused(*, user, paused: bool) -> RaterProfile:

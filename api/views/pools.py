@@ -7,7 +7,7 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import ValidationError
 from rest_framework.generics import ListAPIView
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -17,6 +17,7 @@ from annotation.services.labels import LabelRefused, pair_adjudicate, pair_reque
 from annotation.services.pool_jobs import pool_add_run_start, pool_build_start
 from annotation.services.pools import PoolError, known_pairs_add, known_pairs_import_csv
 from annotation.services.raters import membership_revoke, memberships_grant, training_reset
+from api.parsers import JSONParser
 from api.permissions import IsAdmin, IsAdminOrResearcherReadOnly
 from api.views.jobs import job_accepted_response
 
@@ -167,6 +168,14 @@ class PoolMemberResetTrainingApi(APIView):
         return Response({"rater": user_id, "training": membership.training})
 
 
+class KnownPairItemSerializer(serializers.Serializer):
+    caption = serializers.CharField(max_length=200)
+    clip = serializers.CharField(max_length=200)
+    answer = serializers.ChoiceField(choices=PooledPair.Answer.values)
+    role = serializers.ChoiceField(choices=["gold", "training"], default="gold")
+    explanation = serializers.CharField(required=False, allow_blank=True, default="")
+
+
 class KnownPairsApi(APIView):
     """Admin: add gold or training pairs with their answers, as JSON `items` or a CSV `file` with
     header caption,clip,answer,role[,explanation]."""
@@ -174,23 +183,22 @@ class KnownPairsApi(APIView):
     permission_classes = [IsAdmin]
     parser_classes = [JSONParser, MultiPartParser, FormParser]
 
-    class ItemSerializer(serializers.Serializer):
-        caption = serializers.CharField()
-        clip = serializers.CharField()
-        answer = serializers.ChoiceField(choices=PooledPair.Answer.values)
-        role = serializers.ChoiceField(choices=["gold", "training"], default="gold")
-        explanation = serializers.CharField(required=False, allow_blank=True, default="")
+    class InputSerializer(serializers.Serializer):
+        # The body must be an object (a bare list was a 500); each item's errors name the item.
+        items = KnownPairItemSerializer(many=True, required=False)
+        file = serializers.FileField(required=False)
 
+    @extend_schema(request={"application/json": InputSerializer, "multipart/form-data": InputSerializer})
     def post(self, request, pool_id: int):
         pool = get_object_or_404(Pool, pk=pool_id)
         if "file" in request.FILES:
             upload = request.FILES["file"]
             added = known_pairs_import_csv(pool=pool, content=upload.read(), source_name=upload.name)
             return Response({"added": added}, status=status.HTTP_201_CREATED)
-        items = self.ItemSerializer(data=request.data.get("items", []), many=True)
-        items.is_valid(raise_exception=True)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
         try:
-            added = known_pairs_add(pool=pool, items=items.validated_data)
+            added = known_pairs_add(pool=pool, items=data.validated_data.get("items", []))
         except PoolError as exc:
             raise ValidationError({"detail": str(exc)}) from exc
         return Response({"added": added}, status=status.HTTP_201_CREATED)

@@ -28,9 +28,12 @@ class RaterListCreateApi(APIView):
     permission_classes = [IsAdmin]
 
     class InputSerializer(serializers.Serializer):
-        username = serializers.CharField(max_length=150)
-        password = serializers.CharField(required=False, allow_blank=True, min_length=8)
-        email = serializers.EmailField(required=False, allow_blank=True, default="")
+        # The account model's own rules (at most 150 characters; letters, digits and @.+-_), so a
+        # bad name is a 400 naming the field rather than a failed save.
+        username = serializers.CharField(max_length=150,
+                                         validators=get_user_model()._meta.get_field("username").validators)
+        password = serializers.CharField(required=False, allow_blank=True, min_length=8, max_length=128)
+        email = serializers.EmailField(required=False, allow_blank=True, default="", max_length=254)
 
     def get(self, request):
         users = get_user_model().objects.filter(groups__name=roles.RATER).order_by("username")
