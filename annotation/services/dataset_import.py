@@ -8,6 +8,7 @@ from django.db import transaction
 
 from annotation.formats.datasets import READERS, CaptionRecord, ClipRecord, MediaTemplate, guess_dataset_format
 from annotation.formats.errors import FileIssue, ImportRejected, IssueCollector
+from annotation.formats.fields import text_problem
 from annotation.formats.text_lines import LineSource, ProgressFn
 from annotation.models import Caption, Clip, Dataset
 
@@ -29,11 +30,16 @@ def dataset_import(*, path: Path, name: str, fmt: str | None = None, media_templ
     name = (name or "").strip()
     if not name:
         raise ImportRejected([FileIssue(display, None, "name", "a dataset needs a name")])
+    if problem := text_problem(name, max_length=200):
+        raise ImportRejected([FileIssue(display, None, "name", f"the dataset name {problem}")])
     try:
         fmt = fmt or guess_dataset_format(path)
+    except ValueError as exc:
+        raise ImportRejected([FileIssue(display, None, "format", str(exc))]) from exc
+    try:
         template = MediaTemplate(media_template)
     except ValueError as exc:
-        raise ImportRejected([FileIssue(display, None, None, str(exc))]) from exc
+        raise ImportRejected([FileIssue(display, None, "media_template", str(exc))]) from exc
     if fmt not in READERS:
         raise ImportRejected([FileIssue(display, None, "format", f"unknown dataset format '{fmt}'; use one of {', '.join(READERS)}")])
     if Dataset.objects.filter(name=name).exists():

@@ -7,7 +7,7 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.formats.datasets import DATASET_FORMATS
+from annotation.formats.datasets import DATASET_FORMATS, MediaTemplate
 from annotation.formats.runs import RUN_FORMATS
 from annotation.models import Dataset, Run
 from annotation.services.import_jobs import dataset_import_start, run_import_start
@@ -62,8 +62,16 @@ class DatasetImportApi(APIView):
         file = serializers.FileField()
         name = serializers.CharField(max_length=200)
         format = serializers.ChoiceField(choices=DATASET_FORMATS, required=False, allow_blank=True)
-        media_template = serializers.CharField(required=False, allow_blank=True, default="")
+        media_template = serializers.CharField(required=False, allow_blank=True, default="", max_length=1000)
         description = serializers.CharField(required=False, allow_blank=True, default="")
+
+        def validate_media_template(self, value: str) -> str:
+            # Refused now, naming the field, rather than by the job after the upload.
+            try:
+                MediaTemplate(value)
+            except ValueError as exc:
+                raise serializers.ValidationError(str(exc)) from exc
+            return value
 
     @extend_schema(request=InputSerializer, responses={202: JobOutputSerializer})
     def post(self, request):
