@@ -7,6 +7,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from annotation.formats.fields import media_problem
+
 
 class Dataset(models.Model):
     name = models.CharField(max_length=200, unique=True)
@@ -59,10 +61,14 @@ class Clip(models.Model):
 
     @property
     def playback_url(self) -> str:
-        """Absolute URLs as they are; paths are served from MEDIA_ROOT by the Range-aware view."""
-        if re.match(r"^[a-z][a-z0-9+.-]*://", self.media) or self.media.startswith("/"):
-            return self.media
-        return "/" + settings.MEDIA_URL.strip("/") + "/" + self.media
+        """http(s) URLs as they are; paths under MEDIA_ROOT (also stored as /media/<path>) through the
+        Range-aware view. Imports refuse anything else; media set another way (Django's admin) that
+        would point elsewhere (another scheme or host, an absolute path, `..`) plays nothing."""
+        prefix = "/" + settings.MEDIA_URL.strip("/") + "/"
+        media = self.media[len(prefix):] if self.media.startswith(prefix) else self.media
+        if media_problem(media):
+            return ""
+        return media if re.match(r"^https?://", media, re.IGNORECASE) else prefix + media
 
 
 class Caption(models.Model):

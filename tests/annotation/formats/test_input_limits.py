@@ -193,3 +193,18 @@ def test_file_issue_escapes_nul_and_cuts_long_fields():
     issue = FileIssue("f\x00.csv", 1, "k" * 300, "bad \x00 value")
     assert issue.file == "f\\x00.csv" and issue.message == "bad \\x00 value"
     assert issue.field == "k" * 200 + "..."
+
+
+@pytest.mark.parametrize(("media", "url"), [
+    ("msrvtt/v1.mp4", "/media/msrvtt/v1.mp4"),
+    ("/media/msrvtt/v1.mp4", "/media/msrvtt/v1.mp4"),  # the legacy absolute form of the same file
+    ("https://cdn.example/v1.mp4", "https://cdn.example/v1.mp4"),
+    ("//evil.example/x.mp4", ""),
+    ("javascript:alert(1)", ""),
+    ("/etc/passwd", ""),
+    ("/media/../secret.mp4", ""),
+    ("../secret.mp4", ""),
+])
+def test_playback_url_plays_nothing_that_points_elsewhere(media, url):
+    """Media set outside an import (Django's admin) is checked again where the rater's page gets it."""
+    assert Clip(media=media).playback_url == url
