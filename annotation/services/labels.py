@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
-from annotation.models import Label, Lease, PooledPair, PoolMembership, RaterProfile
+from annotation.models import Label, Lease, Pool, PooledPair, PoolMembership, RaterProfile
 from annotation.services.queue import PAIR_FLAG_FIELDS, refresh_pair_flags
 
 PAIR_FIELDS = PAIR_FLAG_FIELDS + ["vote_count", "required_labels", "state", "resolved_label", "resolved_at", "broken_reports"]
@@ -78,10 +78,10 @@ _LABEL_BY_CLIENT_ID_SQL = "SELECT * FROM {label} WHERE rater_id = %(rater)s AND 
 # The rater's lease and its pair, the pair locked (pair first, then lease: the queue's lock
 # order), with whether the rater may still label in this pool.
 _LEASED_PAIR_LOCKED_SQL = """
-SELECT pp.*, s.id AS lease_pk, s.state AS lease_state,
+SELECT pp.*, s.id AS lease_pk, s.state AS lease_state, pl.broken_reports_limit AS pool_broken_reports_limit,
        EXISTS (SELECT 1 FROM {membership} m WHERE m.pool_id = pp.pool_id AND m.rater_id = %(rater)s) AS rater_is_member,
        EXISTS (SELECT 1 FROM {profile} r WHERE r.user_id = %(rater)s AND r.paused) AS rater_paused
-FROM {lease} s JOIN {pair} pp ON pp.id = s.pair_id
+FROM {lease} s JOIN {pair} pp ON pp.id = s.pair_id JOIN {pool} pl ON pl.id = pp.pool_id
 WHERE s.token = %(token)s AND s.rater_id = %(rater)s {lock}
 """
 
@@ -97,7 +97,8 @@ def _sql(template: str) -> str:
     features = connection.features
     lock = ("FOR UPDATE OF pp" if features.has_select_for_update_of else "FOR UPDATE") if features.has_select_for_update else ""
     return template.format(label=Label._meta.db_table, lease=Lease._meta.db_table, pair=PooledPair._meta.db_table,
-                           membership=PoolMembership._meta.db_table, profile=RaterProfile._meta.db_table, lock=lock)
+                           pool=Pool._meta.db_table, membership=PoolMembership._meta.db_table,
+                           profile=RaterProfile._meta.db_table, lock=lock)
 
 
 def _label_by_client_id(rater, client_id: str) -> Label | None:
@@ -148,14 +149,15 @@ def _submit_locked(rater, client_id, token, value, seconds, comment, now) -> Sub
     if live_lease_id and pair.role == PooledPair.Role.POOL:
         pair.active_leases = max(0, pair.active_leases - 1)
 
-    if pair.role != PooledPair.Role.POOL:
+    if pair.role == PooledPair.Role.TRAINING:
         label.save()
         label.pair = pair
-        if pair.role == PooledPair.Role.TRAINING:
-            _grade_training(pair.pool, rater)
+        _grade_training(pair.pool, rater)
         return SubmitResult(label, True, training_feedback(label))
 
-    if value in Label.VOTES:
+    if pair.role == PooledPair.Role.GOLD:
+        pass  # stored, never a vote; it takes the same statements as a pool answer below, so no timing tells it apart
+    elif value in Label.VOTES:
         room = pair.state == PooledPair.State.OPEN and pair.vote_count + pair.active_leases < pair.required_labels
         if room:
             label.counted = True
@@ -169,7 +171,7 @@ def _submit_locked(rater, client_id, token, value, seconds, comment, now) -> Sub
             pair.state = PooledPair.State.ADJUDICATION
     elif value == Label.Value.BROKEN:
         pair.broken_reports += 1
-        if pair.state == PooledPair.State.OPEN and pair.broken_reports >= pair.pool.broken_reports_limit:
+        if pair.state == PooledPair.State.OPEN and pair.broken_reports >= pair.pool_broken_reports_limit:
             pair.state = PooledPair.State.SET_ASIDE
     label.save()
     if label.counted:
