@@ -2,10 +2,16 @@
 from __future__ import annotations
 
 import os
+import secrets
 import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+# Benchmarks run with DEBUG off over plain http, like the tests: a throwaway key, no HTTPS redirect.
+os.environ.setdefault("SECRET_KEY", secrets.token_urlsafe(50))
+os.environ.setdefault("REJUDGE_HTTPS", "0")
+# A closed-loop load test is no human rater: the per-user API rate limit would stop it.
+os.environ.setdefault("REJUDGE_THROTTLE_USER", "off")
 DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/rejudge_bench"
 
 

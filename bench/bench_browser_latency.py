@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import secrets
 import statistics
 import sys
 import tempfile
@@ -58,6 +59,8 @@ def main() -> None:
     os.environ["DATABASE_URL"] = args.database_url or os.environ.get("DATABASE_URL") or DEFAULT_URL
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     os.environ.setdefault("LOG_LEVEL", "WARNING")
+    os.environ.setdefault("SECRET_KEY", secrets.token_urlsafe(50))  # DEBUG off needs one; plain http below
+    os.environ.setdefault("REJUDGE_HTTPS", "0")
     os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"  # Playwright's sync API runs an event loop here
     sys.path.insert(0, str(REPO))
     warnings.filterwarnings("ignore", message="No directory at")  # static files come from the apps here

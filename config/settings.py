@@ -7,9 +7,13 @@ sets DATABASE_URL, CELERY_BROKER_URL, SECRET_KEY and DEBUG=0.
 from __future__ import annotations
 
 import os
+import re
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+from csp.constants import NONE, SELF
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("REJUDGE_VAR_DIR", BASE_DIR / "var"))
@@ -27,10 +31,118 @@ def env_int(name: str, default: int) -> int:
     return default if value in (None, "") else int(value)
 
 
+def env_rate(name: str, default: str) -> str | None:
+    """A DRF throttle rate such as '1200/min'; 'off' turns that throttle off."""
+    value = (os.environ.get(name) or default).strip()
+    if value.lower() in {"off", "none"}:
+        return None
+    if not re.fullmatch(r"[1-9]\d*/(s|sec|second|m|min|minute|h|hour|d|day)", value):
+        raise ImproperlyConfigured(f"{name}={value!r}: expected a rate such as '1200/min' (per s, min, hour or day) or 'off'")
+    return value
+
+
+# --- Security: key, hosts, HTTPS, headers ------------------------------------------------------
 DEBUG = env_bool("DEBUG", False)
-SECRET_KEY = os.environ.get("SECRET_KEY", "rejudge-embedded-default-not-for-production")
+EMBEDDED_SECRET_KEY = "rejudge-embedded-default-not-for-production"
+
+
+def _secret_key() -> str:
+    """SECRET_KEY, else the file SECRET_KEY_FILE (default var/secret_key, which scripts/demo.sh
+    writes once). The public embedded key is only for DEBUG: with it, anyone could forge sessions."""
+    key = os.environ.get("SECRET_KEY", "").strip()
+    key_file = Path(os.environ.get("SECRET_KEY_FILE") or VAR_DIR / "secret_key")
+    if not key and os.environ.get("SECRET_KEY_FILE") and not key_file.is_file():
+        raise ImproperlyConfigured(f"SECRET_KEY_FILE={key_file} does not exist")
+    if not key and key_file.is_file():
+        key = key_file.read_text().strip()
+    if key and key != EMBEDDED_SECRET_KEY:
+        return key
+    if DEBUG:
+        return EMBEDDED_SECRET_KEY
+    raise ImproperlyConfigured(
+        "SECRET_KEY is not set and DEBUG is off: refusing to start with the public development key. Set SECRET_KEY "
+        "(e.g. `python -c 'import secrets; print(secrets.token_urlsafe(50))'`) or SECRET_KEY_FILE, or DEBUG=1 on a "
+        "development machine.")
+
+
+SECRET_KEY = _secret_key()
 ALLOWED_HOSTS = [h for h in os.environ.get("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1],testserver").split(",") if h]
 CSRF_TRUSTED_ORIGINS = [o for o in os.environ.get("CSRF_TRUSTED_ORIGINS", "").split(",") if o]
+
+# HTTPS is the default whenever DEBUG is off; REJUDGE_HTTPS=0 is for plain-http runs that are not a
+# deployment (the test suite, benchmarks). Each setting can still be named on its own.
+HTTPS = env_bool("REJUDGE_HTTPS", not DEBUG)
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", HTTPS)
+SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", HTTPS)
+CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", HTTPS)
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 365 * 24 * 3600 if HTTPS else 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", True)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
+# Joining the browsers' preload list is the domain owner's decision and takes months to undo, so it
+# is opt-in; without it check --deploy would warn (W021) on every deployment that has not decided.
+SILENCED_SYSTEM_CHECKS = ["security.W021"] if SECURE_HSTS_SECONDS and not SECURE_HSTS_PRELOAD else []
+
+
+def _meta_key(header: str) -> str:
+    """'X-Forwarded-Proto' -> 'HTTP_X_FORWARDED_PROTO', the name Django's request.META uses."""
+    meta = header.strip().upper().replace("-", "_")
+    return meta if not meta or meta.startswith("HTTP_") else f"HTTP_{meta}"
+
+
+def _proxy_ssl_header(value: str) -> tuple[str, str] | None:
+    """'X-Forwarded-Proto,https' -> ('HTTP_X_FORWARDED_PROTO', 'https'). Only set it behind a proxy
+    that always overwrites that header, or any client can claim to be on https."""
+    if not value.strip():
+        return None
+    header, sep, expected = (part.strip() for part in value.partition(","))
+    if not sep or not header or not expected:
+        raise ImproperlyConfigured(f"SECURE_PROXY_SSL_HEADER={value!r}: expected 'Header-Name,value', e.g. 'X-Forwarded-Proto,https'")
+    return (_meta_key(header), expected)
+
+
+SECURE_PROXY_SSL_HEADER = _proxy_ssl_header(os.environ.get("SECURE_PROXY_SSL_HEADER", ""))
+USE_X_FORWARDED_HOST = env_bool("USE_X_FORWARDED_HOST", False)
+# Django's defaults, stated because the tests and check --deploy rely on them.
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+
+# Content-Security-Policy (django-csp; Django's own arrives in 6.0): nothing inline, nothing from
+# elsewhere, except clips, which may be referenced by https URL (REJUDGE_CSP_MEDIA_SRC narrows or
+# widens that, space-separated). The data: image is the empty favicon.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF],
+        "img-src": [SELF, "data:"],
+        "media-src": [SELF, *(os.environ.get("REJUDGE_CSP_MEDIA_SRC") or "https:").split()],
+        "connect-src": [SELF],
+        "font-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [SELF],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    },
+}
+
+# Login lockout (django-axes): after REJUDGE_LOGIN_FAILURE_LIMIT wrong passwords, every password is
+# refused until REJUDGE_LOGIN_COOLOFF_MINUTES after the last try. Counted per user name (a guesser
+# with many addresses gets the limit per account) and, apart, per client address (one address
+# trying a password on many accounts). A success clears both counts.
+AXES_FAILURE_LIMIT = env_int("REJUDGE_LOGIN_FAILURE_LIMIT", 10)
+if AXES_FAILURE_LIMIT < 1:
+    raise ImproperlyConfigured(f"REJUDGE_LOGIN_FAILURE_LIMIT={AXES_FAILURE_LIMIT}: must be at least 1")
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("REJUDGE_LOGIN_COOLOFF_MINUTES", 15))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_RESET_ON_SUCCESS = True
+# Behind a reverse proxy every request comes from the proxy, which would lock everyone out at once:
+# REJUDGE_CLIENT_IP_HEADER names the header where the proxy appends the client's address (e.g.
+# X-Forwarded-For; the last entry is used, the one the proxy wrote). Unset: the connection's address.
+CLIENT_IP_HEADER = _meta_key(os.environ.get("REJUDGE_CLIENT_IP_HEADER", ""))
+AXES_CLIENT_IP_CALLABLE = "config.proxy.client_ip"
+AXES_LOCKOUT_CALLABLE = "frontend.views.pages.login_locked"
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -43,6 +155,8 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "django_filters",
     "drf_spectacular",
+    "csp",
+    "axes",
     "annotation",
     "api",
     "frontend",
@@ -57,6 +171,9 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
+    # Last, as django-axes asks: it turns a refused login into the lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -90,7 +207,8 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 DATABASES["default"]["TEST"] = {"NAME": os.environ.get("REJUDGE_TEST_DATABASE_NAME") or None}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-AUTHENTICATION_BACKENDS = ["annotation.auth_backends.RoleAwareModelBackend"]
+# The axes backend comes first: it refuses a locked-out account before any password is checked.
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "annotation.auth_backends.RoleAwareModelBackend"]
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
@@ -131,6 +249,19 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "api.pagination.RejudgePagination",
     "PAGE_SIZE": 100,
     "EXCEPTION_HANDLER": "api.errors.exception_handler",
+}
+# API rate limits, per user (token and session alike), per address for anonymous calls, and per user
+# for file uploads (multipart POSTs: each starts an import job). A rater at full speed makes ~6
+# requests/s; the defaults sit well above that. Counts live in the cache: set REDIS_URL when more
+# than one web process serves, or each process counts on its own.
+REST_FRAMEWORK |= {
+    "DEFAULT_THROTTLE_CLASSES": ["api.throttling.AnonThrottle", "api.throttling.UserThrottle",
+                                 "api.throttling.UploadThrottle"],
+    "DEFAULT_THROTTLE_RATES": {
+        "anon": env_rate("REJUDGE_THROTTLE_ANON", "60/min"),
+        "user": env_rate("REJUDGE_THROTTLE_USER", "1200/min"),
+        "uploads": env_rate("REJUDGE_THROTTLE_UPLOADS", "120/hour"),
+    },
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Rejudge API",

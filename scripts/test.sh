@@ -21,4 +21,8 @@ export REJUDGE_TEST_BROKER_URL=${REJUDGE_TEST_BROKER_URL:-redis://127.0.0.1:6379
 # Each session gets its own queue so a stray worker from another run never takes its jobs.
 export CELERY_TASK_DEFAULT_QUEUE="rejudge-test-$$"
 export REJUDGE_VAR_DIR=$(mktemp -d)
+# Settings refuse DEBUG off without a key; the suite runs with DEBUG off, so it gets a throwaway one.
+export SECRET_KEY=${SECRET_KEY:-$(.venv/bin/python -c 'import secrets; print(secrets.token_urlsafe(50))')}
+# The test client and the live server speak plain http: no redirect to https, no secure-only cookies.
+export REJUDGE_HTTPS=${REJUDGE_HTTPS:-0}
 exec .venv/bin/python -m pytest "$@"

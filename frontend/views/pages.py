@@ -1,3 +1,5 @@
+from axes.helpers import get_client_username, get_cool_off
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import render
 from django.views.decorators.csrf import ensure_csrf_cookie
@@ -20,3 +22,12 @@ def home(request):
     if role == roles.RATER:
         context["memberships"] = rater_pool_cards(rater=request.user)
     return render(request, "frontend/home.html", context)
+
+
+def login_locked(request, response=None, credentials=None):
+    """django-axes' answer (AXES_LOCKOUT_CALLABLE) to a login for a locked account, the right
+    password included: 429 and how long to wait."""
+    cool_off = get_cool_off(request)
+    context = {"failure_limit": settings.AXES_FAILURE_LIMIT, "username": get_client_username(request, credentials),
+               "cooloff_minutes": round(cool_off.total_seconds() / 60) if cool_off else None}
+    return render(request, "frontend/lockout.html", context, status=429)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth.models import Group
 from django.db import connection
+from django.http import HttpRequest
 from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
@@ -84,7 +85,8 @@ def test_a_role_taken_away_applies_to_the_next_request():
 def test_a_browser_session_is_recognised_with_its_role_and_refused_after_logout():
     rater = make_rater()
     c = APIClient()
-    assert c.login(username=rater.username, password="pw-123456")
+    # django-axes (login lockout) needs the request that carries the password; Client.login has none.
+    assert c.login(request=HttpRequest(), username=rater.username, password="pw-123456")
     with CaptureQueriesContext(connection) as queries:
         assert c.get("/api/v1/me/").json()["role"] == "rater"
     assert len(queries.captured_queries) == 2  # the session, then the user with their role

@@ -1,4 +1,5 @@
-from django.core.management.base import BaseCommand
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
 
 from annotation.services.demo import demo_load
 
@@ -7,7 +8,17 @@ class Command(BaseCommand):
     help = ("Load the demo benchmark (12 synthetic clips, 20 captions, 3 runs), a pool with training and gold pairs, a "
             "ranking study, and demo accounts. Safe to run twice.")
 
+    def add_arguments(self, parser):
+        parser.add_argument("--force", action="store_true",
+                            help="Load the demo even with DEBUG off (its accounts have published passwords).")
+
     def handle(self, *args, **opts):
+        # The demo accounts' passwords are printed here and in the README: on a real deployment
+        # (DEBUG off) they would be open doors.
+        if not settings.DEBUG and not opts["force"]:
+            raise CommandError("DEBUG is off, so this looks like a production deployment, and the demo creates accounts "
+                               "with published passwords (an admin among them). Run it with DEBUG=1 on a development "
+                               "machine, or pass --force if you really want the demo data here.")
         summary = demo_load()
         dataset = summary["dataset"]
         self.stdout.write(self.style.SUCCESS(

@@ -1,0 +1,39 @@
+"""API rate limits: Django REST framework's throttles, with rates read when a request arrives.
+
+DRF's own classes copy DEFAULT_THROTTLE_RATES when their module is imported, so a changed setting
+(a test's low rate, say) would go unnoticed; these read the current settings instead. A rate of
+None turns that throttle off. The rates and what they protect are in config/settings.py."""
+from __future__ import annotations
+
+from django.core.exceptions import ImproperlyConfigured
+from rest_framework.settings import api_settings
+from rest_framework.throttling import AnonRateThrottle, UserRateThrottle
+
+
+class _CurrentRate:
+    scope: str
+
+    def get_rate(self):
+        rates = api_settings.DEFAULT_THROTTLE_RATES
+        if self.scope not in rates:
+            raise ImproperlyConfigured(f"no throttle rate for scope {self.scope!r} in DEFAULT_THROTTLE_RATES")
+        return rates[self.scope]
+
+
+class AnonThrottle(_CurrentRate, AnonRateThrottle):
+    """Callers without credentials, by address (only endpoints open to them, such as the schema)."""
+
+
+class UserThrottle(_CurrentRate, UserRateThrottle):
+    """Every signed-in caller, by user: one count for their token and their browser session."""
+
+
+class UploadThrottle(_CurrentRate, UserRateThrottle):
+    """File uploads (multipart POSTs), by user: each one is stored and starts an import job."""
+
+    scope = "uploads"
+
+    def allow_request(self, request, view):
+        if request.method != "POST" or not request.content_type.startswith("multipart/form-data"):
+            return True
+        return super().allow_request(request, view)
