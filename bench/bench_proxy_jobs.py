@@ -75,7 +75,7 @@ def bench_queue(study, n_raters: int) -> None:
                 if lease is None:
                     return
                 order = [c["id"] for c in ranking_task_display(task=lease.task, rater=rater)]
-                ranking_submission_create(rater=rater, client_id=f"b{lease.pk}", task_id=lease.task_id, order=order)
+                ranking_submission_create(rater=rater, client_id=f"b{lease.pk}", lease=lease.token, order=order)
                 latencies.append(time.perf_counter() - t0)
         except Exception as exc:  # noqa: BLE001 - printed below
             errors.append(repr(exc))

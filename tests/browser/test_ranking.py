@@ -4,6 +4,7 @@ from __future__ import annotations
 import pytest
 
 from annotation.models import RankingSubmission
+from annotation.services.queue import item_id_for
 from tests.browser.conftest import assert_controls_labelled, log_in, snap
 from tests.browser.scenarios import ranking_setup
 
@@ -46,7 +47,7 @@ def test_a_task_ordered_by_drag_and_one_by_keyboard(page, server):
     assert shown_order(page) == wanted
     snap(page, "rank-task-dragged")
     page.click("#submit-order")
-    submitted = {int(task): wanted}
+    submitted = {task: wanted}
 
     task, order = next_task(page, after=task)
     # Keyboard only: the first caption has the focus.
@@ -65,9 +66,9 @@ def test_a_task_ordered_by_drag_and_one_by_keyboard(page, server):
     assert shown_order(page) == expected
     page.keyboard.press("Enter")
     page.keyboard.press("Enter")  # a second press does not submit the next task
-    submitted[int(task)] = expected
+    submitted[task] = expected
 
     next_task(page, after=task)
     page.wait_for_selector("#save-status[data-status=saved]")
-    stored = {s.task_id: s.order for s in RankingSubmission.objects.filter(rater=setup.rater)}
+    stored = {item_id_for("ranking-task", s.task_id): s.order for s in RankingSubmission.objects.filter(rater=setup.rater)}
     assert stored == submitted
