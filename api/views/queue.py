@@ -104,8 +104,9 @@ class MyProgressApi(APIView):
 
 
 class LeaseHeartbeatApi(APIView):
-    """Rater: keep my lease alive while the page is open. 410 when it has ended, with whether
-    the pair still needs a label (the page then submits the answer anyway, or moves on)."""
+    """Rater: keep my lease alive while the page is open. 410 when it has ended (the page then
+    submits the answer anyway: a late answer is kept). Whether the pair still needs a label is
+    not said: a gold pair always would, so a "no" would mark a pair as a pool pair."""
 
     permission_classes = [IsRater]
 
@@ -115,8 +116,8 @@ class LeaseHeartbeatApi(APIView):
         except Lease.DoesNotExist as exc:
             raise NotFound("no such lease") from exc
         except LeaseGone as gone:
-            return Response({"detail": f"the lease has {gone.lease.state}", "state": gone.lease.state,
-                             "still_needed": gone.still_needed}, status=status.HTTP_410_GONE)
+            return Response({"detail": f"the lease has {gone.lease.state}", "state": gone.lease.state},
+                            status=status.HTTP_410_GONE)
         return Response({"lease_id": lease.token, "expires_at": lease.expires_at})
 
 

@@ -113,3 +113,29 @@ def test_a_rater_cannot_tell_gold_from_pool_pairs():
         separation = auc([e[key] for e in gold], [e[key] for e in pool_side])
         assert 0.15 < separation < 0.85, (key, separation)
     assert not any(entry[key].isdigit() for entry in seen for key in ("lease_id", "item_id"))
+
+
+def test_a_lost_lease_says_the_same_for_gold_and_pool_pairs():
+    """The heartbeat's 410 used to say whether the pair still needed a label: never "no" for gold,
+    often "no" for a pool pair that another rater had taken meanwhile."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from annotation.services.queue import lease_next, leases_expire
+
+    pool, _ = make_pool_with_runs(captions=1, clips=3, depth=1, runs=(("A", [("q1", ["v1"])]),))
+    known_pairs_add(pool=pool, items=[{"caption": "q1", "clip": "v3", "answer": "relevant", "role": "gold"}])
+    rater, other = make_rater(), make_rater()
+    memberships_grant(pool=pool, users=[rater, other])
+    gold = Lease.objects.create(pair=PooledPair.objects.get(pool=pool, role="gold"), rater=rater,
+                                expires_at=timezone.now() + timedelta(minutes=5))
+    pooled = lease_next(pool=pool, rater=rater, exclude_leases=[gold.token]).lease
+    assert pooled.pair.role == "pool"
+    assert leases_expire(now=timezone.now() + timedelta(hours=1)) == 2
+    lease_next(pool=pool, rater=other)  # someone else takes the pool pair: it no longer needs this rater
+    c = APIClient()
+    c.force_authenticate(rater)
+    bodies = [c.post(f"/api/v1/leases/{lease.token}/heartbeat/") for lease in (gold, pooled)]
+    assert [b.status_code for b in bodies] == [410, 410]
+    assert bodies[0].json() == bodies[1].json() == {"detail": "the lease has expired", "state": "expired"}

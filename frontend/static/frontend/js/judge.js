@@ -58,7 +58,7 @@ class JudgePage {
       players: this.players,
       onShow: (slot) => this.show(slot),
       onState: (state) => this.setState(STATES[state] ? state : "no_work_left"),
-      onLeaseLost: (gone) => this.leaseLost(gone),
+      onLeaseLost: () => this.leaseLost(),
     });
     this.progressTimer = 0;
     this.armTimer = 0;
@@ -270,11 +270,9 @@ class JudgePage {
     }
   }
 
-  leaseLost(gone) {
+  leaseLost() {
     this.el.notice.hidden = false;
-    this.el.notice.textContent = gone.still_needed === false
-      ? "Your hold on this pair ran out and others have judged it meanwhile. Your answer is still saved, as an extra one."
-      : "Your hold on this pair ran out. Answer anyway: your answer is saved.";
+    this.el.notice.textContent = "Your hold on this pair ran out. Answer anyway: your answer is saved.";
   }
 
   /* ---- progress ------------------------------------------------------------------------- */
