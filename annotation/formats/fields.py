@@ -83,7 +83,8 @@ def media_problem(media: str) -> str | None:
             return "is a URL that is not http(s)://host/...; use an http(s) URL or a path under MEDIA_ROOT"
         return None
     if media.startswith("/"):
-        return "starts with '/' (an absolute path, or a URL to another host); use a path relative to MEDIA_ROOT, or an http(s) URL"
+        return ("starts with '/' (an absolute path, or a URL to another host); "
+                "use a path relative to MEDIA_ROOT, or an http(s) URL")
     if ".." in media.split("/"):
         return "has a '..' segment; a path must stay under MEDIA_ROOT"
     return None

@@ -136,7 +136,8 @@ def test_a_bad_media_template_is_refused_naming_the_field(tmp_path, template):
 
 def test_media_template_fills_only_its_two_fields():
     template = MediaTemplate("https://cdn.example/{video_id}/{clip_id}.mp4?a={{b}}")
-    assert template(video_id="v{clip_id}", clip_id="c.__class__") == "https://cdn.example/v{clip_id}/c.__class__.mp4?a={b}"
+    filled = template(video_id="v{clip_id}", clip_id="c.__class__")
+    assert filled == "https://cdn.example/v{clip_id}/c.__class__.mp4?a={b}"
     assert MediaTemplate("")(video_id="v", clip_id="c") == ""
 
 
