@@ -107,7 +107,7 @@ def run(args, connection) -> None:
                 shown = page.get_attribute("#judge", "data-pair-id")
                 page.wait_for_timeout(args.think_ms)
                 page.keyboard.press("1")
-            page.wait_for_function(f"window.rejudgeTimings.length >= {args.submits}", timeout=30000)
+            page.wait_for_function(f"() => window.rejudgeTimings.length >= {args.submits}", timeout=30000)
             timings = page.evaluate("window.rejudgeTimings")
             page.wait_for_selector("#save-status[data-status=saved]", timeout=30000)
             browser.close()

@@ -47,7 +47,7 @@ def test_rater_passes_training_then_judges_twenty_pairs_from_the_keyboard(page, 
         assert page.text_content("#feedback-explanation").strip()
         if number == 0:
             snap(page, "judge-training-feedback")
-        page.wait_for_function("document.getElementById('judge').dataset.armed === 'true'")
+        page.wait_for_function("() => document.getElementById('judge').dataset.armed === 'true'")
         page.keyboard.press("Enter")
 
     expected = {}

@@ -77,7 +77,7 @@ def test_an_answer_whose_response_was_lost_is_resent_and_stored_once(page, serve
     log_in(page, server, setup.rater.username, setup.password)
     page.goto(f"{server}/judge/{setup.pool.pk}/")
     first = answer(page, "1", after=None)
-    page.wait_for_function("document.getElementById('save-status').dataset.status !== 'saving'")
+    page.wait_for_function("() => document.getElementById('save-status').dataset.status !== 'saving'")
     second = answer(page, "2", after=str(first))
     page.wait_for_selector("#save-status[data-status=saved]")
     assert lost == [201]
