@@ -1,23 +1,43 @@
 from django.contrib import admin
 
 from annotation.models import Caption, Clip, Dataset, Job, Run
+from annotation.services.datasets import dataset_counts_refresh
 
 
 @admin.register(Dataset)
 class DatasetAdmin(admin.ModelAdmin):
-    list_display = ["name", "source_format", "created_at"]
+    list_display = ["name", "source_format", "clip_count", "caption_count", "original_positive_count", "created_at"]
+    readonly_fields = ["clip_count", "caption_count", "original_positive_count"]
     search_fields = ["name"]
 
 
+class KeepsDatasetCounts(admin.ModelAdmin):
+    """Clips and captions edited here recount their datasets' stored counts (services/datasets.py)."""
+
+    def save_model(self, request, obj, form, change):
+        before = type(obj).objects.filter(pk=obj.pk).values_list("dataset_id", flat=True).first() if change else None
+        super().save_model(request, obj, form, change)
+        dataset_counts_refresh(datasets={obj.dataset_id, before} - {None})
+
+    def delete_model(self, request, obj):
+        super().delete_model(request, obj)
+        dataset_counts_refresh(datasets=[obj.dataset_id])
+
+    def delete_queryset(self, request, queryset):
+        datasets = set(queryset.values_list("dataset_id", flat=True))
+        super().delete_queryset(request, queryset)
+        dataset_counts_refresh(datasets=datasets)
+
+
 @admin.register(Clip)
-class ClipAdmin(admin.ModelAdmin):
+class ClipAdmin(KeepsDatasetCounts):
     list_display = ["external_id", "dataset", "video_id", "start", "end", "media"]
     list_filter = ["dataset"]
     search_fields = ["external_id", "video_id"]
 
 
 @admin.register(Caption)
-class CaptionAdmin(admin.ModelAdmin):
+class CaptionAdmin(KeepsDatasetCounts):
     list_display = ["external_id", "dataset", "text", "original_clip"]
     list_filter = ["dataset"]
     search_fields = ["external_id", "text"]

@@ -16,6 +16,12 @@ class Dataset(models.Model):
     source_format = models.CharField(max_length=40, blank=True, help_text="Importer that loaded it.")
     source_name = models.CharField(max_length=500, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # Kept by the services that add or remove clips and captions (services/datasets.py), so a
+    # listing reads them instead of counting a million rows per dataset on every request.
+    clip_count = models.PositiveIntegerField(default=0, editable=False)
+    caption_count = models.PositiveIntegerField(default=0, editable=False)
+    original_positive_count = models.PositiveIntegerField(
+        default=0, editable=False, help_text="Captions with the clip they were written for (the benchmark's positives).")
 
     class Meta:
         ordering = ["name"]

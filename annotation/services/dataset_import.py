@@ -11,6 +11,7 @@ from annotation.formats.errors import FileIssue, ImportRejected, IssueCollector
 from annotation.formats.fields import text_problem
 from annotation.formats.text_lines import LineSource, ProgressFn
 from annotation.models import Caption, Clip, Dataset
+from annotation.services.datasets import dataset_counts_add
 
 
 def dataset_import(*, path: Path, name: str, fmt: str | None = None, media_template: str | None = None,
@@ -54,6 +55,7 @@ def dataset_import(*, path: Path, name: str, fmt: str | None = None, media_templ
         clip_batch: list[Clip] = []
         caption_batch: list[tuple[CaptionRecord, Caption]] = []
         pending: list[tuple[CaptionRecord, int]] = []  # captions whose clip had not been seen yet
+        originals = [0]  # captions naming their clip (all of them resolved, or the import fails)
 
         def flush_clips() -> None:
             created = Clip.objects.bulk_create(clip_batch)
@@ -68,6 +70,7 @@ def dataset_import(*, path: Path, name: str, fmt: str | None = None, media_templ
                 caption.original_clip_id = clip_pk.get(record.clip_external_id) if record.clip_external_id else None
                 objects.append(caption)
             created = Caption.objects.bulk_create(objects)
+            originals[0] += sum(1 for record, _ in caption_batch if record.clip_external_id)
             for (record, _), caption in zip(caption_batch, created):
                 if record.clip_external_id and caption.original_clip_id is None:
                     pending.append((record, caption.pk))
@@ -106,6 +109,9 @@ def dataset_import(*, path: Path, name: str, fmt: str | None = None, media_templ
             transaction.set_rollback(True)
             rejected = ImportRejected(sorted(issues.issues, key=lambda i: (i.line is None, i.line or 0)),
                                       truncated=issues.truncated)
+        else:
+            dataset_counts_add(dataset=dataset, clips=len(clip_pk), captions=len(caption_line),
+                               original_positives=originals[0])
     if issues:
         raise rejected
     return dataset
