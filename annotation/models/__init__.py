@@ -1,5 +1,5 @@
 from .datasets import Caption, Clip, Dataset
-from .jobs import Job
+from .jobs import Job, JobAttempt
 from .labels import Label, Lease
 from .pools import PairProvenance, Pool, PooledPair, PoolMembership, PoolRun, RaterProfile
 from .reports import Artefact, Report
