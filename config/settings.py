@@ -268,6 +268,9 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Human relevance judgments for text-to-video retrieval benchmarks.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # One name for the relevant / not relevant answer, wherever a field carries it (an admin's
+    # decision, a resolved label, a known answer).
+    "ENUM_NAME_OVERRIDES": {"PairAnswerEnum": "annotation.models.pools.PooledPair.Answer"},
 }
 
 # --- Cache: job progress lives here so a job can report it while its import transaction is open.

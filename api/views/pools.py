@@ -171,7 +171,7 @@ class PoolMemberResetTrainingApi(APIView):
 class KnownPairItemSerializer(serializers.Serializer):
     caption = serializers.CharField(max_length=200)
     clip = serializers.CharField(max_length=200)
-    answer = serializers.ChoiceField(choices=PooledPair.Answer.values)
+    answer = serializers.ChoiceField(choices=PooledPair.Answer.choices)
     role = serializers.ChoiceField(choices=["gold", "training"], default="gold")
     explanation = serializers.CharField(required=False, allow_blank=True, default="")
 
@@ -242,7 +242,7 @@ class PairAdjudicateApi(APIView):
     permission_classes = [IsAdmin]
 
     class InputSerializer(serializers.Serializer):
-        label = serializers.ChoiceField(choices=PooledPair.Answer.values)
+        label = serializers.ChoiceField(choices=PooledPair.Answer.choices)
         note = serializers.CharField(required=False, allow_blank=True, default="")
 
     @extend_schema(request=InputSerializer)
