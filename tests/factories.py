@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from annotation.models import Caption, Clip, Dataset
+from annotation.services.datasets import dataset_counts_refresh
 from annotation.services.users import user_create
 
 _counter = [0]
@@ -21,6 +22,7 @@ def make_dataset(name: str | None = None, clips: int = 5, captions: int = 3) -> 
     made = [Clip.objects.create(dataset=dataset, external_id=f"v{i}", video_id=f"v{i}") for i in range(1, clips + 1)]
     for i in range(1, captions + 1):
         Caption.objects.create(dataset=dataset, external_id=f"q{i}", text=f"caption {i}", original_clip=made[(i - 1) % clips])
+    dataset_counts_refresh(datasets=[dataset])  # rows made here, not by the import that keeps the counts
     return dataset
 
 
@@ -57,3 +59,57 @@ def make_pool_with_runs(*, captions: int = 4, clips: int = 6, depth: int = 3, re
     pool = pool_create(dataset=dataset, name=unique("pool"), runs=made, depth=depth, redundancy=redundancy, seed=seed,
                        **pool_options)
     return pool, made
+
+
+def lease_pair_for(rater, pair, *, seconds: int = 300):
+    """A live lease on exactly this pair, as the queue would hand it out (a pool pair counts the
+    lease). Tests that need a given rater to label a given pair use it: the queue itself decides
+    which pair comes next, and labels are only taken through a lease."""
+    from datetime import timedelta
+
+    from django.db import transaction
+    from django.utils import timezone
+
+    from annotation.models import Lease, PooledPair
+    from annotation.services.queue import PAIR_FLAG_FIELDS, refresh_pair_flags
+
+    with transaction.atomic():
+        locked = PooledPair.objects.select_for_update().get(pk=getattr(pair, "pk", pair))
+        lease = Lease.objects.create(pair=locked, rater=rater, expires_at=timezone.now() + timedelta(seconds=seconds))
+        if locked.role == PooledPair.Role.POOL:
+            locked.active_leases += 1
+            refresh_pair_flags(locked)
+            locked.save(update_fields=PAIR_FLAG_FIELDS)
+    return lease
+
+
+def label_pair(rater, pair, value: str, **options):
+    """Leases `pair` to `rater` and submits `value` through that lease (label_submit's rules)."""
+    from annotation.services.labels import label_submit
+
+    lease = lease_pair_for(rater, pair)
+    return label_submit(rater=rater, client_id=options.pop("client_id", None) or unique("c"), lease=lease.token,
+                        value=value, **options)
+
+
+def lease_task_for(rater, task, *, seconds: int = 600):
+    """The rater's most recent lease on this ranking task, or a new live one as the queue would
+    hand it out (counted on the task). Orderings are only taken through a lease."""
+    from datetime import timedelta
+
+    from django.db import transaction
+    from django.utils import timezone
+
+    from annotation.models import RankingLease, RankingTask
+    from annotation.services.ranking import TASK_FLAG_FIELDS, refresh_task_flags
+
+    held = RankingLease.objects.filter(rater=rater, task_id=task.pk).order_by("-created_at", "-pk").first()
+    if held is not None:
+        return held
+    with transaction.atomic():
+        locked = RankingTask.objects.select_for_update().get(pk=task.pk)
+        lease = RankingLease.objects.create(task=locked, rater=rater, expires_at=timezone.now() + timedelta(seconds=seconds))
+        locked.active_leases += 1
+        refresh_task_flags(locked)
+        locked.save(update_fields=TASK_FLAG_FIELDS)
+    return lease
