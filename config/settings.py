@@ -292,12 +292,43 @@ CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_TASK_DEFAULT_QUEUE", "rejudge")
 CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# A job's message is acknowledged only once the job has ended, and handed back to the queue when
+# the worker process running it dies, so a lost worker never loses a job. A job is claimed in the
+# database before it runs (annotation/services/jobs/), so a message delivered twice runs it once.
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_BEAT_SCHEDULE = {
     "release-expired-leases": {"task": "annotation.tasks.release_expired_leases", "schedule": 60.0},
+# Redis hands an unacknowledged message to another worker after this long. It must outlast the
+# longest job (else the job's message comes back while it still runs: harmless thanks to the
+# claim, but wasted); the reaper, not this timeout, is what recovers a job whose worker died.
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("REJUDGE_JOB_VISIBILITY_TIMEOUT", 6 * 3600)}
+REJUDGE_JOBS = {
+    # A running job's worker renews its heartbeat this often...
+    "HEARTBEAT_SECONDS": env_int("REJUDGE_JOB_HEARTBEAT_SECONDS", 30),
+    # ...and a job whose heartbeat is older than this is taken back by the reaper.
+    "STALE_AFTER_SECONDS": env_int("REJUDGE_JOB_STALE_AFTER_SECONDS", 300),
+    "RECOVER_EVERY_SECONDS": env_int("REJUDGE_JOB_RECOVER_EVERY_SECONDS", 60),
+    # Executions per submission when workers are lost (1 = never retried automatically).
+    "MAX_ATTEMPTS": env_int("REJUDGE_JOB_MAX_ATTEMPTS", 2),
+    # A job still queued this long after its message was sent is sent again (back-off doubling).
+    "RESEND_AFTER_SECONDS": env_int("REJUDGE_JOB_RESEND_AFTER_SECONDS", 900),
+    # Uploads of jobs that failed (and may be retried) are kept this long.
+    "UPLOAD_RETENTION_DAYS": env_int("REJUDGE_UPLOAD_RETENTION_DAYS", 7),
+    "MESSAGE_MAX_CHARS": 2000,
+    "ERRORS_MAX": 100,
+    "ERROR_TEXT_MAX_CHARS": 500,
+    "ERRORS_MAX_BYTES": 64 * 1024,
+}
+if REJUDGE_JOBS["STALE_AFTER_SECONDS"] < 3 * REJUDGE_JOBS["HEARTBEAT_SECONDS"]:
+    raise ImproperlyConfigured("REJUDGE_JOB_STALE_AFTER_SECONDS must be at least 3 heartbeats "
+                               "(REJUDGE_JOB_HEARTBEAT_SECONDS), or live jobs would be taken for lost")
     "release-expired-ranking-leases": {"task": "annotation.tasks.release_expired_ranking_leases", "schedule": 60.0},
 }
 
+    "recover-jobs": {"task": "annotation.tasks.recover_jobs",
+                     "schedule": float(REJUDGE_JOBS["RECOVER_EVERY_SECONDS"])},
+    "clean-job-files": {"task": "annotation.tasks.clean_job_files", "schedule": 3600.0},
 # --- Rejudge --------------------------------------------------------------------------------
 REJUDGE = {
     "MAX_RUN_DEPTH": env_int("REJUDGE_MAX_RUN_DEPTH", 1000),

@@ -18,9 +18,8 @@ from django.db import transaction
 from annotation.analysis import moments as analysis
 from annotation.models import (Caption, Clip, Dataset, Job, MomentMember, MomentPoolDesign, PairProvenance, Pool,
                                PooledPair, PoolRun, Prediction, Run)
-from annotation.services.jobs import job_create, job_enqueue
+from annotation.services.jobs import job_create, job_enqueue, task_names
 from annotation.services.pools import BATCH, PoolError, needs_second_label, queue_positions
-from annotation.tasks import moments as moment_tasks
 
 
 def span_key(clip_external_id: str, start: float, end: float) -> str:
@@ -156,4 +155,4 @@ def moment_pool_build_start(*, dataset: Dataset, name: str, run_ids: list[int], 
     _check_request(dataset, name, runs, options.get("depth", 10), options.get("iou_threshold", 0.7))
     job = job_create(kind="build_moment_pool", params={"dataset_id": dataset.pk, "name": name, "run_ids": run_ids, **options},
                      created_by=created_by)
-    return job_enqueue(job=job, task=moment_tasks.build_moment_pool)
+    return job_enqueue(job=job, task=task_names.BUILD_MOMENT_POOL)

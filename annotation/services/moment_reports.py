@@ -29,9 +29,8 @@ from annotation.analysis.moments import MomentGroup, moment_recall_table, positi
 from annotation.analysis.query_chart import per_query_summary, query_sort_key
 from annotation.models import (Caption, Clip, Job, MomentPoolDesign, Pool, PooledPair, PoolRun, Prediction, Report, Run,
                                SampledDocument, SampledPoolDesign)
-from annotation.services.jobs import job_create, job_enqueue
+from annotation.services.jobs import job_create, job_enqueue, task_names
 from annotation.services.reports import ReportError, report_versions
-from annotation.tasks import moments as moment_tasks
 
 MOMENT_METRICS = "moment_metrics"
 INFAP = "infap"
@@ -135,7 +134,7 @@ def moment_metrics_report_start(*, pool: Pool, run_ids: list[int] | None, ks: li
     _report_runs(pool, run_ids, Run.Kind.MOMENT)
     job = job_create(kind=MOMENT_METRICS, params={"pool_id": pool.pk, "run_ids": run_ids, "ks": ks,
                                                   "iou_thresholds": iou_thresholds}, created_by=created_by)
-    return job_enqueue(job=job, task=moment_tasks.moment_metrics_report)
+    return job_enqueue(job=job, task=task_names.MOMENT_METRICS_REPORT)
 
 
 # --- inferred AP ------------------------------------------------------------------------------
@@ -216,4 +215,4 @@ def infap_report_start(*, pool: Pool, run_ids: list[int] | None, created_by) -> 
     _sampled_design(pool)
     _report_runs(pool, run_ids, Run.Kind.CLIP)
     job = job_create(kind=INFAP, params={"pool_id": pool.pk, "run_ids": run_ids}, created_by=created_by)
-    return job_enqueue(job=job, task=moment_tasks.infap_report)
+    return job_enqueue(job=job, task=task_names.INFAP_REPORT)

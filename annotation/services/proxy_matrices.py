@@ -35,8 +35,7 @@ from annotation.analysis.proxies.features import default_epic100_class_lists
 from annotation.analysis.proxies.text import tagger_available
 from annotation.models import Artefact, Caption, Clip, Dataset, Job, Report, Run
 from annotation.selectors.ranking import proxy_inputs, run_similarity
-from annotation.services.jobs import job_create, job_enqueue
-from annotation.tasks import proxies as proxy_tasks
+from annotation.services.jobs import job_create, job_enqueue, task_names
 
 MATRIX_PROXIES = ("bow", "pos", "syn", "met")
 MODES = ("paper", "modern")
@@ -122,7 +121,7 @@ def proxy_matrices_start(*, dataset: Dataset, proxies: list[str], mode: str, syn
     job = job_create(kind="proxy_matrices", params={"dataset_id": dataset.pk, "proxies": proxies, "mode": mode,
                                                     "synsets": synsets, "min_fraction": min_fraction},
                      created_by=created_by)
-    return job_enqueue(job=job, task=proxy_tasks.compute_proxy_matrices)
+    return job_enqueue(job=job, task=task_names.COMPUTE_PROXY_MATRICES)
 
 
 def proxy_matrices_compute(*, dataset: Dataset, proxies: list[str], mode: str = "modern", synsets: str = "wordnet",
@@ -212,7 +211,7 @@ def proxy_ndcg_start(*, run: Run, artefact: Artefact, gain: str, empty: str, cre
     _ndcg_check(run=run, artefact=artefact, gain=gain, empty=empty)
     job = job_create(kind="proxy_ndcg", params={"run_id": run.pk, "artefact_id": artefact.pk, "gain": gain,
                                                 "empty": empty}, created_by=created_by)
-    return job_enqueue(job=job, task=proxy_tasks.proxy_ndcg_report)
+    return job_enqueue(job=job, task=task_names.PROXY_NDCG_REPORT)
 
 
 def _ndcg_check(*, run: Run, artefact: Artefact, gain: str, empty: str) -> None:
@@ -273,7 +272,7 @@ def proxy_analysis_start(*, dataset: Dataset, artefacts: list[Artefact], thresho
         raise ProxyError(f"choose proxy matrices of dataset '{dataset.name}'")
     job = job_create(kind="proxy_analysis", params={"dataset_id": dataset.pk, "artefact_ids": [a.pk for a in artefacts],
                                                     "thresholds": thresholds}, created_by=created_by)
-    return job_enqueue(job=job, task=proxy_tasks.proxy_analysis_report)
+    return job_enqueue(job=job, task=task_names.PROXY_ANALYSIS_REPORT)
 
 
 def proxy_analysis_report_create(*, dataset: Dataset, artefacts: list[Artefact], thresholds: list[float] | None = None,

@@ -31,7 +31,7 @@ from annotation.services.jobs import job_create, job_enqueue
 from annotation.services.proxy_matrices import (ProxyError, json_number, library_versions, proxy_requirements_check,
                                                 staged_progress)
 from annotation.services.raters import access_grant, rater_profile
-from annotation.tasks import proxies as proxy_tasks
+from annotation.services.jobs import task_names
 
 MAX_HELD_PER_STUDY = 2  # the task on screen and the next one, preloaded
 TASK_FLAG_FIELDS = ["active_leases", "available", "priority"]
@@ -65,7 +65,7 @@ def ranking_study_start(*, dataset: Dataset, name: str, proxies: list[str], n_cl
         "dataset_id": dataset.pk, "name": name, "proxies": proxies, "n_clips": n_clips, "seed": seed, "mode": mode,
         "synsets": synsets, "min_fraction": min_fraction, "raters_per_task": raters_per_task,
         "lease_seconds": lease_seconds})
-    return job_enqueue(job=job, task=proxy_tasks.build_ranking_study)
+    return job_enqueue(job=job, task=task_names.BUILD_RANKING_STUDY)
 
 
 def ranking_study_create(*, dataset: Dataset, name: str, proxies: list[str], n_clips: int = 100, seed: int = 0,
@@ -353,7 +353,7 @@ def ranking_report_start(*, study: RankingStudy, created_by) -> Job:
     if not RankingTask.objects.filter(study=study, completed_at__isnull=False).exists():
         raise ProxyError("no task of this study has all its orderings yet")
     job = job_create(kind="ranking_study_report", params={"study_id": study.pk}, created_by=created_by)
-    return job_enqueue(job=job, task=proxy_tasks.ranking_study_report)
+    return job_enqueue(job=job, task=task_names.RANKING_STUDY_REPORT)
 
 
 def _proxy_entry(tasks: list[ranking_study.RankingTask]) -> dict:

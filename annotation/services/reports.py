@@ -3,7 +3,7 @@ that produced them, so every published figure can be traced to a report id.
 
 Kinds: `agreement` (report_agreement.py), `metrics` (report_metrics.py) and `sample_estimate`
 (report_sample.py). `report_create` computes and stores one; the API and the pages start it as a
-background job (report_jobs.py), the `report` command runs it in place.
+background job (jobs/reports.py), the `report` command runs it in place.
 """
 from __future__ import annotations
 

@@ -20,9 +20,8 @@ from annotation.analysis.sampled_pools import PooledDocument, build_sampled_pool
 from annotation.models import (Caption, Clip, Dataset, Job, PairProvenance, Pool, PooledPair, PoolRun, Prediction, Run,
                                SampledDocument, SampledPoolDesign)
 from annotation.services.bulk import rows_insert
-from annotation.services.jobs import job_create, job_enqueue
+from annotation.services.jobs import job_create, job_enqueue, task_names
 from annotation.services.pools import BATCH, PoolError, needs_second_label, queue_positions
-from annotation.tasks import moments as moment_tasks
 
 MAX_DEPTH = 1000
 
@@ -133,4 +132,4 @@ def sampled_pool_build_start(*, dataset: Dataset, name: str, run_ids: list[int],
     job = job_create(kind="build_sampled_pool", params={"dataset_id": dataset.pk, "name": name, "run_ids": run_ids,
                                                         "strata": strata_validate(strata), **options},
                      created_by=created_by)
-    return job_enqueue(job=job, task=moment_tasks.build_sampled_pool)
+    return job_enqueue(job=job, task=task_names.BUILD_SAMPLED_POOL)

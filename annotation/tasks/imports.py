@@ -7,11 +7,11 @@ from celery import shared_task
 
 from annotation.models import Dataset
 from annotation.services.dataset_import import dataset_import
-from annotation.services.jobs import job_execute
+from annotation.services.jobs import job_execute, task_names
 from annotation.services.run_import import run_import
 
 
-@shared_task(name="annotation.tasks.import_dataset")
+@shared_task(name=task_names.IMPORT_DATASET)
 def import_dataset(job_id: int) -> None:
     def work(job, progress):
         p = job.params
@@ -24,7 +24,7 @@ def import_dataset(job_id: int) -> None:
     job_execute(job_id=job_id, work=work)
 
 
-@shared_task(name="annotation.tasks.import_run")
+@shared_task(name=task_names.IMPORT_RUN)
 def import_run(job_id: int) -> None:
     def work(job, progress):
         p = job.params
@@ -38,7 +38,7 @@ def import_run(job_id: int) -> None:
     job_execute(job_id=job_id, work=work)
 
 
-@shared_task(name="annotation.tasks.ping")
+@shared_task(name=task_names.PING)
 def ping(job_id: int) -> None:
     """A no-op job, used to check end to end that a worker is consuming the queue."""
     job_execute(job_id=job_id, work=lambda job, progress: {"pong": True, "params": job.params})

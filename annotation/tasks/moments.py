@@ -1,15 +1,11 @@
-"""Celery jobs for the moments area: moment pools, sampled pools, and their reports.
-
-The services are imported as modules (not names) because they import this module to enqueue
-these tasks; the attribute lookups happen when a task runs, after both have loaded.
-"""
+"""Celery jobs for the moments area: moment pools, sampled pools, and their reports."""
 from __future__ import annotations
 
 from celery import shared_task
 
 from annotation.models import Dataset, Pool, Run
 from annotation.services import moment_pools, moment_reports, sampled_pools
-from annotation.services.jobs import job_execute
+from annotation.services.jobs import job_execute, task_names
 
 
 def _runs_in_request_order(dataset: Dataset, run_ids: list[int]) -> list[Run]:
@@ -17,7 +13,7 @@ def _runs_in_request_order(dataset: Dataset, run_ids: list[int]) -> list[Run]:
     return [runs[pk] for pk in run_ids if pk in runs and runs[pk].dataset_id == dataset.pk]
 
 
-@shared_task(name="annotation.tasks.build_moment_pool")
+@shared_task(name=task_names.BUILD_MOMENT_POOL)
 def build_moment_pool(job_id: int) -> None:
     def work(job, progress):
         p = job.params
@@ -32,7 +28,7 @@ def build_moment_pool(job_id: int) -> None:
     job_execute(job_id=job_id, work=work)
 
 
-@shared_task(name="annotation.tasks.build_sampled_pool")
+@shared_task(name=task_names.BUILD_SAMPLED_POOL)
 def build_sampled_pool(job_id: int) -> None:
     def work(job, progress):
         p = job.params
@@ -47,7 +43,7 @@ def build_sampled_pool(job_id: int) -> None:
     job_execute(job_id=job_id, work=work)
 
 
-@shared_task(name="annotation.tasks.moment_metrics_report")
+@shared_task(name=task_names.MOMENT_METRICS_REPORT)
 def moment_metrics_report(job_id: int) -> None:
     def work(job, progress):
         p = job.params
@@ -59,7 +55,7 @@ def moment_metrics_report(job_id: int) -> None:
     job_execute(job_id=job_id, work=work)
 
 
-@shared_task(name="annotation.tasks.infap_report")
+@shared_task(name=task_names.INFAP_REPORT)
 def infap_report(job_id: int) -> None:
     def work(job, progress):
         p = job.params

@@ -4,12 +4,12 @@ from __future__ import annotations
 from celery import shared_task
 
 from annotation.models import Dataset, Pool, Run
-from annotation.services.jobs import job_execute
+from annotation.services.jobs import job_execute, task_names
 from annotation.services.pools import pool_add_run, pool_create
 from annotation.services.queue import leases_expire
 
 
-@shared_task(name="annotation.tasks.build_pool")
+@shared_task(name=task_names.BUILD_POOL)
 def build_pool(job_id: int) -> None:
     def work(job, progress):
         p = job.params
@@ -26,7 +26,7 @@ def build_pool(job_id: int) -> None:
     job_execute(job_id=job_id, work=work)
 
 
-@shared_task(name="annotation.tasks.pool_add_run")
+@shared_task(name=task_names.POOL_ADD_RUN)
 def pool_add_run_job(job_id: int) -> None:
     def work(job, progress):
         pool = Pool.objects.get(pk=job.params["pool_id"])
@@ -37,7 +37,7 @@ def pool_add_run_job(job_id: int) -> None:
     job_execute(job_id=job_id, work=work)
 
 
-@shared_task(name="annotation.tasks.release_expired_leases")
+@shared_task(name=task_names.RELEASE_EXPIRED_LEASES)
 def release_expired_leases() -> int:
     """Periodic (celery beat, every minute): overdue leases give their pairs back to the queue."""
     return leases_expire()

@@ -1,19 +1,15 @@
-"""Celery jobs for the proxies area: proxy matrices, ranking studies and their reports.
-
-The services import this module to enqueue these tasks, so each task imports its service when it
-runs rather than at module level (which would be a circular import)."""
+"""Celery jobs for the proxies area: proxy matrices, ranking studies and their reports."""
 from __future__ import annotations
 
 from celery import shared_task
 
 from annotation.models import Artefact, Dataset, RankingStudy, Run
-from annotation.services.jobs import job_execute
+from annotation.services import proxy_matrices as proxy_service, ranking as ranking_service
+from annotation.services.jobs import job_execute, task_names
 
 
-@shared_task(name="annotation.tasks.compute_proxy_matrices")
+@shared_task(name=task_names.COMPUTE_PROXY_MATRICES)
 def compute_proxy_matrices(job_id: int) -> None:
-    from annotation.services import proxy_matrices as proxy_service
-
     def work(job, progress):
         p = job.params
         artefacts = proxy_service.proxy_matrices_compute(
@@ -24,10 +20,8 @@ def compute_proxy_matrices(job_id: int) -> None:
     job_execute(job_id=job_id, work=work)
 
 
-@shared_task(name="annotation.tasks.build_ranking_study")
+@shared_task(name=task_names.BUILD_RANKING_STUDY)
 def build_ranking_study(job_id: int) -> None:
-    from annotation.services import ranking as ranking_service
-
     def work(job, progress):
         p = dict(job.params)
         dataset = Dataset.objects.get(pk=p.pop("dataset_id"))
@@ -38,10 +32,8 @@ def build_ranking_study(job_id: int) -> None:
     job_execute(job_id=job_id, work=work)
 
 
-@shared_task(name="annotation.tasks.ranking_study_report")
+@shared_task(name=task_names.RANKING_STUDY_REPORT)
 def ranking_study_report(job_id: int) -> None:
-    from annotation.services import ranking as ranking_service
-
     def work(job, progress):
         study = RankingStudy.objects.get(pk=job.params["study_id"])
         report = ranking_service.ranking_report_create(study=study, created_by=job.created_by, job=job)
@@ -50,10 +42,8 @@ def ranking_study_report(job_id: int) -> None:
     job_execute(job_id=job_id, work=work)
 
 
-@shared_task(name="annotation.tasks.proxy_ndcg_report")
+@shared_task(name=task_names.PROXY_NDCG_REPORT)
 def proxy_ndcg_report(job_id: int) -> None:
-    from annotation.services import proxy_matrices as proxy_service
-
     def work(job, progress):
         p = job.params
         report = proxy_service.proxy_ndcg_report_create(
@@ -64,10 +54,8 @@ def proxy_ndcg_report(job_id: int) -> None:
     job_execute(job_id=job_id, work=work)
 
 
-@shared_task(name="annotation.tasks.proxy_analysis_report")
+@shared_task(name=task_names.PROXY_ANALYSIS_REPORT)
 def proxy_analysis_report(job_id: int) -> None:
-    from annotation.services import proxy_matrices as proxy_service
-
     def work(job, progress):
         p = job.params
         by_pk = Artefact.objects.in_bulk(p["artefact_ids"])
@@ -80,9 +68,7 @@ def proxy_analysis_report(job_id: int) -> None:
     job_execute(job_id=job_id, work=work)
 
 
-@shared_task(name="annotation.tasks.release_expired_ranking_leases")
+@shared_task(name=task_names.RELEASE_EXPIRED_RANKING_LEASES)
 def release_expired_ranking_leases() -> int:
     """Periodic (celery beat, every minute): overdue ranking leases give their tasks back to the queue."""
-    from annotation.services import ranking as ranking_service
-
     return ranking_service.ranking_leases_expire()

@@ -8,12 +8,12 @@ from django.urls import reverse
 
 from annotation.models import Dataset, Pool
 from annotation.services.exports import export_create
-from annotation.services.jobs import job_execute
+from annotation.services.jobs import job_execute, task_names
 from annotation.services.judgments_import import judgments_import
 from annotation.services.reports import report_create
 
 
-@shared_task(name="annotation.tasks.compute_report")
+@shared_task(name=task_names.COMPUTE_REPORT)
 def compute_report(job_id: int) -> None:
     def work(job, progress):
         p = job.params
@@ -24,7 +24,7 @@ def compute_report(job_id: int) -> None:
     job_execute(job_id=job_id, work=work)
 
 
-@shared_task(name="annotation.tasks.export_labels")
+@shared_task(name=task_names.EXPORT_LABELS)
 def export_labels(job_id: int) -> None:
     def work(job, progress):
         p = job.params
@@ -33,10 +33,11 @@ def export_labels(job_id: int) -> None:
         return {"export_id": artefact.pk, "name": artefact.name, "size": artefact.size, "sha256": artefact.sha256,
                 "download_url": reverse("api:export-download", args=[artefact.pk])}
 
-    job_execute(job_id=job_id, work=work)
+    # One snapshot: the export's streams agree even while raters keep labelling.
+    job_execute(job_id=job_id, work=work, snapshot=True)
 
 
-@shared_task(name="annotation.tasks.import_judgments")
+@shared_task(name=task_names.IMPORT_JUDGMENTS)
 def import_judgments(job_id: int) -> None:
     def work(job, progress):
         p = job.params

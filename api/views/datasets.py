@@ -10,7 +10,7 @@ from rest_framework.views import APIView
 from annotation.formats.datasets import DATASET_FORMATS, MediaTemplate
 from annotation.formats.runs import RUN_FORMATS
 from annotation.models import Dataset, Run
-from annotation.services.import_jobs import dataset_import_start, run_import_start
+from annotation.services.jobs.imports import dataset_import_start, run_import_start
 from api.permissions import IsAdmin, IsAdminOrResearcherReadOnly
 from api.views.jobs import JobOutputSerializer, job_accepted_response
 

@@ -14,7 +14,7 @@ from rest_framework.views import APIView
 from annotation.models import Dataset, Pool, PooledPair, Run
 from annotation.selectors.pools import pairs_needing_admin, pool_list, pool_progress, pool_throughput
 from annotation.services.labels import LabelRefused, pair_adjudicate, pair_requeue
-from annotation.services.pool_jobs import pool_add_run_start, pool_build_start
+from annotation.services.jobs.pools import pool_add_run_start, pool_build_start
 from annotation.services.pools import PoolError, known_pairs_add, known_pairs_import_csv
 from annotation.services.raters import membership_revoke, memberships_grant, training_reset
 from api.parsers import JSONParser

@@ -24,7 +24,7 @@ from annotation.models import Artefact, Dataset, Pool, Report
 from annotation.models.reports import JudgmentSet
 from annotation.selectors.reports import artefact_list, judgment_set_list, report_list, report_tables
 from annotation.services.exports import EXPORT_FORMATS, ExportError, artefact_file
-from annotation.services.report_jobs import export_start, judgments_import_start, report_start
+from annotation.services.jobs.reports import export_start, judgments_import_start, report_start
 from annotation.services.reports import REPORT_KINDS, ReportError
 from annotation.services.judgments_import import JUDGMENT_FORMATS, JudgmentsImportError
 from api.permissions import IsAdmin, IsAdminOrResearcherReadOnly

@@ -5,9 +5,8 @@ import io
 
 import pytest
 
-from annotation import tasks
 from annotation.models import Job, Run
-from annotation.services.jobs import job_create, job_enqueue
+from annotation.services.jobs import job_create, job_enqueue, task_names
 from tests.conftest import wait_for_job
 from tests.factories import make_dataset, make_user
 
@@ -19,7 +18,7 @@ def test_ping_job_goes_through_redis_to_the_worker(celery_worker_process):
 
     with transaction.atomic():
         job = job_create(kind="ping", params={"hello": "worker"})
-        job_enqueue(job=job, task=tasks.ping)
+        job_enqueue(job=job, task=task_names.PING)
     done = wait_for_job(job.pk, log_path=celery_worker_process["log"])
     assert done.status == Job.Status.SUCCEEDED
     assert done.result == {"pong": True, "params": {"hello": "worker"}}

@@ -4,9 +4,10 @@ from __future__ import annotations
 from django.db import transaction
 
 from annotation.models import Dataset, Job, Pool, PoolRun, Run
-from annotation.services.jobs import job_create, job_enqueue
+from annotation.services.jobs import task_names
+from annotation.services.jobs.dispatch import job_enqueue
+from annotation.services.jobs.lifecycle import job_create
 from annotation.services.pools import PoolError
-from annotation.tasks import pools as pool_tasks
 
 
 @transaction.atomic
@@ -22,7 +23,7 @@ def pool_build_start(*, dataset: Dataset, name: str, run_ids: list[int], options
         raise PoolError("moment runs need a moment pool")
     job = job_create(kind="build_pool", params={"dataset_id": dataset.pk, "name": name, "run_ids": run_ids, **options},
                      created_by=created_by)
-    return job_enqueue(job=job, task=pool_tasks.build_pool)
+    return job_enqueue(job=job, task=task_names.BUILD_POOL)
 
 
 @transaction.atomic
@@ -36,4 +37,4 @@ def pool_add_run_start(*, pool: Pool, run: Run, created_by) -> Job:
     if PoolRun.objects.filter(pool=pool, run=run).exists():
         raise PoolError(f"run '{run.name}' is already in pool '{pool.name}'")
     job = job_create(kind="pool_add_run", params={"pool_id": pool.pk, "run_id": run.pk}, created_by=created_by)
-    return job_enqueue(job=job, task=pool_tasks.pool_add_run_job)
+    return job_enqueue(job=job, task=task_names.POOL_ADD_RUN)

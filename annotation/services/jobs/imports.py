@@ -3,9 +3,10 @@ from __future__ import annotations
 
 from django.db import IntegrityError, transaction
 
-from annotation.tasks import imports as tasks
 from annotation.models import Dataset, Job
-from annotation.services.jobs import job_create, job_enqueue
+from annotation.services.jobs import files, task_names
+from annotation.services.jobs.dispatch import job_enqueue
+from annotation.services.jobs.lifecycle import job_create
 from annotation.services.uploads import upload_store
 
 
@@ -15,7 +16,7 @@ def _existing(created_by, idempotency_key: str | None) -> Job | None:
     return Job.objects.filter(created_by=created_by, idempotency_key=idempotency_key).first()
 
 
-def _start(*, kind: str, params: dict, created_by, idempotency_key: str | None, task) -> tuple[Job, bool]:
+def _start(*, kind: str, params: dict, created_by, idempotency_key: str | None, task: str) -> tuple[Job, bool]:
     try:
         with transaction.atomic():
             job = job_create(kind=kind, params=params, created_by=created_by)
@@ -23,7 +24,9 @@ def _start(*, kind: str, params: dict, created_by, idempotency_key: str | None, 
             job.save(update_fields=["idempotency_key"])
             job_enqueue(job=job, task=task)
     except IntegrityError:
-        # Two copies of the same request raced; the first one's job stands.
+        # Two copies of the same request raced; the first one's job stands, and this copy's
+        # upload belongs to no job.
+        files.job_upload_remove(job=Job(params=params))
         return _existing(created_by, idempotency_key), False
     return job, True
 
@@ -38,7 +41,7 @@ def dataset_import_start(*, uploaded_file, name: str, fmt: str | None, media_tem
     params = {"path": str(path), "name": name, "format": fmt or "", "media_template": media_template,
               "description": description, "source_name": uploaded_file.name}
     return _start(kind="import_dataset", params=params, created_by=created_by, idempotency_key=idempotency_key,
-                  task=tasks.import_dataset)
+                  task=task_names.IMPORT_DATASET)
 
 
 def run_import_start(*, dataset: Dataset, uploaded_file, name: str | None, fmt: str | None, max_depth: int | None,
@@ -50,4 +53,4 @@ def run_import_start(*, dataset: Dataset, uploaded_file, name: str | None, fmt: 
     params = {"path": str(path), "dataset_id": dataset.pk, "name": name or "", "format": fmt or "",
               "max_depth": max_depth, "source_name": uploaded_file.name}
     return _start(kind="import_run", params=params, created_by=created_by, idempotency_key=idempotency_key,
-                  task=tasks.import_run)
+                  task=task_names.IMPORT_RUN)

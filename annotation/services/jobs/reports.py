@@ -10,11 +10,12 @@ from django.db import IntegrityError, transaction
 from annotation.models import Dataset, Job, Pool
 from annotation.models.reports import JudgmentSet
 from annotation.services.exports import export_params_clean
-from annotation.services.jobs import job_create, job_enqueue
+from annotation.services.jobs import files, task_names
+from annotation.services.jobs.dispatch import job_enqueue
+from annotation.services.jobs.lifecycle import job_create
 from annotation.services.judgments_import import JudgmentsImportError
 from annotation.services.reports import report_params_clean
 from annotation.services.uploads import upload_store
-from annotation.tasks import reports as report_tasks
 
 
 @transaction.atomic
@@ -22,7 +23,7 @@ def report_start(*, pool: Pool, kind: str, params: dict | None, created_by) -> J
     clean = report_params_clean(kind=kind, params=params, pool=pool)
     job = job_create(kind=f"report_{kind}", params={"pool_id": pool.pk, "kind": kind, "params": clean},
                      created_by=created_by)
-    return job_enqueue(job=job, task=report_tasks.compute_report)
+    return job_enqueue(job=job, task=task_names.COMPUTE_REPORT)
 
 
 @transaction.atomic
@@ -30,7 +31,7 @@ def export_start(*, pool: Pool, fmt: str, params: dict | None, created_by) -> Jo
     clean = export_params_clean(fmt=fmt, params=params, pool=pool)
     job = job_create(kind=f"export_{fmt}", params={"pool_id": pool.pk, "format": fmt, "params": clean},
                      created_by=created_by)
-    return job_enqueue(job=job, task=report_tasks.export_labels)
+    return job_enqueue(job=job, task=task_names.EXPORT_LABELS)
 
 
 def judgments_import_start(*, dataset: Dataset, uploaded_file, fmt: str | None, name: str | None,
@@ -51,8 +52,10 @@ def judgments_import_start(*, dataset: Dataset, uploaded_file, fmt: str | None, 
             job = job_create(kind="import_judgments", params=params, created_by=created_by)
             job.idempotency_key = idempotency_key or None
             job.save(update_fields=["idempotency_key"])
-            job_enqueue(job=job, task=report_tasks.import_judgments)
+            job_enqueue(job=job, task=task_names.IMPORT_JUDGMENTS)
     except IntegrityError:
-        # The same request raced in twice; the first one's job stands.
+        # The same request raced in twice; the first one's job stands, and this copy's upload
+        # belongs to no job.
+        files.job_upload_remove(job=Job(params=params))
         return Job.objects.get(created_by=created_by, idempotency_key=idempotency_key), False
     return job, True
