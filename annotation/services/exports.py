@@ -45,6 +45,7 @@ from annotation.models import Artefact, Job, Pool, PooledPair
 from annotation.selectors.reports import (export_fire_pair_rows, export_fire_provenance_rows, export_fire_vote_rows,
                                           export_label_rows, export_provenance_rows, export_qrels_rows, json_value,
                                           pool_raters_without_profile)
+from annotation.services.jobs.files import job_output_relative
 from annotation.services.raters import rater_profile
 
 
@@ -259,10 +260,14 @@ def _write_fire(out: _HashingFile, pool: Pool, params: dict, progress) -> dict:
 _WRITERS = {"qrels": _write_qrels, "fire_json": _write_fire, "csv": _write_csv, "jsonl": _write_jsonl}
 
 
-def _target(pool: Pool, fmt: str) -> Path:
+def _target(pool: Pool, fmt: str, job: Job | None) -> Path:
     stamp = datetime.now(dt_timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
     slug = re.sub(r"[^A-Za-z0-9._-]+", "-", pool.name).strip("-")[:80] or "pool"
-    return Path("pools") / f"pool-{pool.pk}" / f"{slug}-{fmt}-{stamp}.{EXPORT_FORMATS[fmt].extension}"
+    name = f"{slug}-{fmt}-{stamp}.{EXPORT_FORMATS[fmt].extension}"
+    if job is not None:
+        # In the job's own folder, where whatever a failed or killed attempt left is found and removed.
+        return job_output_relative(job_id=job.pk, name=name)
+    return Path("pools") / f"pool-{pool.pk}" / name
 
 
 def export_create(*, pool: Pool, fmt: str, params: dict | None = None, job: Job | None = None,
@@ -273,11 +278,12 @@ def export_create(*, pool: Pool, fmt: str, params: dict | None = None, job: Job 
         rater_profile(user=user)
     total = PooledPair.objects.filter(pool=pool, role=PooledPair.Role.POOL).count()
     report = (lambda done: progress(done, max(total, done))) if progress else (lambda done: None)
-    relative = _target(pool, fmt)
+    relative = _target(pool, fmt, job)
     path = Path(settings.EXPORT_ROOT) / relative
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(path.name + ".part")
     own_transaction = not connection.in_atomic_block
+    recorded = False
     try:
         with transaction.atomic():
             if connection.vendor == "postgresql" and own_transaction:
@@ -288,12 +294,18 @@ def export_create(*, pool: Pool, fmt: str, params: dict | None = None, job: Job 
                 counts = _WRITERS[fmt](out, pool, clean, report)
                 out.flush()
             os.replace(partial, path)
-            return Artefact.objects.create(
-                dataset_id=pool.dataset_id, kind=EXPORT_FORMATS[fmt].kind, name=path.name, path=str(relative),
+            artefact = Artefact.objects.create(
+                dataset_id=pool.dataset_id, kind=EXPORT_FORMATS[fmt].kind, name=path.name, path=relative.as_posix(),
                 content_type=EXPORT_FORMATS[fmt].content_type, size=out.size, sha256=out.sha256.hexdigest(),
                 params={"pool_id": pool.pk, "pool": pool.name, "format": fmt, **clean, "counts": counts}, job=job)
+        recorded = True
+        return artefact
     finally:
+        # No file without its Artefact row: a failure after the rename takes the file away too.
+        # (A process killed outright leaves it to the job's clean-up: services/jobs/files.py.)
         partial.unlink(missing_ok=True)
+        if not recorded:
+            path.unlink(missing_ok=True)
 
 
 def artefact_file(*, artefact: Artefact) -> Path:
