@@ -15,6 +15,7 @@ urlpatterns = [
     path("datasets/<int:dataset_id>/runs/import/", datasets.RunImportApi.as_view(), name="run-import"),
     path("jobs/", jobs.JobListApi.as_view(), name="job-list"),
     path("jobs/<int:job_id>/", jobs.JobDetailApi.as_view(), name="job-detail"),
+    path("jobs/<int:job_id>/retry/", jobs.JobRetryApi.as_view(), name="job-retry"),
     path("", include("api.routes.queue")),
     path("", include("api.routes.reports")),
     path("", include("api.routes.proxies")),

@@ -6,19 +6,31 @@ from rest_framework.generics import ListAPIView
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.models import Job
+from annotation.models import Job, JobAttempt
+from annotation.selectors.jobs import job_retry_refusal
 from annotation.services.jobs import job_live_progress
+from annotation.services.jobs.recovery import JobRetryRefused, job_retry
 from api.permissions import IsAdmin
+
+
+class JobAttemptOutputSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = JobAttempt
+        fields = ["number", "outcome", "worker", "started_at", "heartbeat_at", "finished_at", "message"]
 
 
 class JobOutputSerializer(serializers.ModelSerializer):
     progress = serializers.SerializerMethodField()
     status_url = serializers.SerializerMethodField()
+    retryable = serializers.SerializerMethodField()
+    retry_refusal = serializers.SerializerMethodField()
+    retry_url = serializers.SerializerMethodField()
+    attempt_history = JobAttemptOutputSerializer(source="attempt_records", many=True, read_only=True)
 
     class Meta:
         model = Job
         fields = ["id", "kind", "status", "progress", "message", "result", "errors", "params", "created_at",
-                  "started_at", "finished_at", "status_url"]
+                  "started_at", "finished_at", "status_url", "attempts", "attempt_history", "retryable", "retry_refusal", "retry_url"]
 
     def get_progress(self, job) -> dict:
         live = job_live_progress(job=job)
@@ -28,6 +40,16 @@ class JobOutputSerializer(serializers.ModelSerializer):
 
     def get_status_url(self, job) -> str:
         return reverse("api:job-detail", args=[job.pk])
+
+    def get_retryable(self, job) -> bool:
+        return job.status == Job.Status.FAILED and job_retry_refusal(job=job) is None
+
+    def get_retry_refusal(self, job) -> str | None:
+        """Why a failed job cannot be retried (None for jobs that are not failed)."""
+        return job_retry_refusal(job=job) if job.status == Job.Status.FAILED else None
+
+    def get_retry_url(self, job) -> str:
+        return reverse("api:job-retry", args=[job.pk])
 
 
 def job_accepted_response(job: Job, created: bool) -> Response:
@@ -41,14 +63,30 @@ class JobListApi(ListAPIView):
 
     permission_classes = [IsAdmin]
     serializer_class = JobOutputSerializer
-    queryset = Job.objects.all()
+    queryset = Job.objects.prefetch_related("attempt_records")
 
 
 class JobDetailApi(APIView):
-    """Admin: one job's status, progress, result, and the problems that failed it."""
+    """Admin: one job's status, progress, result, the problems that failed it, and its attempts
+    (each execution by a worker, with how it ended)."""
 
     permission_classes = [IsAdmin]
 
     @extend_schema(responses=JobOutputSerializer)
     def get(self, request, job_id: int):
         return Response(JobOutputSerializer(get_object_or_404(Job, pk=job_id)).data)
+
+
+class JobRetryApi(APIView):
+    """Admin: queue a failed job again (202 + status URL). 409 naming the reason when it cannot be
+    retried: not failed, its file was refused, or its upload is gone."""
+
+    permission_classes = [IsAdmin]
+
+    @extend_schema(request=None, responses={202: JobOutputSerializer})
+    def post(self, request, job_id: int):
+        try:
+            job = job_retry(job=get_object_or_404(Job, pk=job_id), requested_by=request.user)
+        except JobRetryRefused as exc:
+            return Response({"detail": str(exc)}, status=409)
+        return job_accepted_response(job, True)

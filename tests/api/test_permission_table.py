@@ -46,6 +46,7 @@ PERMISSIONS = {
     "GET /api/v1/exports/{export_id}/download/":                     (403, 403, 403, 403, ALLOW, ALLOW),
     "GET /api/v1/jobs/":                                             (403, 403, 403, 403, 403, ALLOW),
     "GET /api/v1/jobs/{job_id}/":                                    (403, 403, 403, 403, 403, ALLOW),
+    "POST /api/v1/jobs/{job_id}/retry/":                             (403, 403, 403, 403, 403, ALLOW),
     "POST /api/v1/labels/":                                          (403, 403, ALLOW, N, 403, 403),
     "POST /api/v1/leases/{lease_id}/heartbeat/":                     (403, 403, ALLOW, N, 403, 403),
     "POST /api/v1/leases/{lease_id}/release/":                       (403, 403, ALLOW, N, 403, 403),

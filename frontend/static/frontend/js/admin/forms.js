@@ -104,7 +104,19 @@ function showErrors(form, status, data) {
   if (box.childNodes.length) form.append(box);
 }
 
-/* Polls a job and renders its status, progress, message, result and problems into `container`. */
+function isFinished(job) {
+  return job.status === "succeeded" || job.status === "failed";
+}
+
+/* Each execution of a job by a worker and how it ended (a lost worker, a retry). */
+function attemptList(attempts) {
+  return element("ol", { className: "job-attempts", "aria-label": "Attempts" }, attempts.map((a) => element("li", {
+    text: `Attempt ${a.number}: ${a.outcome}${a.worker ? ` (${a.worker})` : ""}${a.message && a.message !== "done" ? ` – ${a.message}` : ""}`,
+  })));
+}
+
+/* Polls a job and renders its status, progress, message, result, problems and attempts into
+   `container`, with a retry button when the job failed and may be retried. */
 export class JobProgress {
   constructor(container, url, { onFinished } = {}) {
     this.container = container;
@@ -116,10 +128,33 @@ export class JobProgress {
     this.title = element("strong");
     this.message = element("p", { className: "job-message" });
     this.details = element("div");
+    this.actions = element("div", { className: "job-actions" });
     this.box = element("div", { className: "job-progress", role: "status", "aria-live": "polite" },
       [element("div", { className: "row" }, [this.title, this.badge, this.counts]), this.bar, this.message, this.details]);
-    container.replaceChildren(this.box);
+    // Outside the live region: a button must not be re-announced on every poll.
+    container.replaceChildren(this.box, this.actions);
     this.poll();
+  }
+
+  /* An admin's retry of a failed job: the same job is queued again and watched from here. */
+  async retry(url, button) {
+    button.disabled = true;
+    let response;
+    try {
+      response = await api(url, { method: "POST", json: {} });
+    } catch (error) {
+      this.actions.append(element("p", { className: "error", role: "alert", text: `No answer from the server (${error.message}).` }));
+      button.disabled = false;
+      return;
+    }
+    if (!response.ok) {
+      this.actions.append(element("p", { className: "error", role: "alert", text: errorText(response.data, "The job could not be retried.") }));
+      button.disabled = false;
+      return;
+    }
+    this.render(response.data);
+    if (isFinished(response.data)) this.onFinished?.(response.data);
+    else setTimeout(() => this.poll(), POLL_MS);
   }
 
   async poll() {
@@ -136,7 +171,7 @@ export class JobProgress {
     }
     const job = response.data;
     this.render(job);
-    if (job.status === "succeeded" || job.status === "failed") this.onFinished?.(job);
+    if (isFinished(job)) this.onFinished?.(job);
     else setTimeout(() => this.poll(), POLL_MS);
   }
 
@@ -160,6 +195,16 @@ export class JobProgress {
         this.details.append(element("dl", { className: "facts" }, facts.flatMap(([k, v]) => [
           element("dt", { text: k.replaceAll("_", " ") }), element("dd", { text: String(v) })])));
       }
+    }
+    const attempts = job.attempt_history || [];
+    if (attempts.length > 1 || attempts.some((a) => a.outcome === "lost")) this.details.append(attemptList(attempts));
+    this.actions.replaceChildren();
+    if (job.status === "failed" && job.retryable) {
+      const button = element("button", { type: "button", className: "button", text: "Retry this job" });
+      button.addEventListener("click", () => this.retry(job.retry_url, button));
+      this.actions.append(button);
+    } else if (job.status === "failed" && job.retry_refusal) {
+      this.actions.append(element("p", { className: "muted", text: `Not retryable: ${job.retry_refusal}.` }));
     }
   }
 }
