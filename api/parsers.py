@@ -5,11 +5,20 @@ standard library's decoder raise RecursionError instead, which escaped as an HTM
 nested a few hundred levels deep parses but can then exhaust the stack wherever it is walked
 recursively (validation, rendering, storing as JSON). No body of this API is nested more than a
 handful of levels, so anything deeper than MAX_DEPTH is refused before a view sees it.
+
+A number too large for a float (1e309) parses as infinity, which DRF's FloatField lets through: it
+was stored, and the response that echoed it could not be rendered as JSON. It is refused here,
+as NaN and Infinity literals already are.
 """
 from __future__ import annotations
 
+import codecs
+import json
+import math
+
 from rest_framework import parsers
 from rest_framework.exceptions import ParseError
+from rest_framework.utils import json as drf_json
 
 MAX_DEPTH = 32
 
@@ -32,12 +41,24 @@ def nesting_depth(value) -> int:
     return deepest
 
 
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"the number {text[:40]} is out of range")
+    return value
+
+
 class JSONParser(parsers.JSONParser):
     def parse(self, stream, media_type=None, parser_context=None):
+        encoding = parsers.get_encoding(parser_context or {})
+        too_deep = f"JSON parse error - the body is nested too deeply (at most {MAX_DEPTH} levels)"
         try:
-            data = super().parse(stream, media_type, parser_context)
+            data = json.load(codecs.getreader(encoding)(stream), parse_float=_finite_float,
+                             parse_constant=drf_json.strict_constant if self.strict else None)
         except RecursionError as exc:
-            raise ParseError(f"JSON parse error - the body is nested too deeply (at most {MAX_DEPTH} levels)") from exc
+            raise ParseError(too_deep) from exc
+        except ValueError as exc:
+            raise ParseError(f"JSON parse error - {exc}") from exc
         if nesting_depth(data) > MAX_DEPTH:
-            raise ParseError(f"JSON parse error - the body is nested too deeply (at most {MAX_DEPTH} levels)")
+            raise ParseError(too_deep)
         return data

@@ -194,7 +194,8 @@ def known_pairs_import_csv(*, pool: Pool, content: bytes, source_name: str = "kn
 def _known_pairs_check(pool: Pool, numbered: list[tuple[int, dict]], issues: IssueCollector) -> list[PooledPair]:
     captions = dict(Caption.objects.filter(dataset=pool.dataset_id).values_list("external_id", "id"))
     clips = dict(Clip.objects.filter(dataset=pool.dataset_id).values_list("external_id", "id"))
-    objects = []
+    objects, first_on = [], {}
+    unit = "item" if issues.file == "items" else "line"  # JSON items are numbered, CSV rows are lines
     for number, item in numbered:
         caption, clip = captions.get(str(item.get("caption", ""))), clips.get(str(item.get("clip", "")))
         role, answer = item.get("role", "gold"), item.get("answer")
@@ -202,6 +203,10 @@ def _known_pairs_check(pool: Pool, numbered: list[tuple[int, dict]], issues: Iss
             issues.add(number, "caption", f"unknown caption id '{item.get('caption')}'")
         if clip is None:
             issues.add(number, "clip", f"unknown clip id '{item.get('clip')}'")
+        # The same pair twice in one role would break the pool's unique constraint on saving.
+        if caption and clip and first_on.setdefault((role, caption, clip), number) != number:
+            issues.add(number, "clip", f"caption '{item.get('caption')}' and clip '{item.get('clip')}' are already "
+                                       f"listed as {role} (first as {unit} {first_on[(role, caption, clip)]})")
         if role not in (PooledPair.Role.GOLD, PooledPair.Role.TRAINING):
             issues.add(number, "role", f"'{role}' is not 'gold' or 'training'")
         if answer not in PooledPair.Answer.values:

@@ -44,7 +44,7 @@ class MomentPoolBuildApi(APIView):
         depth = serializers.IntegerField(min_value=1, max_value=1000, default=10)
         iou_threshold = serializers.FloatField(min_value=0, max_value=1, default=0.7)
         redundancy = serializers.FloatField(min_value=0, max_value=1, default=0.1)
-        seed = serializers.IntegerField(default=0)
+        seed = serializers.IntegerField(min_value=0, max_value=2**62, default=0)
 
     @extend_schema(request=InputSerializer, responses={202: JobOutputSerializer})
     def post(self, request):
@@ -72,7 +72,7 @@ class SampledPoolBuildApi(APIView):
         runs = serializers.ListField(child=serializers.IntegerField(), min_length=1)
         strata = serializers.ListField(child=serializers.ListField(child=serializers.FloatField(), min_length=3, max_length=3),
                                        min_length=1, help_text="[[first rank, last rank, share judged], ...] from rank 1")
-        seed = serializers.IntegerField(default=0)
+        seed = serializers.IntegerField(min_value=0, max_value=2**62, default=0)
         redundancy = serializers.FloatField(min_value=0, max_value=1, default=0.1)
 
     @extend_schema(request=InputSerializer, responses={202: JobOutputSerializer})

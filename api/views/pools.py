@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from django.contrib.auth import get_user_model
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import serializers, status
 from rest_framework.exceptions import ValidationError
 from rest_framework.generics import ListAPIView
@@ -17,6 +17,7 @@ from annotation.services.labels import LabelRefused, pair_adjudicate, pair_reque
 from annotation.services.jobs.pools import pool_add_run_start, pool_build_start
 from annotation.services.pools import PoolError, known_pairs_add, known_pairs_import_csv
 from annotation.services.raters import membership_revoke, memberships_grant, training_reset
+from api.params import query_int
 from api.parsers import JSONParser
 from api.permissions import IsAdmin, IsAdminOrResearcherReadOnly
 from api.views.jobs import job_accepted_response
@@ -35,6 +36,7 @@ class PoolOutputSerializer(serializers.ModelSerializer):
         return list(pool.runs.values_list("pk", flat=True))
 
 
+@extend_schema_view(get=extend_schema(parameters=[OpenApiParameter("dataset", int, description="only this dataset's pools")]))
 class PoolListApi(ListAPIView):
     """Admins and researchers: pools, optionally ?dataset=<id>."""
 
@@ -42,8 +44,7 @@ class PoolListApi(ListAPIView):
     serializer_class = PoolOutputSerializer
 
     def get_queryset(self):
-        dataset = self.request.query_params.get("dataset")
-        return pool_list(dataset_id=int(dataset) if dataset and dataset.isdigit() else None)
+        return pool_list(dataset_id=query_int(self.request, "dataset"))
 
 
 class PoolBuildApi(APIView):
@@ -58,7 +59,7 @@ class PoolBuildApi(APIView):
         depth = serializers.IntegerField(min_value=1, max_value=1000, default=10)
         include_original_positives = serializers.BooleanField(default=False)
         redundancy = serializers.FloatField(min_value=0, max_value=1, default=0.1)
-        seed = serializers.IntegerField(default=0)
+        seed = serializers.IntegerField(min_value=0, max_value=2**62, default=0)
         gold_rate = serializers.FloatField(min_value=0, max_value=1, default=0.0)
         training_pass_mark = serializers.FloatField(min_value=0, max_value=1, default=0.8)
         lease_seconds = serializers.IntegerField(min_value=10, max_value=24 * 3600, default=300)
@@ -93,10 +94,11 @@ class PoolStatsApi(APIView):
 
     permission_classes = [IsAdmin]
 
+    @extend_schema(parameters=[OpenApiParameter("hours", int, description="1 to 8784 (a year); default 48")])
     def get(self, request, pool_id: int):
         pool = get_object_or_404(Pool, pk=pool_id)
-        hours = request.query_params.get("hours", "48")
-        return Response(pool_throughput(pool=pool, hours=int(hours) if hours.isdigit() else 48))
+        return Response(pool_throughput(pool=pool, hours=query_int(request, "hours", default=48, min_value=1,
+                                                                   max_value=366 * 24)))
 
 
 class PoolAddRunApi(APIView):
@@ -221,6 +223,8 @@ class AdminPairSerializer(serializers.ModelSerializer):
                  "counted": label.counted, "created_at": label.created_at} for label in pair.labels.all()]
 
 
+@extend_schema_view(get=extend_schema(parameters=[OpenApiParameter(
+    "state", str, enum=[PooledPair.State.ADJUDICATION, PooledPair.State.SET_ASIDE, PooledPair.State.DISAGREEMENT])]))
 class PairsNeedingAdminApi(ListAPIView):
     """Admin: the adjudication queue (?state=adjudication, default), set-aside or disputed pairs,
     with every rater's label and comment."""

@@ -59,10 +59,14 @@ class RaterImportApi(APIView):
     permission_classes = [IsAdmin]
     parser_classes = [MultiPartParser, FormParser]
 
+    class InputSerializer(serializers.Serializer):
+        file = serializers.FileField(help_text="CSV with a header username[,email][,password]")
+
+    @extend_schema(request=InputSerializer)
     def post(self, request):
-        upload = request.FILES.get("file")
-        if upload is None:
-            raise ValidationError({"file": "a CSV file is required"})
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        upload = data.validated_data["file"]
         created = raters_import_csv(content=upload.read(), source_name=upload.name)
         return Response({"created": [rater_json(u) for u in created]}, status=status.HTTP_201_CREATED)
 

@@ -11,7 +11,7 @@ import json
 from django.http import FileResponse, HttpResponse
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import renderers, serializers
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.generics import ListAPIView
@@ -27,6 +27,7 @@ from annotation.services.exports import EXPORT_FORMATS, ExportError, artefact_fi
 from annotation.services.jobs.reports import export_start, judgments_import_start, report_start
 from annotation.services.reports import REPORT_KINDS, ReportError
 from annotation.services.judgments_import import JUDGMENT_FORMATS, JudgmentsImportError
+from api.params import query_int
 from api.permissions import IsAdmin, IsAdminOrResearcherReadOnly
 from api.views.jobs import JobOutputSerializer, job_accepted_response
 
@@ -45,9 +46,8 @@ class FileRenderer(renderers.BaseRenderer):
 FILE_RENDERERS = [renderers.JSONRenderer, FileRenderer]
 
 
-def _int_param(request, name: str) -> int | None:
-    value = request.query_params.get(name, "")
-    return int(value) if value.isdigit() else None
+_BY_DATASET_AND_POOL = [OpenApiParameter("dataset", int, description="only this dataset's"),
+                        OpenApiParameter("pool", int, description="only this pool's")]
 
 
 class ReportOutputSerializer(serializers.ModelSerializer):
@@ -100,6 +100,8 @@ class PoolReportCreateApi(APIView):
         return job_accepted_response(job, True)
 
 
+@extend_schema_view(get=extend_schema(parameters=[
+    *_BY_DATASET_AND_POOL, OpenApiParameter("kind", str, description="e.g. agreement, metrics, infap")]))
 class ReportListApi(ListAPIView):
     """Admins and researchers: stored reports, newest first; filter with ?pool=, ?dataset=, ?kind=."""
 
@@ -107,7 +109,7 @@ class ReportListApi(ListAPIView):
     serializer_class = ReportOutputSerializer
 
     def get_queryset(self):
-        return report_list(dataset_id=_int_param(self.request, "dataset"), pool_id=_int_param(self.request, "pool"),
+        return report_list(dataset_id=query_int(self.request, "dataset"), pool_id=query_int(self.request, "pool"),
                            kind=self.request.query_params.get("kind") or None)
 
 
@@ -192,6 +194,7 @@ class PoolExportCreateApi(APIView):
         return job_accepted_response(job, True)
 
 
+@extend_schema_view(get=extend_schema(parameters=_BY_DATASET_AND_POOL))
 class ExportListApi(ListAPIView):
     """Admins and researchers: exported files, newest first; filter with ?pool=, ?dataset=."""
 
@@ -199,7 +202,7 @@ class ExportListApi(ListAPIView):
     serializer_class = ExportOutputSerializer
 
     def get_queryset(self):
-        return artefact_list(dataset_id=_int_param(self.request, "dataset"), pool_id=_int_param(self.request, "pool"))
+        return artefact_list(dataset_id=query_int(self.request, "dataset"), pool_id=query_int(self.request, "pool"))
 
 
 class ExportDownloadApi(APIView):

@@ -184,3 +184,75 @@ def test_dataset_upload_accepts_good_media_templates(admin):
         response = admin.post("/api/v1/datasets/import/", {"file": handle, "name": f"d{n}", "media_template": template},
                               format="multipart")
         assert response.status_code == 202, response.content
+
+
+# --- found by probing what the schema did not list: query strings, NUL in paths, overflowing numbers
+
+@pytest.mark.parametrize(("query", "param"), [
+    ("pools/?dataset=\u00b2", "dataset"),  # '²' passes str.isdigit(), not int()
+    ("pools/?dataset=" + "9" * 5000, "dataset"),  # int() refuses over 4,300 digits
+    ("pools/{pool}/stats/?hours=99999999999", "hours"),  # past the last date Python can hold
+    ("pools/{pool}/stats/?hours=\u00b2", "hours"),
+    ("reports/?pool=\u00b2", "pool"),
+    ("reports/?kind=a%00b", "kind"),  # PostgreSQL cannot compare text holding NUL
+    ("exports/?dataset=\u00b2", "dataset"),
+])
+def test_bad_query_parameters_are_a_400_naming_them(pool_and_rater, admin, query, param):
+    pool, _ = pool_and_rater
+    response = admin.get("/api/v1/" + query.format(pool=pool.pk))
+    assert param in assert_json_400(response)
+
+
+def test_good_query_parameters_still_filter(pool_and_rater, admin):
+    pool, _ = pool_and_rater
+    assert [p["id"] for p in admin.get(f"/api/v1/pools/?dataset={pool.dataset_id}").json()["results"]] == [pool.pk]
+    assert admin.get(f"/api/v1/pools/?dataset={pool.dataset_id + 1000}").json()["results"] == []
+    assert admin.get("/api/v1/pools/?dataset=").json()["count"] == 1  # empty means no filter
+    stats = admin.get(f"/api/v1/pools/{pool.pk}/stats/?hours=24")
+    assert stats.status_code == 200 and stats.json()["per_hour"] == []
+
+
+def test_nul_in_a_path_is_a_400_naming_the_path(pool_and_rater):
+    _, rater = pool_and_rater
+    for path in ("/api/v1/leases/a%00b/heartbeat/", "/api/v1/ranking-leases/a%00b/release/", "/media/a%00b.mp4"):
+        response = rater_client(rater).post(path) if "leases" in path else rater_client(rater).get(path)
+        assert assert_json_400(response) == {"path": ["must not contain a NUL character (%00)"]}
+    assert rater_client(rater).post("/api/v1/leases/nosuchtoken/heartbeat/").status_code == 404
+
+
+def test_json_numbers_beyond_a_float_are_a_400(pool_and_rater, admin):
+    """1e309 parses as infinity: it was stored (a label's seconds) and then could not be rendered."""
+    pool, rater = pool_and_rater
+    client = rater_client(rater)
+    assignment = client.post(f"/api/v1/pools/{pool.pk}/next/", {}, format="json").json()["assignment"]
+    key = "pair_id" if "pair_id" in assignment else "lease_id"
+    body = '{"client_id": "inf", "%s": %s, "value": "relevant", "seconds": 1e309}' % (
+        key, f'"{assignment[key]}"' if key == "lease_id" else assignment[key])
+    assert "out of range" in assert_json_400(client.post("/api/v1/labels/", body, content_type="application/json"))["detail"]
+    assert not Label.objects.exists()
+    report = '{"kind": "agreement", "params": {"confidence": -1e400}}'
+    response = admin.post(f"/api/v1/pools/{pool.pk}/reports/", report, content_type="application/json")
+    assert "out of range" in assert_json_400(response)["detail"]
+    fine = client.post("/api/v1/labels/", body.replace("1e309", "2.5"), content_type="application/json")
+    assert fine.status_code == 201
+
+
+def test_seeds_are_bounded(pool_and_rater, admin):
+    pool, _ = pool_and_rater
+    body = {"dataset": pool.dataset_id, "name": "p2", "runs": list(pool.runs.values_list("pk", flat=True)),
+            "seed": 2**63}
+    assert "seed" in assert_json_400(admin.post("/api/v1/pools/build/", body, format="json"))
+    assert admin.post("/api/v1/pools/build/", body | {"seed": 7}, format="json").status_code == 202
+
+
+def test_the_same_known_pair_twice_is_refused_naming_where(pool_and_rater, admin):
+    """Found by tests/annotation/formats/test_import_fuzz.py: it broke the pool's unique constraint (a 500)."""
+    pool, _ = pool_and_rater
+    url = f"/api/v1/pools/{pool.pk}/known-pairs/"
+    content = b"caption,clip,answer\nq1,v1,relevant\nq2,v2,relevant\nq1,v1,not_relevant\n"
+    assert refused_at(upload(admin, url, content, "gold.csv")) == [("gold.csv", 4, "clip")]
+    items = [{"caption": "q1", "clip": "v1", "answer": "relevant"}, {"caption": "q1", "clip": "v1", "answer": "relevant"}]
+    assert "item 2" in str(assert_json_400(admin.post(url, {"items": items}, format="json")))
+    as_training = [items[0], items[1] | {"role": "training"}]  # the same pair may be gold and training
+    assert admin.post(url, {"items": as_training}, format="json").json() == {"added": 2}
+    assert not PooledPair.objects.filter(pool=pool, role="gold", caption__external_id="q2").exists()
