@@ -299,8 +299,8 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # database before it runs (annotation/services/jobs/), so a message delivered twice runs it once.
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
-CELERY_BEAT_SCHEDULE = {
-    "release-expired-leases": {"task": "annotation.tasks.release_expired_leases", "schedule": 60.0},
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # Redis hands an unacknowledged message to another worker after this long. It must outlast the
 # longest job (else the job's message comes back while it still runs: harmless thanks to the
 # claim, but wasted); the reaper, not this timeout, is what recovers a job whose worker died.
@@ -325,12 +325,19 @@ REJUDGE_JOBS = {
 if REJUDGE_JOBS["STALE_AFTER_SECONDS"] < 3 * REJUDGE_JOBS["HEARTBEAT_SECONDS"]:
     raise ImproperlyConfigured("REJUDGE_JOB_STALE_AFTER_SECONDS must be at least 3 heartbeats "
                                "(REJUDGE_JOB_HEARTBEAT_SECONDS), or live jobs would be taken for lost")
-    "release-expired-ranking-leases": {"task": "annotation.tasks.release_expired_ranking_leases", "schedule": 60.0},
+# The periodic upkeep goes to the jobs' queue unless REJUDGE_MAINTENANCE_QUEUE names another: a
+# worker of its own on that queue keeps the reaper running while long jobs hold every other one.
+REJUDGE_MAINTENANCE_QUEUE = os.environ.get("REJUDGE_MAINTENANCE_QUEUE") or CELERY_TASK_DEFAULT_QUEUE
+_UPKEEP = {"queue": REJUDGE_MAINTENANCE_QUEUE}
+CELERY_BEAT_SCHEDULE = {
+    "release-expired-leases": {"task": "annotation.tasks.release_expired_leases", "schedule": 60.0, "options": _UPKEEP},
+    "release-expired-ranking-leases": {"task": "annotation.tasks.release_expired_ranking_leases", "schedule": 60.0,
+                                       "options": _UPKEEP},
+    "recover-jobs": {"task": "annotation.tasks.recover_jobs", "schedule": float(REJUDGE_JOBS["RECOVER_EVERY_SECONDS"]),
+                     "options": _UPKEEP},
+    "clean-job-files": {"task": "annotation.tasks.clean_job_files", "schedule": 3600.0, "options": _UPKEEP},
 }
 
-    "recover-jobs": {"task": "annotation.tasks.recover_jobs",
-                     "schedule": float(REJUDGE_JOBS["RECOVER_EVERY_SECONDS"])},
-    "clean-job-files": {"task": "annotation.tasks.clean_job_files", "schedule": 3600.0},
 # --- Rejudge --------------------------------------------------------------------------------
 REJUDGE = {
     "MAX_RUN_DEPTH": env_int("REJUDGE_MAX_RUN_DEPTH", 1000),

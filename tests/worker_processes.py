@@ -43,8 +43,13 @@ class JobWorkers:
         self.processes[name] = process
         return process
 
-    def start_worker(self, name: str = "worker1") -> subprocess.Popen:
-        return self._spawn(name, ["worker", "-Q", self.queue, "--pool=solo", "-l", "INFO", "-n", f"{name}-{self.queue}@%h",
+    @property
+    def upkeep_queue(self) -> str:
+        return self.env["REJUDGE_MAINTENANCE_QUEUE"]
+
+    def start_worker(self, name: str = "worker1", *, queue: str | None = None) -> subprocess.Popen:
+        queue = queue or self.queue
+        return self._spawn(name, ["worker", "-Q", queue, "--pool=solo", "-l", "INFO", "-n", f"{name}-{self.queue}@%h",
                                   "--without-gossip", "--without-mingle", "--without-heartbeat"])
 
     def start_beat(self) -> subprocess.Popen:
@@ -103,9 +108,10 @@ def database_url() -> str:
 
 
 @contextmanager
-def job_workers_for(settings, folder: Path, *, max_attempts: int = 2):
+def job_workers_for(settings, folder: Path, *, max_attempts: int = 2, upkeep_queue: bool = False):
     """Worker/beat processes (started by the test) on a queue of their own, sharing the test's
-    database, cache (Redis) and upload/export folders."""
+    database, cache (Redis) and upload/export folders. With `upkeep_queue`, beat sends the
+    periodic tasks to a second queue (`workers.upkeep_queue`), for a worker of their own."""
     from django.db import connection
 
     if not _redis_reachable(TEST_BROKER_URL):
@@ -123,6 +129,7 @@ def job_workers_for(settings, folder: Path, *, max_attempts: int = 2):
         "REJUDGE_JOB_HEARTBEAT_SECONDS": str(HEARTBEAT_SECONDS), "REJUDGE_JOB_STALE_AFTER_SECONDS": str(STALE_AFTER_SECONDS),
         "REJUDGE_JOB_RECOVER_EVERY_SECONDS": "1", "REJUDGE_JOB_MAX_ATTEMPTS": str(max_attempts),
     }
+    env["REJUDGE_MAINTENANCE_QUEUE"] = f"{queue}-upkeep" if upkeep_queue else queue
     env.setdefault("SECRET_KEY", f"worker-test-{uuid.uuid4().hex}")
     saved = {k: app.conf[k] for k in ("task_always_eager", "broker_url", "task_default_queue")}
     app.conf.update(task_always_eager=False, broker_url=TEST_BROKER_URL, task_default_queue=queue)
@@ -136,7 +143,8 @@ def job_workers_for(settings, folder: Path, *, max_attempts: int = 2):
         app._after_fork()
         import redis
 
-        redis.Redis.from_url(TEST_BROKER_URL).delete(queue)  # messages left for a queue nobody reads
+        # Messages left for queues nobody reads any more.
+        redis.Redis.from_url(TEST_BROKER_URL).delete(queue, env["REJUDGE_MAINTENANCE_QUEUE"])
 
 
 @contextmanager

@@ -1,7 +1,7 @@
 """Semantic proxy matrices as stored artefacts, graded nDCG of runs against them, proxy statistics.
 
 A matrix is one `Artefact(kind="proxy_matrix")`: an .npz file under
-EXPORT_ROOT/proxy_matrices/<dataset id>/ holding
+EXPORT_ROOT/proxy_matrices/<dataset id>/ (EXPORT_ROOT/jobs/<job id>/ when a job made it) holding
 
     relevance                                 float32, clips x captions, the proxy's S (methodology §7)
     clip_ids, caption_ids                     database ids of the rows and columns, in id order
@@ -36,6 +36,7 @@ from annotation.analysis.proxies.text import tagger_available
 from annotation.models import Artefact, Caption, Clip, Dataset, Job, Report, Run
 from annotation.selectors.ranking import proxy_inputs, run_similarity
 from annotation.services.jobs import job_create, job_enqueue, task_names
+from annotation.services.jobs.files import job_output_relative
 
 MATRIX_PROXIES = ("bow", "pos", "syn", "met")
 MODES = ("paper", "modern")
@@ -155,7 +156,10 @@ def proxy_matrices_compute(*, dataset: Dataset, proxies: list[str], mode: str = 
 
 def _store_matrix(*, dataset: Dataset, matrix: np.ndarray, params: dict, job: Job | None, arrays: dict) -> Artefact:
     tag = "-".join(str(v) for v in (params["proxy"], params["mode"], params["synsets"]) if v)
-    relative = Path("proxy_matrices") / str(dataset.pk) / f"{tag}-{uuid.uuid4().hex[:10]}.npz"
+    name = f"{tag}-{uuid.uuid4().hex[:10]}.npz"
+    # A job's matrices go in the job's folder: if the job fails, its Artefact rows roll back and
+    # the job's clean-up removes these files with them (services/jobs/files.py).
+    relative = job_output_relative(job_id=job.pk, name=name) if job else Path("proxy_matrices") / str(dataset.pk) / name
     target = Path(settings.EXPORT_ROOT) / relative
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_suffix(".partial")

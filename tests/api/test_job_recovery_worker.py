@@ -207,3 +207,33 @@ def test_a_job_delivered_twice_runs_once(settings, tmp_path, admin):
     assert JobAttempt.objects.filter(job=job).count() == 1
     assert Run.objects.filter(dataset=dataset).count() == 1
     assert Prediction.objects.filter(run__dataset=dataset).count() == CAPTIONS * 3
+
+
+def test_the_reaper_on_its_own_queue_works_while_every_job_worker_is_busy(settings, tmp_path, admin):
+    """A worker killed while the other one is stuck in a long job: beat's upkeep queue has a worker
+    of its own (REJUDGE_MAINTENANCE_QUEUE), so the lost job is dealt with without waiting."""
+    with job_workers_for(settings, tmp_path / "workers", max_attempts=1, upkeep_queue=True) as workers:
+        workers.start_beat()
+        workers.start_worker("upkeep", queue=workers.upkeep_queue)
+        dataset = make_dataset(clips=CLIPS, captions=CAPTIONS)
+
+        def start(tag: str, offset: int) -> int:
+            response = admin.post(f"/api/v1/datasets/{dataset.pk}/runs/import/",
+                                  {"file": _upload(f"{tag}.trec", _trec(tag, offset))}, format="multipart")
+            return response.json()["id"]
+
+        with table_locked("annotation_run"):
+            workers.start_worker("busy")
+            long_job = start("A", 0)
+            workers.wait_until(lambda: backends_waiting_for_a_lock() >= 1, timeout=JOB_TIMEOUT, what="the long job")
+            workers.start_worker("doomed")
+            lost_job = start("B", 1)
+            workers.wait_until(lambda: backends_waiting_for_a_lock() >= 2, timeout=JOB_TIMEOUT, what="the second job")
+            workers.kill("doomed")
+            lost = workers.wait_until(lambda: _finished(lost_job), timeout=JOB_TIMEOUT, what="the reaper")
+            assert Job.objects.get(pk=long_job).status == Job.Status.RUNNING  # still held: its worker is busy
+        done = workers.wait_until(lambda: _finished(long_job), timeout=JOB_TIMEOUT, what="the long job to end")
+
+    assert lost.status == Job.Status.FAILED and "went silent" in lost.message
+    assert done.status == Job.Status.SUCCEEDED
+    assert list(Run.objects.filter(dataset=dataset).values_list("name", flat=True)) == ["A"]

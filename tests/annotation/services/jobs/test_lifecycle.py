@@ -165,6 +165,23 @@ def test_a_job_export_is_written_in_the_jobs_folder(tmp_path):
     assert files_under(settings.EXPORT_ROOT) == [artefact.path]
 
 
+def test_proxy_matrices_of_a_job_that_fails_leave_no_file():
+    from annotation.services.proxy_matrices import proxy_matrices_compute
+    from tests.factories import make_dataset
+
+    dataset = make_dataset(clips=3, captions=3)
+    job = queued_job(kind="proxy_matrices")
+
+    def work(job, progress):
+        stored = proxy_matrices_compute(dataset=dataset, proxies=["bow"], job=job, progress=progress)
+        assert files_under(settings.EXPORT_ROOT) == [stored[0].path]
+        raise RuntimeError("the next proxy failed")
+
+    assert job_execute(job_id=job.pk, work=work).status == "failed"
+    assert not Artefact.objects.filter(job=job).exists()
+    assert files_under(settings.EXPORT_ROOT) == []
+
+
 # --- with a second connection: PostgreSQL -----------------------------------------------------------
 
 def _in_a_thread(fn):
