@@ -13,7 +13,7 @@ from annotation.models import Label, PooledPair
 from annotation.services.raters import memberships_grant
 from tests.factories import make_pool_with_runs, make_rater
 
-pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
+pytestmark = pytest.mark.django_db
 
 DEEP = "[" * 5000 + "]" * 5000
 

@@ -28,7 +28,7 @@ from annotation.services.raters import raters_import_csv
 from annotation.services.run_import import run_import
 from tests.factories import make_dataset, make_pool_with_runs
 
-pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
+pytestmark = pytest.mark.django_db
 
 FUZZ = settings(max_examples=40, deadline=None, derandomize=True, database=None,
                 suppress_health_check=list(HealthCheck))

@@ -18,7 +18,7 @@ from annotation.services.dataset_import import dataset_import
 from annotation.services.run_import import run_import
 from tests.factories import make_dataset
 
-pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
+pytestmark = pytest.mark.django_db
 
 BIG = "x" * (128 * 1024 + 10)
 LONG_ID = "c" * 201
