@@ -292,12 +292,10 @@ CELERY_BROKER_URL = CELERY_BROKER_URL or "memory://"
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_TASK_DEFAULT_QUEUE", "rejudge")
-CELERY_TASK_ACKS_LATE = True
-CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # A job's message is acknowledged only once the job has ended, and handed back to the queue when
 # the worker process running it dies, so a lost worker never loses a job. A job is claimed in the
 # database before it runs (annotation/services/jobs/), so a message delivered twice runs it once.
-CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
