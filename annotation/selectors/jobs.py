@@ -1,16 +1,11 @@
-"""Reads about jobs: their attempts, their upload, and whether an admin may retry them."""
+"""Reads about jobs: their upload, and whether an admin may retry them."""
 from __future__ import annotations
 
 from pathlib import Path
 
 from django.conf import settings
-from django.db.models import QuerySet
 
-from annotation.models import Job, JobAttempt
-
-
-def job_attempt_list(*, job: Job) -> QuerySet[JobAttempt]:
-    return JobAttempt.objects.filter(job=job).order_by("number")
+from annotation.models import Job
 
 
 def job_upload_path(*, job: Job) -> Path | None:
