@@ -12,13 +12,14 @@ class FileIssue:
     message: str
 
     def __post_init__(self) -> None:
-        # Issues are stored in a job's JSON errors, and PostgreSQL's jsonb refuses a NUL character:
-        # one quoted from a bad file must not fail the job that reports it. Fields named after the
-        # file's own keys (JSON runs) are cut to a readable length.
+        # Issues are stored in a job's JSON errors, and PostgreSQL's jsonb refuses a NUL character
+        # and half a surrogate pair: one quoted from a bad file must not fail the job that reports
+        # it, so both are written as escapes. Fields named after the file's own keys (JSON runs)
+        # are cut to a readable length.
         for name, limit in (("file", 500), ("field", 200), ("message", 2000)):
             value = getattr(self, name)
-            if isinstance(value, str) and ("\x00" in value or len(value) > limit):
-                value = value.replace("\x00", "\\x00")
+            if isinstance(value, str):
+                value = value.replace("\x00", "\\x00").encode("utf-8", "backslashreplace").decode("utf-8")
                 object.__setattr__(self, name, value if len(value) <= limit else value[:limit] + "...")
 
     def __str__(self) -> str:

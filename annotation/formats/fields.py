@@ -25,6 +25,10 @@ def text_problem(value: str, *, max_length: int | None = None) -> str | None:
     """Why `value` cannot be stored as text, or None when it can."""
     if "\x00" in value:
         return f"contains a NUL character (byte 0x00) at position {value.index(chr(0)) + 1}"
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:  # half a surrogate pair, from a JSON escape such as \ud800
+        return f"contains a character that is not text (a lone surrogate) at position {exc.start + 1}"
     if max_length is not None and len(value) > max_length:
         return f"is {len(value):,} characters long; at most {max_length:,} are allowed"
     return None
@@ -75,7 +79,7 @@ def media_problem(media: str) -> str | None:
     problem = text_problem(media, max_length=MAX_MEDIA_LENGTH)
     if problem:
         return problem
-    if any(ch in media for ch in "\\\r\n\t") or any(ord(ch) < 32 for ch in media):
+    if "\\" in media or any(ord(ch) < 32 or ord(ch) == 127 for ch in media):
         return "contains a backslash or a control character"
     if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*:", media):
         parts = urlsplit(media)

@@ -37,6 +37,7 @@ AWKWARD = st.sampled_from([
     "", " ", "0", "-1", "1e309", "nan", "NaN", "inf", "-inf", "99999999999999999999", "25:61:61", "a\x00b", "\x00",
     "x\ry", 'say "hi"', '"', '""', ",", "\t", " Q0 ", "é", "../x.mp4", "/etc/passwd", "javascript:alert(1)",
     "//evil.example/x", "{video_id.__class__}", "[" * 40, "{}", "[]", "null", "x" * 201, "y" * 131_073, "\n\n",
+    "\\ud800",  # inside a JSON string, the escape of half a surrogate pair
 ])
 IDS = st.sampled_from(["c1", "c2", "c3", "v1", "v2", "v3", "q1", "q2", "q3"])
 TEXT = st.text(st.characters(blacklist_categories=("Cs", "Cc")), min_size=1, max_size=20).map(str.strip).filter(bool)

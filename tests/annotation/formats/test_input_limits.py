@@ -60,6 +60,10 @@ CAPTION = {"kind": "caption", "id": "q1", "text": "a dog", "clip": "c1"}
     ("m.jsonl", jsonl(CLIP | {"id": "c\x001"}), ("m.jsonl", 1, "id")),
     ("m.csv", "kind,id,text,clip\nclip,c1,,\ncaption,q1,a\x00dog,c1\n", ("m.csv", 3, "text")),
     ("m.tsv", "a dog, \tvid\x00eo1\n", ("m.tsv", 1, "video_id")),
+    # a JSON escape for half a surrogate pair: not text any database can store
+    ("m.jsonl", '{"kind": "clip", "id": "c1"}\n{"kind": "caption", "id": "q1", "text": "a\\ud800", "clip": "c1"}\n',
+     ("m.jsonl", 2, "text")),
+    ("m.jsonl", '{"kind": "clip", "id": "c\\udfff"}\n', ("m.jsonl", 1, "id")),
     # ids over the 200 characters their columns hold
     ("m.jsonl", jsonl(CLIP | {"id": LONG_ID}), ("m.jsonl", 1, "id")),
     ("m.jsonl", jsonl(CLIP | {"video_id": "v" * 201}), ("m.jsonl", 1, "video_id")),
@@ -160,17 +164,21 @@ def test_run_files_with_oversized_fields_nul_or_nesting_name_line_and_field(tmp_
     assert not Run.objects.exists()
 
 
-def test_a_run_id_with_nul_is_an_unknown_id_and_the_refusal_can_be_stored(tmp_path):
-    """The refusal quotes the id; a NUL in it must not reach the job's JSON errors (jsonb refuses it)."""
+def test_a_run_id_with_nul_or_a_surrogate_is_unknown_and_the_refusal_can_be_stored(tmp_path):
+    """The refusal quotes the id; a NUL or half a surrogate pair in it must not reach the job's JSON
+    errors as such (jsonb refuses both)."""
     from annotation.models import Job
 
     dataset = make_dataset(clips=3, captions=2)
     with pytest.raises(ImportRejected) as caught:
         run_import(dataset=dataset, path=write(tmp_path, "run.trec", "q\x001 Q0 v1 1 0.9 t\n"))
     assert [(i.line, i.field) for i in caught.value.issues] == [(1, "query_id")]
-    job = Job.objects.create(kind="import_run", params={}, errors=caught.value.as_list())
+    with pytest.raises(ImportRejected) as surrogate:
+        run_import(dataset=dataset, path=write(tmp_path, "run.jsonl", '{"caption_id": "q\\ud800", "clip_id": "v1", '
+                                                                        '"rank": 1, "score": 1}\n'))
+    job = Job.objects.create(kind="import_run", params={}, errors=caught.value.as_list() + surrogate.value.as_list())
     job.refresh_from_db()
-    assert "\\x00" in job.errors[0]["message"]
+    assert "\\x00" in job.errors[0]["message"] and "\\ud800" in job.errors[1]["message"]
 
 
 # --- helpers, on hand-worked lines --------------------------------------------------------------
@@ -190,9 +198,9 @@ def test_media_problem_on_hand_picked_values():
     assert "NUL" in media_problem("a\x00b")
 
 
-def test_file_issue_escapes_nul_and_cuts_long_fields():
-    issue = FileIssue("f\x00.csv", 1, "k" * 300, "bad \x00 value")
-    assert issue.file == "f\\x00.csv" and issue.message == "bad \\x00 value"
+def test_file_issue_escapes_nul_and_surrogates_and_cuts_long_fields():
+    issue = FileIssue("f\x00.csv", 1, "k" * 300, "bad \x00 value \ud800 é")
+    assert issue.file == "f\\x00.csv" and issue.message == "bad \\x00 value \\ud800 é"
     assert issue.field == "k" * 200 + "..."
 
 
