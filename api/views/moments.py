@@ -8,7 +8,7 @@ from __future__ import annotations
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import serializers
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.generics import ListAPIView
@@ -115,6 +115,7 @@ class MomentPoolDesignApi(APIView):
         return Response(moment_pool_summary(pool=_moment_pool(pool_id)))
 
 
+@extend_schema_view(get=extend_schema(parameters=[OpenApiParameter("caption", str, description="a caption's external id")]))
 class MomentSpanListApi(ListAPIView):
     """Admins and researchers: a moment pool's judged spans with the predictions merged into each
     (?caption=<external id> for one caption)."""
