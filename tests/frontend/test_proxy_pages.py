@@ -25,7 +25,7 @@ def pages(tiny):  # noqa: F811
     task = study.tasks.get()
     order = list(task.captions.values_list("caption_id", flat=True))
     for r in raters:
-        ranking_submission_create(rater=r, client_id="k", task_id=task.pk, order=order)
+        ranking_submission_create(rater=r, client_id="k", lease=lease_task_for(r, task).token, order=order)
     human = ranking_report_create(study=study)
     return {"modern": modern, "ndcg": ndcg, "analysis": analysis, "human": human, "study": study}
 
