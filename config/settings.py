@@ -225,6 +225,9 @@ STATIC_URL = "static/"
 STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", VAR_DIR / "static"))
 MEDIA_URL = "media/"
 MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT", VAR_DIR / "media"))
+# With a front server: after the access check, /media/ answers with X-Accel-Redirect to this
+# internal prefix (e.g. "/protected-media/", an nginx `internal` location aliased to MEDIA_ROOT).
+MEDIA_ACCEL_REDIRECT = os.environ.get("REJUDGE_MEDIA_ACCEL_REDIRECT", "")
 # Uploaded run and dataset files wait here for their import job; never served over HTTP.
 UPLOAD_ROOT = Path(os.environ.get("UPLOAD_ROOT", VAR_DIR / "uploads"))
 EXPORT_ROOT = Path(os.environ.get("EXPORT_ROOT", VAR_DIR / "exports"))

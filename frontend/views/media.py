@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import mimetypes
 import re
+from urllib.parse import quote
 from pathlib import Path
 
 from django.conf import settings
@@ -67,8 +68,14 @@ def media_file(request, path: str):
         raise Http404("no such file") from exc
     if not full.is_file():
         raise Http404("no such file")
-    size = full.stat().st_size
     content_type = mimetypes.guess_type(full.name)[0] or "application/octet-stream"
+    if settings.MEDIA_ACCEL_REDIRECT:
+        # A front server (nginx) sends the bytes from an internal location, with Range support;
+        # the access check above stays here, so the front server must not serve MEDIA_ROOT itself.
+        response = HttpResponse(content_type=content_type)
+        response["X-Accel-Redirect"] = settings.MEDIA_ACCEL_REDIRECT + quote(path)
+        return response
+    size = full.stat().st_size
     header = request.headers.get("Range")
     if not header:
         response = FileResponse(full.open("rb"), content_type=content_type)

@@ -150,3 +150,15 @@ def test_the_check_can_use_indexes(setting, require_postgres):
         plan = "\n".join(row[0] for row in cursor.fetchall())
     assert "Seq Scan" not in plan, plan
     assert "clip_media" in plan, plan
+
+
+def test_behind_a_front_server_the_check_stays_here_and_the_bytes_come_from_an_internal_location(client, setting,
+                                                                                                  settings):
+    """With REJUDGE_MEDIA_ACCEL_REDIRECT, nginx sends the file (and answers Range itself) only
+    after this view allowed it: the access rule cannot be walked around by serving MEDIA_ROOT."""
+    settings.MEDIA_ACCEL_REDIRECT = "/protected-media/"
+    allowed = fetch(client, setting["member"], "pool/a.mp4", HTTP_RANGE="bytes=0-99")
+    assert allowed.status_code == 200 and allowed["X-Accel-Redirect"] == "/protected-media/pool/a.mp4"
+    assert allowed.content == b"" and allowed["Content-Type"] == "video/mp4"
+    refused = fetch(client, setting["outsider"], "pool/a.mp4")
+    assert refused.status_code == 404 and "X-Accel-Redirect" not in refused
