@@ -33,6 +33,7 @@ def build(size: int):
     from django.db import connection
 
     from annotation.models import Caption, Clip, Dataset, Run
+    from annotation.services.datasets import dataset_counts_refresh
     from annotation.services.pools import pool_create
     from annotation.services.raters import memberships_grant, rater_create
     from annotation.services.users import api_token_for
@@ -48,6 +49,7 @@ def build(size: int):
     Caption.objects.bulk_create([Caption(dataset=dataset, external_id=f"q{i}", text=f"caption {i}") for i in range(n_captions)],
                                 batch_size=5000)
     caption_ids = list(Caption.objects.filter(dataset=dataset).order_by("pk").values_list("pk", flat=True))
+    dataset_counts_refresh(datasets=[dataset])  # rows made here, not by the import that keeps the counts
     run = Run.objects.create(dataset=dataset, name="r", checksum=uuid.uuid4().hex, depth=depth)
     import io
 
@@ -84,7 +86,7 @@ def rater_loop(port: int, pool_id: int, token: str, stop: float, samples: list, 
         if response.status != 200 or body["assignment"] is None:
             errors.append(f"next: {response.status} {body}")
             return
-        label = {"client_id": uuid.uuid4().hex, "pair_id": body["assignment"]["pair_id"], "value": "relevant", "seconds": 1}
+        label = {"client_id": uuid.uuid4().hex, "lease_id": body["assignment"]["lease_id"], "value": "relevant", "seconds": 1}
         conn.request("POST", "/api/v1/labels/", body=json.dumps(label), headers=headers)
         response = conn.getresponse()
         response.read()

@@ -91,6 +91,7 @@ def generate(n_captions: int, seed: int = 0) -> int:
     from django.db import connection, transaction
     from django.utils import timezone
 
+    from annotation.services.datasets import dataset_counts_refresh
     from annotation.models import (Caption, Clip, Dataset, Label, PairProvenance, Pool, PooledPair, PoolMembership,
                                    PoolRun, Prediction, RaterProfile, Run)
 
@@ -115,6 +116,7 @@ def generate(n_captions: int, seed: int = 0) -> int:
             [Caption(dataset=dataset, external_id=f"vid{original[q]}#{q}", text=texts[q],
                      original_clip_id=int(clip_ids[original[q]])) for q in range(n_captions)], batch_size=5000)
         caption_ids = np.array([c.pk for c in captions], dtype=np.int64)
+        dataset_counts_refresh(datasets=[dataset])  # rows made here, not by the import that keeps the counts
 
         # Each caption's 20 candidates start at its original clip; run r ranks window[offset:offset+10].
         window = (original[:, None] + np.arange(WINDOW)[None, :]) % CLIPS
