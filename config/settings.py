@@ -137,6 +137,7 @@ if AXES_FAILURE_LIMIT < 1:
 AXES_COOLOFF_TIME = timedelta(minutes=env_int("REJUDGE_LOGIN_COOLOFF_MINUTES", 15))
 AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
 AXES_RESET_ON_SUCCESS = True
+AXES_VERBOSE = False  # else every manage.py command starts with axes' banner
 # Behind a reverse proxy every request comes from the proxy, which would lock everyone out at once:
 # REJUDGE_CLIENT_IP_HEADER names the header where the proxy appends the client's address (e.g.
 # X-Forwarded-For; the last entry is used, the one the proxy wrote). Unset: the connection's address.
