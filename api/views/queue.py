@@ -8,7 +8,7 @@ for admins only."""
 from __future__ import annotations
 
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound
 from rest_framework.generics import ListAPIView
@@ -19,6 +19,7 @@ from annotation.models import Label, Lease, Pool
 from annotation.selectors.pools import rater_pools, rater_progress
 from annotation.services.labels import LabelRefused, label_submit
 from annotation.services.queue import LeaseGone, item_id_for, lease_next, lease_release, lease_renew
+from api.params import query_int
 from api.permissions import IsRater
 
 
@@ -183,6 +184,7 @@ class LabelSubmitApi(APIView):
         return Response(body, status=201 if result.created else 200)
 
 
+@extend_schema_view(get=extend_schema(parameters=[OpenApiParameter("pool", int, description="only this pool's labels")]))
 class MyLabelsApi(ListAPIView):
     """Rater: my own labels (never anyone else's), newest first; ?pool= filters."""
 
@@ -191,5 +193,5 @@ class MyLabelsApi(ListAPIView):
 
     def get_queryset(self):
         labels = Label.objects.filter(rater=self.request.user).order_by("-created_at", "-id")
-        pool = self.request.query_params.get("pool")
-        return labels.filter(pair__pool_id=pool) if pool and pool.isdigit() else labels
+        pool = query_int(self.request, "pool", min_value=1)
+        return labels.filter(pair__pool_id=pool) if pool else labels

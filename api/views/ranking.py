@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from django.contrib.auth import get_user_model
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema, extend_schema_field, inline_serializer
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.response import Response
@@ -21,6 +21,7 @@ from annotation.services.proxy_matrices import MATRIX_PROXIES, ProxyError
 from annotation.services.ranking import (RankingLeaseGone, RankingRefused, ranking_lease_next, ranking_lease_release,
                                          ranking_lease_renew, ranking_memberships_grant, ranking_report_start,
                                          ranking_study_start, ranking_submission_create)
+from api.params import query_int
 from api.permissions import IsAdmin, IsAdminOrResearcherReadOnly, IsRater
 from api.views.jobs import JobOutputSerializer, job_accepted_response
 from annotation.services.queue import item_id_for
@@ -185,10 +186,10 @@ class RankingStudyListCreateApi(APIView):
         raters_per_task = serializers.IntegerField(min_value=2, max_value=10, default=3)
         lease_seconds = serializers.IntegerField(min_value=30, max_value=24 * 3600, default=600)
 
-    @extend_schema(responses=RankingStudyOutputSerializer(many=True))
+    @extend_schema(responses=RankingStudyOutputSerializer(many=True),
+                   parameters=[OpenApiParameter("dataset", int, description="only this dataset's studies")])
     def get(self, request):
-        dataset = request.query_params.get("dataset", "")
-        studies = ranking_study_list(dataset_id=int(dataset) if dataset.isdigit() else None)
+        studies = ranking_study_list(dataset_id=query_int(request, "dataset", min_value=1))
         return Response(RankingStudyOutputSerializer(studies, many=True).data)
 
     @extend_schema(request=InputSerializer, responses={202: JobOutputSerializer})

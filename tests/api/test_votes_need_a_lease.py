@@ -166,3 +166,15 @@ def test_a_late_answer_still_counts_when_the_pair_still_needs_it():
     assert post_label(client_for(rater), lease_id=mine["lease_id"]).status_code == 201
     label = Label.objects.get()
     assert label.counted and label.pair.state == "resolved"
+
+
+@pytest.mark.parametrize("url", ["/api/v1/my/labels/?pool={bad}", "/api/v1/ranking-studies/?dataset={bad}"])
+@pytest.mark.parametrize("bad", ["²", "9" * 5000, "-1", "x"])
+def test_a_bad_filter_is_a_400_naming_it(url, bad):
+    """'²' passed str.isdigit() and then broke int(): a 500."""
+    from tests.factories import make_user
+
+    role = "rater" if "my/labels" in url else "admin"
+    response = client_for(make_user(role)).get(url.format(bad=bad))
+    assert response.status_code == 400
+    assert ("pool" if "my/labels" in url else "dataset") in response.json()
