@@ -22,7 +22,7 @@ def backfill_dataset_counts(apps, schema_editor) -> None:
 
 
 class Migration(migrations.Migration):
-    dependencies = [("annotation", "0005_input_limits")]
+    dependencies = [("annotation", "0003_rater_opaque_ids")]
 
     operations = [
         migrations.AddIndex(model_name="clip", index=models.Index(fields=["media"], name="clip_media")),
