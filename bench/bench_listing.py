@@ -18,7 +18,6 @@ COUNT subqueries over clips and captions.
 from __future__ import annotations
 
 import argparse
-import io
 import os
 import secrets
 import statistics
@@ -33,7 +32,7 @@ os.environ.setdefault("REJUDGE_HTTPS", "0")
 os.environ.setdefault("REJUDGE_THROTTLE_USER", "off")
 warnings.filterwarnings("ignore", message="No directory at")  # whitenoise: no collectstatic for a benchmark
 
-from _setup import django_for_bench  # noqa: E402
+from _setup import copy_rows, django_for_bench, next_id, reset_sequence  # noqa: E402
 
 DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/rejudge_bench_listing"
 LARGE, FINDING = "bench-listing-large", "bench-listing-1200x1000"
@@ -41,48 +40,12 @@ POOL_PAIRS = 200_000
 OLD_QUERY_TIMEOUT_S = 60
 
 
-def _tsv(value) -> str:
-    if value is None:
-        return r"\N"
-    if isinstance(value, bool):
-        return "t" if value else "f"
-    return str(value).replace("\\", "\\\\").replace("\t", " ").replace("\n", " ")
 
 
-def _copy(model, columns: list[str], rows, chunk: int = 200_000) -> int:
-    """COPY rows into the model's table; every other column gets its field default."""
-    from django.db import connection
-
-    extra = [f for f in model._meta.concrete_fields if not f.primary_key and f.column not in columns]
-    tail = "".join("\t" + _tsv(f.get_default()) for f in extra)
-    names = ", ".join(connection.ops.quote_name(c) for c in columns + [f.column for f in extra])
-    sql = f"COPY {model._meta.db_table} ({names}) FROM STDIN"
-    count, buffer = 0, io.StringIO()
-    with connection.cursor() as cursor:
-        for row in rows:
-            buffer.write("\t".join(_tsv(v) for v in row) + tail + "\n")
-            count += 1
-            if count % chunk == 0:
-                buffer.seek(0)
-                cursor.cursor.copy_expert(sql, buffer)
-                buffer = io.StringIO()
-        buffer.seek(0)
-        cursor.cursor.copy_expert(sql, buffer)
-    return count
 
 
-def _next_id(model) -> int:
-    from django.db.models import Max
-
-    return (model.objects.aggregate(m=Max("id"))["m"] or 0) + 1
 
 
-def _reset_sequence(model) -> None:
-    from django.db import connection
-
-    table = model._meta.db_table
-    with connection.cursor() as cursor:
-        cursor.execute(f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), (SELECT MAX(id) FROM {table}))")
 
 
 def _dataset(name: str, n_clips: int, n_captions: int):
@@ -92,16 +55,16 @@ def _dataset(name: str, n_clips: int, n_captions: int):
     from annotation.services.datasets import dataset_counts_add
 
     dataset = Dataset.objects.create(name=name, description="bench_listing.py")
-    first_clip = _next_id(Clip)
-    _copy(Clip, ["id", "dataset_id", "external_id", "video_id", "media"],
+    first_clip = next_id(Clip)
+    copy_rows(Clip, ["id", "dataset_id", "external_id", "video_id", "media"],
           ((first_clip + i, dataset.pk, f"v{i}", f"v{i}", f"{name}/{i}.mp4") for i in range(n_clips)))
-    _reset_sequence(Clip)
+    reset_sequence(Clip)
     words = ["a", "man", "dog", "is", "running", "cooking", "in", "the", "kitchen", "park", "red", "car"]
-    first_caption = _next_id(Caption)
-    _copy(Caption, ["id", "dataset_id", "external_id", "text", "original_clip_id"],
+    first_caption = next_id(Caption)
+    copy_rows(Caption, ["id", "dataset_id", "external_id", "text", "original_clip_id"],
           ((first_caption + q, dataset.pk, f"q{q}", " ".join(words[(q * k) % len(words)] for k in range(1, 8)),
             first_clip + q % n_clips) for q in range(n_captions)))
-    _reset_sequence(Caption)
+    reset_sequence(Caption)
     dataset_counts_add(dataset=dataset, clips=n_clips, captions=n_captions, original_positives=n_captions)
     return dataset, first_clip, first_caption
 
@@ -128,7 +91,7 @@ def generate(n_clips: int) -> None:
         # Caption q is pooled with clips q and q+1: 200,000 pairs over the first 100,000 captions;
         # at least the second half of the clips stays out of the pool.
         n_pairs = min(POOL_PAIRS, n_clips)
-        _copy(PooledPair, ["pool_id", "caption_id", "clip_id", "role", "queue_order", "created_at"],
+        copy_rows(PooledPair, ["pool_id", "caption_id", "clip_id", "role", "queue_order", "created_at"],
               ((pool.pk, first_caption + p // 2, first_clip + (p // 2 + p % 2) % n_clips, "pool", p, now)
                for p in range(n_pairs)))
         rater, _ = user_ensure(username="bench-listing-rater", password=secrets.token_urlsafe(12), role="rater")

@@ -16,7 +16,6 @@ Goals (issue 5): each report under 30 s, a full export under 60 s, peak memory u
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import os
 import shutil
@@ -27,7 +26,7 @@ import time
 
 import numpy as np
 
-from _setup import django_for_bench, peak_rss_mb
+from _setup import copy_rows, django_for_bench, next_id, reset_sequence, peak_rss_mb
 
 DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/rejudge_bench_reports"
 DATASET = "bench-reports"
@@ -40,50 +39,12 @@ STEPS = [("report", "agreement"), ("report", "metrics"), ("report", "sample_esti
          ("import", "fire_json")]
 
 
-def _tsv(value) -> str:
-    if value is None:
-        return r"\N"
-    if isinstance(value, bool):
-        return "t" if value else "f"
-    return str(value).replace("\\", "\\\\").replace("\t", " ").replace("\n", " ")
 
 
-def _copy(model, columns: list[str], rows) -> int:
-    """COPY rows into the model's table; other columns get their field defaults."""
-    from django.db import connection
-
-    fields = [f for f in model._meta.concrete_fields if not f.primary_key or f.column in columns]
-    extra = [f for f in fields if f.column not in columns]
-    defaults = [_tsv(f.get_default()) for f in extra]
-    all_columns = columns + [f.column for f in extra]
-    tail = ("\t" + "\t".join(defaults)) if defaults else ""
-    count = 0
-    with connection.cursor() as cursor:
-        buffer = io.StringIO()
-        for row in rows:
-            buffer.write("\t".join(_tsv(v) for v in row) + tail + "\n")
-            count += 1
-            if count % 200_000 == 0:
-                buffer.seek(0)
-                cursor.cursor.copy_expert(f"COPY {model._meta.db_table} ({', '.join(map(connection.ops.quote_name, all_columns))}) FROM STDIN", buffer)
-                buffer = io.StringIO()
-        buffer.seek(0)
-        cursor.cursor.copy_expert(f"COPY {model._meta.db_table} ({', '.join(map(connection.ops.quote_name, all_columns))}) FROM STDIN", buffer)
-    return count
 
 
-def _next_id(model) -> int:
-    from django.db.models import Max
-
-    return (model.objects.aggregate(m=Max("id"))["m"] or 0) + 1
 
 
-def _reset_sequence(model) -> None:
-    from django.db import connection
-
-    table = model._meta.db_table
-    with connection.cursor() as cursor:
-        cursor.execute(f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), (SELECT MAX(id) FROM {table}))")
 
 
 def generate(n_captions: int, seed: int = 0) -> int:
@@ -129,7 +90,7 @@ def generate(n_captions: int, seed: int = 0) -> int:
             run_lists[name] = offset + order  # window positions in rank order
             runs[name] = run
             positions = run_lists[name]
-            _copy(Prediction, ["run_id", "caption_id", "clip_id", "rank", "score"],
+            copy_rows(Prediction, ["run_id", "caption_id", "clip_id", "rank", "score"],
                   ((run.pk, int(caption_ids[q]), int(clip_ids[window[q, positions[q, r]]]), r + 1,
                     round(1 - (r + 1) / 100, 4)) for q in range(n_captions) for r in range(TOP)))
 
@@ -137,7 +98,7 @@ def generate(n_captions: int, seed: int = 0) -> int:
         for name, run in runs.items():
             PoolRun.objects.create(pool=pool, run=run, pairs_added=n_captions * 5)
         n_pairs = n_captions * WINDOW
-        first_pair = _next_id(PooledPair)
+        first_pair = next_id(PooledPair)
         pair_id = first_pair + np.arange(n_pairs).reshape(n_captions, WINDOW)
         truth = rng.random((n_captions, WINDOW)) < 0.15
         truth[:, 0] = rng.random(n_captions) < 0.95  # the original clip is usually judged relevant
@@ -153,18 +114,18 @@ def generate(n_captions: int, seed: int = 0) -> int:
         relevant_votes = v1.astype(int) + np.where(n_votes >= 2, v2, 0) + np.where(n_votes == 3, v3, 0)
         resolved = 2 * relevant_votes > n_votes
         queue = rng.permutation(n_pairs).reshape(n_captions, WINDOW)
-        _copy(PooledPair, ["id", "pool_id", "caption_id", "clip_id", "role", "is_original_positive", "required_labels",
+        copy_rows(PooledPair, ["id", "pool_id", "caption_id", "clip_id", "role", "is_original_positive", "required_labels",
                            "vote_count", "state", "available", "queue_order", "resolved_label", "created_at",
                            "resolved_at"],
               ((int(pair_id[q, j]), pool.pk, int(caption_ids[q]), int(clip_ids[window[q, j]]), "pool", j == 0,
                 int(n_votes[q, j]), int(n_votes[q, j]), "resolved", False, int(queue[q, j]),
                 "relevant" if resolved[q, j] else "not_relevant", now, now)
                for q in range(n_captions) for j in range(WINDOW)))
-        _reset_sequence(PooledPair)
+        reset_sequence(PooledPair)
         proposed = {name: np.zeros((n_captions, WINDOW), dtype=np.int64) for name in runs}
         for name, positions in run_lists.items():
             np.put_along_axis(proposed[name], positions, np.arange(1, TOP + 1)[None, :].repeat(n_captions, 0), axis=1)
-        _copy(PairProvenance, ["pair_id", "run_id", "rank"],
+        copy_rows(PairProvenance, ["pair_id", "run_id", "rank"],
               ((int(pair_id[q, j]), runs[name].pk, int(proposed[name][q, j]))
                for name in runs for q in range(n_captions) for j in range(WINDOW) if proposed[name][q, j]))
 
@@ -179,7 +140,7 @@ def generate(n_captions: int, seed: int = 0) -> int:
         second = (first + 1 + rng.integers(0, RATERS - 2, size=first.shape)) % RATERS
         third = (second + 1 + (first == (second + 1) % RATERS)) % RATERS
         seconds = rng.lognormal(2.0, 0.6, size=(n_captions, WINDOW, 3)).round(2)
-        label_id = _next_id(Label)
+        label_id = next_id(Label)
         word = {True: "relevant", False: "not_relevant"}
 
         def labels():
@@ -192,9 +153,9 @@ def generate(n_captions: int, seed: int = 0) -> int:
                                float(seconds[q, j, k]), True, k + 1, now)
                         label_id += 1
 
-        n_labels = _copy(Label, ["id", "pair_id", "rater_id", "value", "client_id", "seconds", "counted", "sequence",
+        n_labels = copy_rows(Label, ["id", "pair_id", "rater_id", "value", "client_id", "seconds", "counted", "sequence",
                                  "created_at"], labels())
-        _reset_sequence(Label)
+        reset_sequence(Label)
         # Gold pairs (known answers) that every rater answered, for per-rater gold accuracy.
         gold = PooledPair.objects.bulk_create([
             PooledPair(pool=pool, caption_id=int(caption_ids[g]), clip_id=int(clip_ids[(original[g] + 300) % CLIPS]),
