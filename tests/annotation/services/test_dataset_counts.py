@@ -1,5 +1,5 @@
 """Clip, caption and original-positive counts stored on each dataset: right after an import, kept
-by the Django admin, back-filled by migration 0006, and read by the listings without counting
+by the Django admin, back-filled by migration 0004, and read by the listings without counting
 clips or captions, so a listing issues the same queries whatever the datasets' sizes."""
 from __future__ import annotations
 
@@ -80,7 +80,7 @@ def test_migration_backfills_existing_datasets():
     big, small, empty = make_dataset(clips=7, captions=4), make_dataset(clips=2, captions=1), Dataset.objects.create(name="e")
     Caption.objects.filter(dataset=big, external_id="q4").update(original_clip=None)
     Dataset.objects.update(clip_count=0, caption_count=0, original_positive_count=0)  # as before the migration
-    migration = importlib.import_module("annotation.migrations.0006_dataset_counts")
+    migration = importlib.import_module("annotation.migrations.0004_dataset_counts")
     migration.backfill_dataset_counts(apps, None)
     assert [counts(d) for d in (big, small, empty)] == [(7, 4, 3), (2, 1, 1), (0, 0, 0)]
 
