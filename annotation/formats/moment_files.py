@@ -204,9 +204,8 @@ def read_qvhighlights_ground_truth(source: LineSource, issues: IssueCollector) -
         windows = _windows(obj["relevant_windows"], issues, line, "relevant_windows", size=2, zero_length=False)
         video = _id(obj["vid"], issues, line, "vid") if "vid" in obj else None
         query = _text(obj.get("query"), issues, line, "query")
-        if qid is None or windows is None or ("vid" in obj and video is None) or query is False:
-            continue
-        if seen.new(qid, line):
+        fresh = qid is not None and seen.new(qid, line)
+        if fresh and windows is not None and not ("vid" in obj and video is None) and query is not False:
             yield MomentTruth(line, qid, query, video, tuple(windows))
 
 
@@ -217,9 +216,8 @@ def read_qvhighlights_predictions(source: LineSource, issues: IssueCollector) ->
         windows = _windows(obj.get("pred_relevant_windows"), issues, line, "pred_relevant_windows", size=3,
                            zero_length=True, allow_empty=True)
         video = _id(obj["vid"], issues, line, "vid") if "vid" in obj else None
-        if qid is None or windows is None or ("vid" in obj and video is None):
-            continue
-        if seen.new(qid, line):
+        fresh = qid is not None and seen.new(qid, line)
+        if fresh and windows is not None and not ("vid" in obj and video is None):
             yield MomentRun(line, qid, video, tuple(windows))
 
 
@@ -244,13 +242,12 @@ def read_tvr_ground_truth(source: LineSource, issues: IssueCollector) -> Iterato
         else:
             issues.add(line, "ts", "missing or not [start, end] (or a list of annotators' windows)")
         desc_type = obj.get("type")
-        if desc_type is not None and desc_type not in TVR_DESC_TYPES:
+        type_ok = desc_type is None or desc_type in TVR_DESC_TYPES
+        if not type_ok:
             issues.add(line, "type", f"{shown(str(desc_type))} is not one of v, t, vt")
-            continue
         query = _text(obj.get("desc"), issues, line, "desc")
-        if qid is None or video is None or windows is None or query is False:
-            continue
-        if seen.new(qid, line):
+        fresh = qid is not None and seen.new(qid, line)
+        if fresh and type_ok and video is not None and windows is not None and query is not False:
             yield MomentTruth(line, qid, query, video, tuple(windows), desc_type)
 
 
@@ -297,6 +294,7 @@ def read_tvr_predictions(path: Path, issues: IssueCollector, progress: ProgressF
     official evaluation reads 100), which bounds memory on oversized files."""
     decoder = json.JSONDecoder()
     video_index: dict[str, int] | None = None
+    has_index = False
     tasks: dict[str, dict[str, np.ndarray]] = {}
     with Path(path).open("rb") as handle:
         buf = _Buffer(handle, issues.file, progress)
@@ -304,6 +302,7 @@ def read_tvr_predictions(path: Path, issues: IssueCollector, progress: ProgressF
             if key == "video2idx":
                 buf.peek()  # onto the value, so the line named is the value's
                 line = buf.line()
+                has_index = True
                 video_index = _video_index(buf.value(decoder), issues, line)
             elif key in TVR_TASKS:
                 if key in tasks:
@@ -311,12 +310,13 @@ def read_tvr_predictions(path: Path, issues: IssueCollector, progress: ProgressF
                 tasks[key] = {}
                 seen = _SeenIds(issues, key)
                 for index, line, record in _array_items(buf, decoder, f"'{key}'"):
-                    parsed = _tvr_record(record, issues, line, f"{key}[{index}]", max_pred_per_query, key == "VR")
-                    if parsed and seen.new(parsed[0], line, f"{key}[{index}].desc_id"):
-                        tasks[key][parsed[0]] = parsed[1]
+                    qid, rows = _tvr_record(record, issues, line, f"{key}[{index}]", max_pred_per_query,
+                                            key == "VR")
+                    if qid is not None and seen.new(qid, line, f"{key}[{index}].desc_id") and rows is not None:
+                        tasks[key][qid] = rows
             else:
                 buf.value(decoder)  # other keys are left alone
-    if video_index is None:
+    if not has_index:
         issues.add(None, "video2idx", "missing: the submission must map video names to the indices it uses")
     if not tasks:
         issues.add(None, None, "no 'VCMR', 'SVMR' or 'VR' list: is this a TVR submission?")
@@ -340,15 +340,16 @@ def _video_index(value: Any, issues: IssueCollector, line: int) -> dict[str, int
 
 
 def _tvr_record(record: Any, issues: IssueCollector, line: int, where: str, limit: int | None,
-                is_vr: bool) -> tuple[str, np.ndarray] | None:
+                is_vr: bool) -> tuple[str | None, np.ndarray | None]:
+    """(desc_id, rows); either is None when unusable (the problem is reported)."""
     if not isinstance(record, dict):
         issues.add(line, where, "each entry must be an object {desc_id, predictions}")
-        return None
+        return None, None
     qid = _id(record.get("desc_id"), issues, line, f"{where}.desc_id")
     rows = record.get("predictions")
     if not isinstance(rows, list):
         issues.add(line, f"{where}.predictions", "missing or not a list of [video_index, start, end, score]")
-        return None
+        return qid, None
     if limit is not None:
         rows = rows[:limit]
     out = np.empty((len(rows), 3))
@@ -356,20 +357,18 @@ def _tvr_record(record: Any, issues: IssueCollector, line: int, where: str, limi
         field = f"{where}.predictions[{i}]"
         if not isinstance(row, list) or len(row) < 3:
             issues.add(line, field, "must be a list [video_index, start, end, score]")
-            return None
+            return qid, None
         if isinstance(row[0], bool) or not isinstance(row[0], int):
             issues.add(line, f"{field}[0]", f"{shown(json.dumps(row[0]))} is not a video index (a whole number)")
-            return None
+            return qid, None
         start = _number(row[1], issues, line, f"{field}[1]")
         end = _number(row[2], issues, line, f"{field}[2]")
         if start is None or end is None:
-            return None
+            return qid, None
         if end < start and not is_vr:  # VR rows carry placeholder times the evaluation ignores
             issues.add(line, f"{field}[2]", f"end {end:g} is before start {start:g} (inverted window)")
-            return None
+            return qid, None
         out[i] = (row[0], start, end)
-    if qid is None:
-        return None
     return qid, out
 
 
@@ -392,9 +391,8 @@ def read_didemo_ground_truth(path: Path, issues: IssueCollector,
             video = _id(record.get("video"), issues, line, f"{where}.video")
             query = _text(record.get("description"), issues, line, f"{where}.description")
             times = _didemo_times(record.get("times"), issues, line, f"{where}.times")
-            if qid is None or video is None or times is None or query is False:
-                continue
-            if seen.new(qid, line, f"{where}.annotation_id"):
+            fresh = qid is not None and seen.new(qid, line, f"{where}.annotation_id")
+            if fresh and video is not None and times is not None and query is not False:
                 yield MomentTruth(line, qid, query, video, times)
         if buf.peek():
             buf.fail("not valid JSON: extra data after the array")
