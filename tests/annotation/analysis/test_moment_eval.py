@@ -285,3 +285,47 @@ def test_didemo_iou_counts_the_last_segment():
     assert didemo_iou((1, 1), (1, 1)) == 1.0
     assert didemo_iou((0, 5), (2, 3)) == pytest.approx(2 / 6)
     assert didemo_iou((0, 1), (2, 3)) == 0.0
+
+
+def _reference_tvr_iou(rows: np.ndarray, window) -> np.ndarray:
+    """TVRetrieval's IoU, float32, union as max end - min start."""
+    g = np.asarray(window, dtype=np.float32)
+    inter = np.maximum(0, np.minimum(rows[:, 1], g[1]) - np.maximum(rows[:, 0], g[0]))
+    union = np.maximum(rows[:, 1], g[1]) - np.minimum(rows[:, 0], g[0])
+    return np.divide(inter, union, out=np.zeros_like(inter), where=union != 0)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_tvr_vectorised_equals_the_official_loops(seed):
+    rng = np.random.default_rng(seed)
+    index = {f"v{i}": i for i in range(4)}
+    truth, preds = {}, {"VCMR": {}, "SVMR": {}, "VR": {}}
+    for q in range(60):
+        if rng.random() < 0.3:  # four annotators' windows: two must agree
+            windows = tuple((float(s), float(s + rng.integers(1, 3))) for s in rng.integers(0, 5, 4))
+        else:
+            s = round(float(rng.uniform(0, 10)), 1)
+            windows = ((s, round(s + float(rng.uniform(0.5, 5)), 1)),)
+        truth[str(q)] = TvrTruth(f"v{rng.integers(0, 4)}", windows)
+        for task in preds:
+            starts = np.round(rng.uniform(0, 10, int(rng.integers(1, 30))), 1)
+            preds[task][str(q)] = [[int(rng.integers(0, 4)), float(s), round(float(s + rng.uniform(0.5, 5)), 1)]
+                                   for s in starts]
+    result = tvr_metrics(truth, preds, index, ks=(1, 5, 10))
+    for task in preds:
+        hits: dict[str, list[bool]] = {}
+        for q, t in truth.items():
+            rows = np.array(preds[task][q], dtype=np.float32)
+            matched = rows[:, 0] == index[t.video]
+            for thd in (0.5, 0.7):
+                ious = [_reference_tvr_iou(rows[:, 1:3], w) * matched >= thd for w in t.windows]
+                correct = sum(ious) >= 2 if len(t.windows) >= 4 else ious[0]
+                for k in (1, 5, 10):
+                    if task == "VR":
+                        hits.setdefault(f"VR-r{k}", []).append(bool(matched[:k].any()))
+                    elif task == "SVMR":
+                        hits.setdefault(f"SVMR-{thd}-r{k}", []).append(bool(correct[matched][:k].any()))
+                    else:
+                        hits.setdefault(f"VCMR-{thd}-r{k}", []).append(bool(correct[:k].any()))
+        for name, values in hits.items():
+            assert result.measures[name] == round(float(np.mean(values)) * 100, 2), name
