@@ -77,6 +77,16 @@ def guess_file_format(path: Path) -> str:
     return "jsonl" if head.startswith("{") else "csv"
 
 
+def _as_float(raw) -> float | None:
+    """The number `raw` stands for (infinity for a JSON integer too large for a float), or None."""
+    try:
+        return float(raw)
+    except OverflowError:
+        return math.inf
+    except ValueError:
+        return None
+
+
 class _Checker:
     """Turns one row's raw fields into a RaterLabel, remembering what the first row decided
     (numbers or labels, the kind of time)."""
@@ -112,10 +122,8 @@ class _Checker:
         if isinstance(raw, bool) or not isinstance(raw, (str, int, float)):
             self.issues.add(line, column, f"expected a number or a label, not {shown(json.dumps(raw))}")
             return None
-        value: float | str
-        try:
-            value = float(raw)
-        except ValueError:
+        value: float | str | None = _as_float(raw)
+        if value is None:
             value = raw.strip()
             problem = text_problem(value, max_length=MAX_ID_LENGTH)
             if problem:
@@ -143,11 +151,9 @@ class _Checker:
         if isinstance(raw, bool) or not isinstance(raw, (str, int, float)):
             self.issues.add(line, column, f"expected a number or an ISO 8601 date-time, not {shown(json.dumps(raw))}")
             return None
-        kind: str
-        try:
-            seconds = float(raw)
-            kind = "number"
-        except ValueError:
+        kind = "number"
+        seconds = _as_float(raw)
+        if seconds is None:
             try:
                 moment = datetime.fromisoformat(raw.strip())
             except ValueError:
@@ -155,7 +161,11 @@ class _Checker:
                 return None
             # Naive and zone-aware times cannot be ordered against each other: a file holds one kind.
             kind = "date-time with a time zone" if moment.tzinfo else "date-time without a time zone"
-            seconds = (moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)).timestamp()
+            try:
+                seconds = (moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)).timestamp()
+            except (OverflowError, ValueError):  # e.g. 0001-01-01T00:00:00+01:00, before year 1 in UTC
+                self.issues.add(line, column, f"{shown(raw)} is out of the range of dates")
+                return None
         if not math.isfinite(seconds):
             self.issues.add(line, column, f"{shown(str(raw))} is not a finite number")
             return None
@@ -247,6 +257,9 @@ def read_jsonl(source: LineSource, issues: IssueCollector, mapping: dict[str, st
             obj = load_json(text)
         except json.JSONDecodeError as exc:
             issues.add(line, None, f"malformed JSON: {exc.msg} at column {exc.colno}")
+            continue
+        except ValueError as exc:  # an integer literal over Python's 4,300-digit limit
+            issues.add(line, None, f"malformed JSON: {exc}")
             continue
         if not isinstance(obj, dict):
             issues.add(line, None, "expected a JSON object, one label a line")

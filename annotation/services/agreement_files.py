@@ -104,6 +104,10 @@ def _codes(values: list, *, numeric: bool, level: str, binarize_at: float | None
         raise AgreementOptionsError(f"the interval level needs values with at most 6 decimals; this file has "
                                     f"{distinct[np.argmax([_decimals(float(v)) for v in distinct])]!r}")
     scale = 10 ** places
+    if (distinct[-1] - distinct[0]) * scale >= MAX_INTERVAL_CODES * 1000:  # before any int64 could overflow
+        raise AgreementOptionsError(
+            f"the interval level needs values on a grid of at most {MAX_INTERVAL_CODES} points; this file's values "
+            f"run from {distinct[0]:g} to {distinct[-1]:g}")
     steps = np.rint((distinct - distinct[0]) * scale).astype(np.int64)
     # The coarsest grid that holds every value: 0, 0.5 and 1.5 sit on steps of 0.5.
     unit = int(np.gcd.reduce(steps)) or 1
