@@ -1,0 +1,41 @@
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotation.formats.errors import ImportRejected
+from annotation.services.evaluation import (CONVENTIONS, JUDGMENT_FORMATS, RUN_READERS, WRITERS, EvaluationError,
+                                            evaluate)
+
+from ._progress import rejected_to_command_error
+
+
+class Command(BaseCommand):
+    help = ("Score run files against a judgments file as the official tools do (trec_eval for TREC qrels, "
+            "NIST's sample_eval.pl for TRECVID stratified qrels). Nothing is stored.")
+
+    def add_arguments(self, parser):
+        parser.add_argument("runs", nargs="+", type=Path, metavar="RUN")
+        parser.add_argument("--judgments", required=True, type=Path, metavar="FILE")
+        parser.add_argument("--judgments-format", required=True, choices=list(JUDGMENT_FORMATS))
+        parser.add_argument("--run-format", default="trec", choices=list(RUN_READERS))
+        parser.add_argument("--conventions", choices=list(CONVENTIONS),
+                            help="Default: the judgments format's own tool (sample_eval: trecvid, qrels: trec).")
+        parser.add_argument("--measures", nargs="+", metavar="NAME",
+                            help="trec_eval or ir_measures names for qrels (map, P_10, AP, P@10, nDCG@10, ...); "
+                                 "sample_eval's names for sample_eval (infAP, infNDCG, iP10, ...). Default: a "
+                                 "common set for qrels, everything sample_eval prints for sample_eval.")
+        parser.add_argument("--output", default="table", choices=list(WRITERS))
+
+    def handle(self, *args, **opts):
+        for path in [opts["judgments"], *opts["runs"]]:
+            if not path.is_file():
+                raise CommandError(f"{path}: no such file")
+        try:
+            result = evaluate(opts["runs"], opts["judgments"], opts["judgments_format"],
+                              conventions=opts["conventions"], measures=opts["measures"],
+                              run_format=opts["run_format"])
+        except ImportRejected as exc:
+            raise rejected_to_command_error(exc) from exc
+        except EvaluationError as exc:
+            raise CommandError(str(exc)) from exc
+        result.write(opts["output"], self.stdout)

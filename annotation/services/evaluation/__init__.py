@@ -1,0 +1,54 @@
+"""Scoring run files against judgment files the way the official tools do, nothing stored.
+
+`evaluate()` reads the judgments (a format from judgments.JUDGMENT_FORMATS), reads each run,
+scores it with the measure family of the judgments' format (measures.FAMILIES) under the chosen
+conventions (conventions.CONVENTIONS, by default the format's own tool) and returns the scores; a
+writer of writers.WRITERS prints them. Each registry is a dict, so a new judgment format, run
+format, measure family or output layout is one entry.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from .conventions import CONVENTIONS, Conventions
+from .judgments import JUDGMENT_FORMATS, Judgments
+from .measures import FAMILIES, EvaluationError, RunScores
+from .runs import RUN_READERS
+from .writers import WRITERS
+
+__all__ = ["CONVENTIONS", "JUDGMENT_FORMATS", "RUN_READERS", "WRITERS", "Evaluation", "EvaluationError",
+           "RunScores", "evaluate"]
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    judgments: Judgments
+    conventions: Conventions
+    runs: list[RunScores]
+
+    def write(self, output: str, stream) -> None:
+        WRITERS[output](self.runs, self.judgments, self.conventions, stream)
+
+
+def evaluate(run_paths: Sequence[Path], judgments_path: Path, judgments_format: str, *,
+             conventions: str | None = None, measures: Sequence[str] | None = None,
+             run_format: str = "trec") -> Evaluation:
+    """Scores every run file; raises ImportRejected (a bad file, with file/line/field of each
+    problem) or EvaluationError (a bad option or nothing to score) before printing anything."""
+    if judgments_format not in JUDGMENT_FORMATS:
+        raise EvaluationError(f"unknown judgments format '{judgments_format}' "
+                              f"(choose from {', '.join(JUDGMENT_FORMATS)})")
+    if run_format not in RUN_READERS:
+        raise EvaluationError(f"unknown run format '{run_format}' (choose from {', '.join(RUN_READERS)})")
+    fmt = JUDGMENT_FORMATS[judgments_format]
+    name = conventions or fmt.default_conventions
+    if name not in CONVENTIONS:
+        raise EvaluationError(f"unknown conventions '{name}' (choose from {', '.join(CONVENTIONS)})")
+    conv = CONVENTIONS[name]
+    family = FAMILIES[fmt.measure_family]
+    chosen = family.parse(measures, conv)
+    judgments = fmt.read(Path(judgments_path))
+    runs = [RUN_READERS[run_format](Path(p)) for p in run_paths]
+    return Evaluation(judgments, conv, [family.score(run, judgments, conv, chosen) for run in runs])

@@ -1,0 +1,214 @@
+"""Measure families: which measures score runs against a kind of judgments, under which names.
+
+A family parses the names a user asks for (trec_eval's or ir_measures' spelling), scores one run
+and returns values under the names the official tool prints, in its print order. Add a family
+(moments, say) by writing a class with ``parse`` and ``score`` and registering it in FAMILIES.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from annotation.analysis import sample_eval as se
+
+from .conventions import Conventions
+from .judgments import Judgments
+from .runs import ScoredRun
+
+
+class EvaluationError(ValueError):
+    """A request that cannot be scored (unknown measure, no query in common); the message says why."""
+
+
+@dataclass(frozen=True)
+class RunScores:
+    run: str
+    tag: str
+    per_query_names: tuple[str, ...]  # printed per query, in the tool's order
+    all_names: tuple[str, ...]  # printed in the `all` rows, in the tool's order
+    per_query: dict[str, dict[str, float]]  # query -> name -> value, queries in the tool's order
+    all: dict[str, float]
+    integer_names: frozenset[str] = field(default_factory=frozenset)
+    unanswered: tuple[str, ...] = ()  # judged queries the run has no line for (skipped)
+    without_judgments: tuple[str, ...] = ()  # run queries absent from the judgments (ignored)
+
+
+# --------------------------------------------------------------------------------------------
+# trec_eval measures through ir_measures (which calls pytrec_eval, the C trec_eval)
+
+#: trec_eval prints measures in the order of its measure table (measures.c), not the -m order.
+TREC_EVAL_ORDER = ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
+                   "recip_rank", "iprec_at_recall", "P", "relstring", "recall", "infAP", "gm_bpref", "Rprec_mult",
+                   "utility", "11pt_avg", "binG", "G", "dcg", "ideal_dcg", "ndcg", "ndcg_rel", "Rndcg", "ndcg_cut",
+                   "map_cut", "relative_P", "success")
+
+#: trec_eval root name -> (ir_measures name, needs a cutoff, takes a cutoff)
+_TREC_ROOTS = {
+    "map": ("AP", False, False), "map_cut": ("AP", True, True), "P": ("P", True, True),
+    "recall": ("R", True, True), "ndcg": ("nDCG", False, False), "ndcg_cut": ("nDCG", True, True),
+    "success": ("Success", True, True), "recip_rank": ("RR", False, False), "bpref": ("Bpref", False, False),
+    "Rprec": ("Rprec", False, False), "infAP": ("infAP", False, False), "num_ret": ("NumRet", False, False),
+    "num_rel": ("NumRel", False, False), "num_rel_ret": ("NumRet(rel=1)", False, False),
+    "num_q": ("NumQ", False, False),
+}
+_INTEGER_ROOTS = {"num_ret", "num_rel", "num_rel_ret", "num_q"}
+_SUMMARY_ONLY = {"num_q"}  # trec_eval prints no per-query line for it
+
+
+@dataclass(frozen=True)
+class TrecMeasure:
+    name: str  # as trec_eval -q prints it (Judged@k, which trec_eval lacks, keeps ir_measures' name)
+    root: str
+    cutoff: int | None
+    ir_measure: object
+
+    @property
+    def order(self) -> tuple[int, int]:
+        rank = TREC_EVAL_ORDER.index(self.root) if self.root in TREC_EVAL_ORDER else len(TREC_EVAL_ORDER)
+        return rank, self.cutoff or 0
+
+
+def _trec_eval_spelling(text: str) -> tuple[str, int | None] | None:
+    for root in sorted(_TREC_ROOTS, key=len, reverse=True):
+        m = re.fullmatch(rf"{re.escape(root)}(?:[._](\d+))?", text)
+        if m:
+            return root, int(m.group(1)) if m.group(1) else None
+    return None
+
+
+def _from_ir_measures(measure) -> tuple[str, int | None]:
+    params = dict(measure.params)
+    cutoff = params.pop("cutoff", None)
+    rel = params.pop("rel", None)
+    name = measure.NAME
+    if name == "NumRet" and rel == 1:
+        return "num_rel_ret", None
+    if rel not in (None, 1) or params:
+        raise EvaluationError(f"measure {measure}: only the default parameters are supported (relevant at "
+                              f"rel >= 1, as trec_eval counts by default)")
+    by_ir = {"AP": "map_cut" if cutoff else "map", "P": "P", "R": "recall",
+             "nDCG": "ndcg_cut" if cutoff else "ndcg", "Success": "success", "RR": "recip_rank",
+             "Bpref": "bpref", "Rprec": "Rprec", "infAP": "infAP", "NumRet": "num_ret", "NumRel": "num_rel",
+             "NumQ": "num_q", "Judged": "Judged"}
+    if name not in by_ir:
+        raise EvaluationError(f"measure {measure} is not offered (choose from {', '.join(TrecEvalMeasures.OFFERED)})")
+    return by_ir[name], cutoff
+
+
+class TrecEvalMeasures:
+    name = "trec_eval"
+    OFFERED = ("AP", "AP@k", "P@k", "R@k", "nDCG", "nDCG@k", "Success@k", "RR", "bpref", "Rprec", "infAP",
+               "Judged@k", "NumRet", "NumRel", "NumRelRet", "NumQ")
+    DEFAULT = ("AP", "P@5", "P@10", "nDCG@10", "RR", "bpref")
+
+    def parse(self, names: Sequence[str] | None, conventions: Conventions) -> list[TrecMeasure]:
+        import ir_measures
+
+        chosen: dict[str, TrecMeasure] = {}
+        for text in names or self.DEFAULT:
+            text = text.strip()
+            if text.lower() == "numrelret":
+                text = "NumRet(rel=1)"
+            spelled = _trec_eval_spelling(text)
+            if spelled:
+                root, cutoff = spelled
+                ir_root, needs_cutoff, takes_cutoff = _TREC_ROOTS[root]
+                if (cutoff is None and needs_cutoff) or (cutoff is not None and not takes_cutoff):
+                    raise EvaluationError(f"measure '{text}': {root} {'needs a' if needs_cutoff else 'takes no'} cutoff")
+            else:
+                try:
+                    parsed = ir_measures.parse_measure(text)
+                except (ValueError, NameError, SyntaxError, TypeError, AttributeError) as exc:
+                    raise EvaluationError(f"unknown measure '{text}' (choose from {', '.join(self.OFFERED)}, "
+                                          f"or trec_eval's names such as map, P_10, ndcg_cut_10)") from exc
+                root, cutoff = _from_ir_measures(parsed)
+                if root in ("P", "recall", "success", "Judged") and cutoff is None:
+                    raise EvaluationError(f"measure '{text}' needs a cutoff, e.g. {text}@10")
+            if cutoff is not None and cutoff < 1:
+                raise EvaluationError(f"measure '{text}': the cutoff must be at least 1")
+            if root == "Judged":
+                measure = TrecMeasure(f"Judged@{cutoff}", root, cutoff, ir_measures.parse_measure(f"Judged@{cutoff}"))
+            else:
+                ir_name = _TREC_ROOTS[root][0] + (f"@{cutoff}" if cutoff else "")
+                measure = TrecMeasure(f"{root}_{cutoff}" if cutoff else root, root, cutoff,
+                                      ir_measures.parse_measure(ir_name))
+            chosen.setdefault(measure.name, measure)
+        return sorted(chosen.values(), key=lambda m: m.order)
+
+    def score(self, run: ScoredRun, judgments: Judgments, conventions: Conventions,
+              measures: list[TrecMeasure]) -> RunScores:
+        import ir_measures
+
+        qrels = judgments.qrels
+        queries = sorted(q for q in run.ranked if q in qrels)
+        if not queries:
+            raise EvaluationError(f"{run.name}: no query of the run is in the judgments {judgments.name}")
+        ranked = run.truncated(conventions.max_result_size)
+        # Ranks are already in trec_eval's order (ties broken by doc id); strictly decreasing scores
+        # keep that order in every ir_measures provider, whatever its own tie rule.
+        te_run = {q: {d: float(len(ranked[q]) - i) for i, d in enumerate(ranked[q])} for q in queries}
+        te_qrels = {q: qrels[q] for q in queries}
+        by_measure = {m.ir_measure: m for m in measures}
+        per_query: dict[str, dict[str, float]] = {q: {} for q in queries}
+        for metric in ir_measures.iter_calc(list(by_measure), te_qrels, te_run):
+            m = by_measure[metric.measure]
+            value = float(metric.value)
+            per_query[metric.query_id][m.name] = int(value) if m.root in _INTEGER_ROOTS else value
+        all_values: dict[str, float] = {}
+        for m in measures:
+            values = [per_query[q].get(m.name, 0) for q in queries]
+            all_values[m.name] = int(sum(values)) if m.root in _INTEGER_ROOTS else sum(values) / len(queries)
+        per_names = tuple(m.name for m in measures if m.root not in _SUMMARY_ONLY)
+        for q in queries:
+            for name in list(per_query[q]):
+                if name not in per_names:
+                    del per_query[q][name]
+        return RunScores(run.name, run.tag, per_names, tuple(m.name for m in measures), per_query, all_values,
+                         frozenset(m.name for m in measures if m.root in _INTEGER_ROOTS),
+                         tuple(sorted(q for q in qrels if q not in run.ranked)),
+                         tuple(sorted(q for q in run.ranked if q not in qrels)))
+
+
+# --------------------------------------------------------------------------------------------
+# sample_eval.pl's measures on stratified judgments
+
+class SampleEvalMeasures:
+    name = "sample_eval"
+
+    def offered(self, conventions: Conventions) -> tuple[str, ...]:
+        return (*se.measure_names(conventions.max_result_size), "iprec@rec")
+
+    def parse(self, names: Sequence[str] | None, conventions: Conventions) -> list[str]:
+        offered = self.offered(conventions)
+        if not names:
+            return list(offered)
+        aliases = {"xinfap": "infAP", "infap": "infAP", "infndcg": "infNDCG"}
+        chosen = []
+        for text in names:
+            key = re.sub(r"^iP@(\d+)$", r"iP\1", text.strip())
+            key = aliases.get(key.lower(), key)
+            if key not in offered:
+                raise EvaluationError(f"unknown measure '{text}' for sample_eval judgments (choose from "
+                                      f"{', '.join(offered)})")
+            if key not in chosen:
+                chosen.append(key)
+        return [name for name in offered if name in chosen]
+
+    def score(self, run: ScoredRun, judgments: Judgments, conventions: Conventions, measures: list[str]) -> RunScores:
+        try:
+            result = se.sample_eval(run.ranked, judgments.qrels, max_result_size=conventions.max_result_size)
+        except ValueError as exc:
+            raise EvaluationError(f"{run.name}: {exc} ({judgments.name})") from exc
+        per_names = tuple(n for n in result.names if n in measures)
+        all_names = tuple(n for n in ("infAP", "infNDCG") if n in measures)
+        if "iprec@rec" in measures:
+            all_names += se.recall_names()
+        all_names += tuple(n for n in result.names[2:] if n in measures)
+        per_query = {t: {n: v[n] for n in per_names} for t, v in result.per_topic.items()}
+        return RunScores(run.name, run.tag, per_names, all_names, per_query,
+                         {n: result.all[n] for n in all_names}, frozenset({"num_ret"}),
+                         result.topics_unanswered, result.topics_without_qrels)
+
+
+FAMILIES = {"trec_eval": TrecEvalMeasures(), "sample_eval": SampleEvalMeasures()}

@@ -1,0 +1,61 @@
+"""Run files read for scoring only (nothing stored, no dataset needed).
+
+Reuses the TREC run reader of annotation.formats.runs for per-line checks; adds what scoring
+needs across lines: a document listed twice for one query is refused (trec_eval stops on it, and
+sample_eval.pl would keep the last score but count both lines), and the rank column is ignored,
+as the official tools ignore it: order comes from the scores (see analysis.sample_eval.trec_order).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from annotation.analysis.sample_eval import trec_order
+from annotation.formats.errors import IssueCollector
+from annotation.formats.runs import read_trec
+from annotation.formats.text_lines import LineSource
+
+
+@dataclass(frozen=True)
+class ScoredRun:
+    name: str  # the file name, which tells runs apart in outputs
+    tag: str  # the run tag of the first line (trec_eval's runid)
+    ranked: dict[str, list[str]]  # query -> doc ids in the tools' rank order, every line kept
+    scores: dict[str, dict[str, float]]  # query -> doc -> score, as in the file
+
+    def truncated(self, max_result_size: int | None) -> dict[str, list[str]]:
+        if max_result_size is None:
+            return self.ranked
+        return {q: docs[:max_result_size] for q, docs in self.ranked.items()}
+
+
+def read_trec_run(path: Path) -> ScoredRun:
+    """Reads a TREC run file; raises ImportRejected naming file, line and field of every problem."""
+    path = Path(path)
+    issues = IssueCollector(path.name)
+    source = LineSource(path, issues)
+    scores: dict[str, dict[str, float]] = {}
+    first_line: dict[tuple[str, str], int] = {}
+    tag = ""
+    for row in read_trec(source, issues):
+        if row.start is not None:
+            issues.add(row.line, "start", "a ranked-retrieval run has 6 columns; start/end columns belong to a "
+                                          "moment run")
+            continue
+        key = (row.caption_id, row.clip_id)
+        if key in first_line:
+            issues.add(row.line, "doc_id", f"document '{row.clip_id}' is already listed for query "
+                                           f"'{row.caption_id}' on line {first_line[key]}")
+            continue
+        first_line[key] = row.line
+        tag = tag or (row.tag or "")
+        scores.setdefault(row.caption_id, {})[row.clip_id] = row.score
+    source.check_not_empty()
+    issues.raise_if_any()
+    ranked = {q: trec_order(list(docs), list(docs.values())) for q, docs in scores.items()}
+    return ScoredRun(path.name, tag, ranked, scores)
+
+
+#: Run formats `evaluate` reads, by --run-format name.
+RUN_READERS: dict[str, Callable[[Path], ScoredRun]] = {"trec": read_trec_run}
