@@ -80,7 +80,9 @@ _LABEL_BY_CLIENT_ID_SQL = "SELECT * FROM {label} WHERE rater_id = %(rater)s AND 
 _LEASED_PAIR_LOCKED_SQL = """
 SELECT pp.*, s.id AS lease_pk, s.state AS lease_state, pl.broken_reports_limit AS pool_broken_reports_limit,
        EXISTS (SELECT 1 FROM {membership} m WHERE m.pool_id = pp.pool_id AND m.rater_id = %(rater)s) AS rater_is_member,
-       EXISTS (SELECT 1 FROM {profile} r WHERE r.user_id = %(rater)s AND r.paused) AS rater_paused
+       EXISTS (SELECT 1 FROM {profile} r WHERE r.user_id = %(rater)s AND r.paused) AS rater_paused,
+       (SELECT m.training FROM {membership} m WHERE m.pool_id = pp.pool_id AND m.rater_id = %(rater)s) AS member_training,
+       EXISTS (SELECT 1 FROM {pair} t WHERE t.pool_id = pp.pool_id AND t.role = %(training)s) AS pool_has_training
 FROM {lease} s JOIN {pair} pp ON pp.id = s.pair_id JOIN {pool} pl ON pl.id = pp.pool_id
 WHERE s.token = %(token)s AND s.rater_id = %(rater)s {lock}
 """
@@ -125,7 +127,8 @@ def _complete_lease(pair_id: int, rater, now) -> int | None:
 
 
 def _submit_locked(rater, client_id, token, value, seconds, comment, now) -> SubmitResult:
-    pair = next(iter(PooledPair.objects.raw(_sql(_LEASED_PAIR_LOCKED_SQL), {"rater": rater.pk, "token": token})), None)
+    pair = next(iter(PooledPair.objects.raw(_sql(_LEASED_PAIR_LOCKED_SQL), {"rater": rater.pk, "token": token,
+                                                                          "training": PooledPair.Role.TRAINING})), None)
     if pair is None:
         # The same answer for a lease that never existed and for another rater's lease.
         raise LabelRefused("not_found", "no such lease")
@@ -133,6 +136,11 @@ def _submit_locked(rater, client_id, token, value, seconds, comment, now) -> Sub
         raise LabelRefused("forbidden", "you have no access to this pool")
     if pair.rater_paused:
         raise LabelRefused("paused", "an admin has paused your work; this answer was not stored")
+    # A lease taken before an admin sent the rater back to training (or a late answer on one)
+    # must not carry a pool or gold answer past the training gate.
+    if pair.role != PooledPair.Role.TRAINING and pair.pool_has_training \
+            and pair.member_training != PoolMembership.Training.PASSED:
+        raise LabelRefused("training", "you have not passed this pool's training; this answer was not stored")
     for earlier in Label.objects.raw(_sql(_EARLIER_LABELS_SQL), {"rater": rater.pk, "pair": pair.pk, "client_id": client_id}):
         if earlier.client_id == client_id:
             return SubmitResult(earlier, False, training_feedback(earlier))

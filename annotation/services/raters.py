@@ -11,7 +11,8 @@ from django.db.models import Max
 from annotation import roles
 from annotation.formats.csv_uploads import csv_rows
 from annotation.formats.errors import IssueCollector
-from annotation.models import Label, Pool, PooledPair, PoolMembership, RaterProfile
+from annotation.models import Label, Lease, Pool, PooledPair, PoolMembership, RaterProfile
+from annotation.services.queue import lease_release
 from annotation.services.users import user_create
 
 
@@ -119,9 +120,14 @@ def membership_revoke(*, pool: Pool, user) -> None:
 
 @transaction.atomic
 def training_reset(*, pool: Pool, user) -> PoolMembership:
-    """Lets a rater take the training queue again: their training answers are removed."""
+    """Lets a rater take the training queue again: their training answers are removed, and the
+    pairs they hold in the pool go back to the queue (their page would otherwise keep judging
+    them, past the training gate)."""
     membership = PoolMembership.objects.select_for_update().get(pool=pool, rater=user)
     Label.objects.filter(rater=user, pair__pool=pool, pair__role=PooledPair.Role.TRAINING).delete()
+    held = Lease.objects.filter(rater=user, pair__pool=pool, state=Lease.State.ACTIVE).values_list("token", flat=True)
+    for token in list(held):
+        lease_release(token=token, rater=user)
     membership.training, membership.training_score = PoolMembership.Training.PENDING, None
     membership.save(update_fields=["training", "training_score"])
     return membership

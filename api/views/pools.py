@@ -11,7 +11,7 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.models import Dataset, Pool, PooledPair, Run
+from annotation.models import Dataset, Pool, PooledPair, PoolMembership, Run
 from annotation.selectors.pools import pairs_needing_admin, pool_list, pool_progress, pool_throughput
 from annotation.services.labels import LabelRefused, pair_adjudicate, pair_requeue
 from annotation.services.jobs.pools import pool_add_run_start, pool_build_start
@@ -165,8 +165,8 @@ class PoolMemberResetTrainingApi(APIView):
     permission_classes = [IsAdmin]
 
     def post(self, request, pool_id: int, user_id: int):
-        pool = get_object_or_404(Pool, pk=pool_id)
-        membership = training_reset(pool=pool, user=get_object_or_404(get_user_model(), pk=user_id))
+        member = get_object_or_404(PoolMembership.objects.select_related("pool", "rater"), pool_id=pool_id, rater_id=user_id)
+        membership = training_reset(pool=member.pool, user=member.rater)
         return Response({"rater": user_id, "training": membership.training})
 
 

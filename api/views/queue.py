@@ -149,7 +149,7 @@ class RaterLabelSerializer(serializers.ModelSerializer):
         return item_id_for("pair", label.pair_id)
 
 
-REFUSAL_STATUS = {"invalid": 400, "not_found": 404, "forbidden": 403, "paused": 403, "conflict": 409}
+REFUSAL_STATUS = {"invalid": 400, "not_found": 404, "forbidden": 403, "paused": 403, "training": 403, "conflict": 409}
 
 
 class LabelSubmitApi(APIView):

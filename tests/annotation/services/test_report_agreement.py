@@ -11,7 +11,7 @@ import pytest
 from nltk.metrics.agreement import AnnotationTask
 from nltk.metrics.distance import binary_distance
 
-from annotation.models import Label, PooledPair, Prediction, RaterProfile, Run
+from annotation.models import Label, PooledPair, PoolMembership, Prediction, RaterProfile, Run
 from annotation.services.pools import known_pairs_add, pool_create
 from annotation.services.raters import memberships_grant
 from annotation.services.reports import report_create
@@ -64,6 +64,8 @@ def _hand_worked_pool():
         {"caption": captions[0].external_id, "clip": clips[0].external_id, "answer": "relevant", "role": "gold"},
         {"caption": captions[1].external_id, "clip": clips[0].external_id, "answer": "not_relevant", "role": "training"}])
     gold = {p.known_answer: p for p in PooledPair.objects.filter(pool=pool).exclude(role="pool")}
+    # Gold answers are taken only from raters who passed the pool's training, as the queue ensures.
+    PoolMembership.objects.filter(pool=pool).update(training="passed")
     for rater, pair, value in ((0, "relevant", "relevant"), (0, "not_relevant", "relevant"), (1, "relevant", "relevant")):
         label_pair(raters[rater], gold[pair], client_id=unique("c"), value=value, seconds=99.0)
     return pool, raters
