@@ -160,7 +160,8 @@ def lease_next(*, pool: Pool | int, rater, exclude_leases=(), now=None, rng: ran
     return Assignment(lease, None if lease else "no_work_left")
 
 
-# Takes the first available pair the rater has neither labelled nor holds, in hand-out order, and
+# Takes the first available pair the rater has neither labelled nor holds (nor answered or holds as
+# the pair's gold twin: see _GOLD_TWIN_SEEN), in hand-out order, and
 # counts the new lease on it, in one statement. `available` is recomputed from the old counters
 # (SQL evaluates SET from the row before the update) exactly as refresh_pair_flags does. On
 # PostgreSQL the inner SELECT locks the row it picks ({lock}); SQLite has one writer at a time.
@@ -172,6 +173,10 @@ WHERE id = (
     WHERE p.pool_id = %(pool)s AND p.role = %(role)s AND p.available
       AND NOT EXISTS (SELECT 1 FROM {label} l WHERE l.pair_id = p.id AND l.rater_id = %(rater)s)
       AND NOT EXISTS (SELECT 1 FROM {lease} s WHERE s.pair_id = p.id AND s.rater_id = %(rater)s AND s.state = %(live)s)
+      AND NOT EXISTS (SELECT 1 FROM {pair} k WHERE k.pool_id = p.pool_id AND k.role = %(gold)s
+                        AND k.caption_id = p.caption_id AND k.clip_id = p.clip_id AND (
+                          EXISTS (SELECT 1 FROM {label} l WHERE l.pair_id = k.id AND l.rater_id = %(rater)s)
+                          OR EXISTS (SELECT 1 FROM {lease} s WHERE s.pair_id = k.id AND s.rater_id = %(rater)s AND s.state = %(live)s)))
     ORDER BY p.priority DESC, p.queue_order
     LIMIT 1 {lock})
   AND available
@@ -184,7 +189,8 @@ def _claim_pool_pair(pool: Pool, rater, now) -> Lease | None:
     again waiting for locks, because pairs that are locked for an instant (another rater's
     submit) may still need this rater and "no work left" must only be said when it is true."""
     locking = connection.features.has_select_for_update_skip_locked
-    params = {"pool": pool.pk, "role": PooledPair.Role.POOL, "rater": rater.pk, "live": Lease.State.ACTIVE}
+    params = {"pool": pool.pk, "role": PooledPair.Role.POOL, "rater": rater.pk, "live": Lease.State.ACTIVE,
+              "gold": PooledPair.Role.GOLD}
     for lock in ("FOR UPDATE OF p SKIP LOCKED", "FOR UPDATE OF p") if locking else ("",):
         with transaction.atomic():
             with connection.cursor() as cursor:
@@ -207,17 +213,33 @@ SELECT p.id FROM {pair} p
 WHERE p.pool_id = %(pool)s AND p.role = %(role)s
   AND NOT EXISTS (SELECT 1 FROM {label} l WHERE l.pair_id = p.id AND l.rater_id = %(rater)s)
   AND NOT EXISTS (SELECT 1 FROM {lease} s WHERE s.pair_id = p.id AND s.rater_id = %(rater)s AND s.state = %(live)s)
+  {twin}
 ORDER BY {order}
 LIMIT 1
 """
 
+# A gold pair often repeats a pool pair (the same caption and clip, its answer known). A rater
+# shown both would know the pair seen twice is gold or its twin, so gold is handed out only once
+# its pool twin needs no more labels, and never to a rater who answered or holds a twin (a pool
+# pair, or a training pair whose answer they were shown); the pool claim skips the converse.
+# Training is exempt: every rater must finish it, and it shows its answers anyway.
+_GOLD_TWIN_SEEN = """
+  AND NOT EXISTS (SELECT 1 FROM {pair} k WHERE k.pool_id = p.pool_id AND k.id <> p.id
+                    AND k.caption_id = p.caption_id AND k.clip_id = p.clip_id AND (
+                      (k.role = %(pool_role)s AND k.state = %(open)s)
+                      OR EXISTS (SELECT 1 FROM {label} l WHERE l.pair_id = k.id AND l.rater_id = %(rater)s)
+                      OR EXISTS (SELECT 1 FROM {lease} s WHERE s.pair_id = k.id AND s.rater_id = %(rater)s AND s.state = %(live)s)))
+"""
+
 
 def _claim_known_pair(pool: Pool, rater, role: str, now, *, ordered: bool) -> Lease | None:
-    params = {"pool": pool.pk, "role": role, "rater": rater.pk, "live": Lease.State.ACTIVE}
+    params = {"pool": pool.pk, "role": role, "rater": rater.pk, "live": Lease.State.ACTIVE,
+              "pool_role": PooledPair.Role.POOL, "open": PooledPair.State.OPEN}
     order = "p.queue_order, p.id" if ordered else "random()"
+    twin = _GOLD_TWIN_SEEN if role == PooledPair.Role.GOLD else ""
     with transaction.atomic():
         with connection.cursor() as cursor:
-            cursor.execute(_sql(_KNOWN_PAIR_SQL.replace("{order}", order)), params)
+            cursor.execute(_sql(_KNOWN_PAIR_SQL.replace("{order}", order).replace("{twin}", twin)), params)
             row = cursor.fetchone()
         if row is None:
             return None

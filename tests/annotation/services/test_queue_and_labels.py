@@ -231,7 +231,8 @@ def test_training_queue_then_production_with_feedback():
 
 def test_gold_pairs_are_mixed_in_unannounced_and_not_counted_as_pool_pairs():
     pool, (r1, *_) = setup_pool(gold_rate=1.0)
-    known_pairs_add(pool=pool, items=[{"caption": "q2", "clip": "v6", "answer": "not_relevant", "role": "gold"}])
+    # Not a pool pair: gold that repeats an open pool pair is held back (test_attack_gates.py).
+    known_pairs_add(pool=pool, items=[{"caption": "q2", "clip": "v1", "answer": "not_relevant", "role": "gold"}])
     assignment = lease_next(pool=pool, rater=r1, rng=random.Random(0))
     assert assignment.lease.pair.role == "gold" and assignment.mode == "production"
     result = judge(r1, assignment.lease, "relevant")
