@@ -144,6 +144,8 @@ AXES_VERBOSE = False  # else every manage.py command starts with axes' banner
 CLIENT_IP_HEADER = _meta_key(os.environ.get("REJUDGE_CLIENT_IP_HEADER", ""))
 AXES_CLIENT_IP_CALLABLE = "config.proxy.client_ip"
 AXES_LOCKOUT_CALLABLE = "frontend.views.pages.login_locked"
+# The recorded user name cut to axes' column: a longer one was an HTML 500 on every login page.
+AXES_USERNAME_CALLABLE = "annotation.auth_backends.login_attempt_username"
 
 INSTALLED_APPS = [
     "django.contrib.admin",
