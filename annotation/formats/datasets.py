@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import IssueCollector
-from .fields import MAX_ID_LENGTH, check_text, csv_header, csv_records, is_scalar, load_json, media_problem, shown
+from .fields import MAX_ID_LENGTH, check_text, csv_header, csv_records, is_scalar, json_object_lines, load_json, media_problem, shown
 from .text_lines import LineSource, NumberedLines
 
 
@@ -180,15 +180,7 @@ def make_caption(issues: IssueCollector, line: int | None, *, caption_id, text, 
 def read_manifest_jsonl(source: LineSource, issues: IssueCollector, media_template: MediaTemplate) -> Iterator[Record]:
     """One JSON object a line: {"kind": "clip", "id", "url"|"path", "video_id", "start", "end",
     "duration"} or {"kind": "caption", "id", "text", "clip"}."""
-    for line, text in source:
-        try:
-            obj = load_json(text)
-        except json.JSONDecodeError as exc:
-            issues.add(line, None, f"malformed JSON: {exc.msg} at column {exc.colno}")
-            continue
-        if not isinstance(obj, dict):
-            issues.add(line, None, "expected a JSON object")
-            continue
+    for line, obj in json_object_lines(source, issues):
         nested = [key for key in MANIFEST_CSV_COLUMNS if not is_scalar(obj.get(key))]
         if nested:
             issues.add(line, nested[0], "expected a string or a number, not a list or an object")

@@ -50,11 +50,32 @@ def is_scalar(value) -> bool:
 
 
 def load_json(text: str):
-    """json.loads that reports absurd nesting as the ValueError it is, not a RecursionError."""
+    """json.loads that reports absurd nesting and integers over Python's 4,300-digit limit as the
+    JSONDecodeError they are, not a RecursionError or a bare ValueError."""
     try:
         return json.loads(text)
+    except json.JSONDecodeError:
+        raise
     except RecursionError as exc:
         raise json.JSONDecodeError("nested too deeply", text, 0) from exc
+    except ValueError as exc:  # int("9" * 5000): the only other ValueError json.loads raises
+        raise json.JSONDecodeError("an integer with too many digits", text, 0) from exc
+
+
+def json_object_lines(source, issues, *, expected: str = "expected a JSON object"):
+    """(line, object) for each line of a JSON-lines file that holds a JSON object; a line that does
+    not is reported (malformed JSON, or `expected`) and skipped, so a reader goes on to find every
+    problem of the file."""
+    for line, text in source:
+        try:
+            obj = load_json(text)
+        except json.JSONDecodeError as exc:
+            issues.add(line, None, f"malformed JSON: {exc.msg} at column {exc.colno}")
+            continue
+        if not isinstance(obj, dict):
+            issues.add(line, None, expected)
+            continue
+        yield line, obj
 
 
 def shown(value: str, limit: int = 80) -> str:

@@ -36,7 +36,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .errors import IssueCollector
-from .fields import MAX_ID_LENGTH, load_json, shown, text_problem
+from .fields import MAX_ID_LENGTH, json_object_lines, shown, text_problem
 from .fire_json import _Buffer
 from .text_lines import LineSource, ProgressFn
 
@@ -162,16 +162,7 @@ def _windows(value: Any, issues: IssueCollector, line: int | None, field: str, *
 
 
 def _json_lines(source: LineSource, issues: IssueCollector) -> Iterator[tuple[int, dict]]:
-    for line, text in source:
-        try:
-            obj = load_json(text)
-        except json.JSONDecodeError as exc:
-            issues.add(line, None, f"malformed JSON: {exc.msg} at column {exc.colno}")
-            continue
-        if not isinstance(obj, dict):
-            issues.add(line, None, "expected a JSON object")
-            continue
-        yield line, obj
+    return json_object_lines(source, issues)
 
 
 class _SeenIds:

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from .errors import IssueCollector
-from .fields import MAX_ID_LENGTH, csv_header, csv_records, load_json, shown, text_problem
+from .fields import MAX_ID_LENGTH, csv_header, csv_records, json_object_lines, shown, text_problem
 from .text_lines import LineSource, NumberedLines, ProgressFn
 
 #: The names a column mapping may use, in the order they are printed.
@@ -252,18 +252,7 @@ def read_csv(source: LineSource, issues: IssueCollector, mapping: dict[str, str]
 
 def read_jsonl(source: LineSource, issues: IssueCollector, mapping: dict[str, str]) -> Iterator[RaterLabel]:
     checker: _Checker | None = None
-    for line, text in source:
-        try:
-            obj = load_json(text)
-        except json.JSONDecodeError as exc:
-            issues.add(line, None, f"malformed JSON: {exc.msg} at column {exc.colno}")
-            continue
-        except ValueError as exc:  # an integer literal over Python's 4,300-digit limit
-            issues.add(line, None, f"malformed JSON: {exc}")
-            continue
-        if not isinstance(obj, dict):
-            issues.add(line, None, "expected a JSON object, one label a line")
-            continue
+    for line, obj in json_object_lines(source, issues, expected="expected a JSON object, one label a line"):
         if checker is None:
             # The first record fixes which keys are used (a default name present only in later
             # records would silently change the meaning of the file halfway through).

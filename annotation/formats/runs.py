@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from .errors import IssueCollector
-from .fields import MAX_ID_LENGTH, csv_header, csv_records, is_scalar, load_json, shown, text_problem
+from .fields import MAX_ID_LENGTH, csv_header, csv_records, is_scalar, json_object_lines, load_json, shown, text_problem
 from .text_lines import LineSource, NumberedLines
 
 RUN_FORMATS = ("trec", "csv", "jsonl", "json")
@@ -186,12 +186,7 @@ def _from_object(obj, issues: IssueCollector, line, where=None) -> RunRow | None
 
 def read_jsonl(source: LineSource, issues: IssueCollector) -> Iterator[RunRow]:
     """One object a line: {"caption_id", "clip_id", "rank", "score"[, "start", "end"]}."""
-    for line, text in source:
-        try:
-            obj = load_json(text)
-        except json.JSONDecodeError as exc:
-            issues.add(line, None, f"malformed JSON: {exc.msg} at column {exc.colno}")
-            continue
+    for line, obj in json_object_lines(source, issues):
         row = _from_object(obj, issues, line)
         if row:
             yield row

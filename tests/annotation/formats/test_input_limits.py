@@ -217,3 +217,22 @@ def test_file_issue_escapes_nul_and_surrogates_and_cuts_long_fields():
 def test_playback_url_plays_nothing_that_points_elsewhere(media, url):
     """Media set outside an import (Django's admin) is checked again where the rater's page gets it."""
     assert Clip(media=media).playback_url == url
+
+
+
+def test_an_integer_over_pythons_digit_limit_is_a_malformed_line_not_a_crash(tmp_path):
+    """json.loads raises a bare ValueError (not JSONDecodeError) past 4,300 digits, which escaped the
+    run and manifest readers; every JSON-lines reader now goes through one helper that reports it."""
+    dataset = make_dataset(clips=3, captions=2)
+    huge = "9" * 5000
+    with pytest.raises(ImportRejected) as run_refused:
+        run_import(dataset=dataset, path=write(tmp_path, "run.jsonl",
+                                               '{"caption_id": "q1", "clip_id": "v1", "rank": 1, "score": 1}\n'
+                                               f'{{"caption_id": "q1", "clip_id": "v2", "rank": {huge}, "score": 0}}\n'))
+    assert [(i.file, i.line, i.field) for i in run_refused.value.issues] == [("run.jsonl", 2, None)]
+    assert "malformed JSON" in run_refused.value.issues[0].message and not Run.objects.exists()
+    with pytest.raises(ImportRejected) as manifest_refused:
+        dataset_import(path=write(tmp_path, "m.jsonl", f'{{"kind": "clip", "id": "c1", "duration": {huge}}}\n'),
+                       name="digits", fmt="manifest-jsonl")
+    assert [(i.line, i.field) for i in manifest_refused.value.issues] == [(1, None)]
+    assert not Dataset.objects.filter(name="digits").exists()
