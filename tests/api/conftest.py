@@ -30,3 +30,13 @@ def run_jobs(django_capture_on_commit_callbacks):
         return django_capture_on_commit_callbacks(execute=True)
 
     return ctx
+
+
+def pytest_terminal_summary(terminalreporter):
+    """How much the API fuzz run covered (tests/api/test_fuzz.py), so a CI log shows it."""
+    import sys
+
+    test_fuzz = sys.modules.get("tests.api.test_fuzz")  # only when this run collected it
+    if test_fuzz and sum(test_fuzz.CALLS.values()):
+        calls = ", ".join(f"{role} {n}" for role, n in sorted(test_fuzz.CALLS.items()))
+        terminalreporter.write_line(f"API fuzz: {sum(test_fuzz.CALLS.values())} requests without a 5xx ({calls})")

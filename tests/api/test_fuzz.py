@@ -14,6 +14,7 @@ A failure prints the request that got the 5xx (as a curl command). Fix it; do no
 """
 from __future__ import annotations
 
+import collections
 import itertools
 import os
 
@@ -32,6 +33,7 @@ pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
 
 # A deeper local search: REJUDGE_FUZZ_EXAMPLES=200 bash scripts/test.sh tests/api/test_fuzz.py
 MAX_EXAMPLES = int(os.environ.get("REJUDGE_FUZZ_EXAMPLES", "20"))
+CALLS: collections.Counter = collections.Counter()  # requests sent, per caller: printed after the run
 FUZZ_CALLERS = ("admin", "rater")
 
 schema = schemathesis.openapi.from_wsgi("/api/v1/schema/?format=json", get_wsgi_application())
@@ -85,3 +87,4 @@ def test_no_operation_answers_with_a_server_error(case, fuzz_world):
         _with_real_ids(case, fuzz_world)
     for role in callers(case.operation):
         case.call_and_validate(headers=fuzz_world.headers(role), checks=[not_a_server_error])
+        CALLS[role] += 1
