@@ -18,7 +18,8 @@ are not verdicts). An "ambiguous" verdict, if passed, is just another nominal co
 Krippendorff's alpha depends only on the multiset of values each unit received, not on who gave
 them, so nothing here needs rater identity for alpha. This also keeps data where the same rater
 labelled a unit twice (the public TVR-Ranking raw file has ~16K such rows) well defined: both
-values count.
+values count. The usual rule keeps one label per (unit, rater), the last: apply it first with
+``repeats.resolve_repeats``, which also counts the repeats (``manage.py agreement`` does).
 
 Undefined quantities are ``float('nan')`` (e.g. alpha with no multiply-labelled unit, or when all
 pairable values are identical so that expected disagreement is 0). Note that ``json.dumps`` writes
