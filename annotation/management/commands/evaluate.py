@@ -11,13 +11,15 @@ from ._progress import rejected_to_command_error
 
 class Command(BaseCommand):
     help = ("Score run files against a judgments file as the official tools do (trec_eval for TREC qrels, "
-            "NIST's sample_eval.pl for TRECVID stratified qrels). Nothing is stored.")
+            "NIST's sample_eval.pl for TRECVID stratified qrels, Moment-DETR's and TVRetrieval's "
+            "standalone_eval for QVHighlights and TVR moments). Nothing is stored.")
 
     def add_arguments(self, parser):
         parser.add_argument("runs", nargs="+", type=Path, metavar="RUN")
         parser.add_argument("--judgments", required=True, type=Path, metavar="FILE")
         parser.add_argument("--judgments-format", required=True, choices=list(JUDGMENT_FORMATS))
-        parser.add_argument("--run-format", default="trec", choices=list(RUN_READERS))
+        parser.add_argument("--run-format", choices=list(RUN_READERS),
+                            help="Default: trec, or the judgments' own format for a moment benchmark.")
         parser.add_argument("--conventions", choices=list(CONVENTIONS),
                             help="Default: the judgments format's own tool (sample_eval: trecvid, qrels: trec).")
         parser.add_argument("--measures", nargs="+", metavar="NAME",
@@ -33,7 +35,7 @@ class Command(BaseCommand):
         try:
             result = evaluate(opts["runs"], opts["judgments"], opts["judgments_format"],
                               conventions=opts["conventions"], measures=opts["measures"],
-                              run_format=opts["run_format"])
+                              run_format=opts["run_format"], output=opts["output"])
         except ImportRejected as exc:
             raise rejected_to_command_error(exc) from exc
         except EvaluationError as exc:

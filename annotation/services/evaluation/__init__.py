@@ -13,10 +13,23 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .conventions import CONVENTIONS, Conventions
-from .judgments import JUDGMENT_FORMATS, Judgments
+from .judgments import JUDGMENT_FORMATS, JudgmentFormat, Judgments
 from .measures import FAMILIES, EvaluationError, RunScores
+from .moments import (QvhighlightsMeasures, TvrMeasures, read_qvhighlights_judgments, read_qvhighlights_run,
+                      read_tvr_judgments, read_tvr_run)
 from .runs import RUN_READERS
 from .writers import WRITERS
+
+# Moment benchmarks: registered here because their module builds on judgments/measures/runs.
+# They print only table and json: trec_eval's and sample_eval.pl's layouts have no moment measures.
+_MOMENT_OUTPUTS = ("table", "json")
+FAMILIES["qvhighlights"] = QvhighlightsMeasures()
+FAMILIES["tvr"] = TvrMeasures()
+RUN_READERS["qvhighlights"] = read_qvhighlights_run
+RUN_READERS["tvr"] = read_tvr_run
+JUDGMENT_FORMATS["qvhighlights"] = JudgmentFormat("qvhighlights", read_qvhighlights_judgments, "qvhighlights",
+                                                  "qvhighlights", ("qvhighlights",), _MOMENT_OUTPUTS)
+JUDGMENT_FORMATS["tvr"] = JudgmentFormat("tvr", read_tvr_judgments, "tvr", "tvr", ("tvr",), _MOMENT_OUTPUTS)
 
 __all__ = ["CONVENTIONS", "JUDGMENT_FORMATS", "RUN_READERS", "WRITERS", "Evaluation", "EvaluationError",
            "RunScores", "evaluate"]
@@ -34,15 +47,25 @@ class Evaluation:
 
 def evaluate(run_paths: Sequence[Path], judgments_path: Path, judgments_format: str, *,
              conventions: str | None = None, measures: Sequence[str] | None = None,
-             run_format: str = "trec") -> Evaluation:
+             run_format: str | None = None, output: str | None = None) -> Evaluation:
     """Scores every run file; raises ImportRejected (a bad file, with file/line/field of each
-    problem) or EvaluationError (a bad option or nothing to score) before printing anything."""
+    problem) or EvaluationError (a bad option or nothing to score) before printing anything.
+
+    ``run_format`` defaults to the first the judgments format scores (``trec``, or the moment
+    benchmark's own); ``output``, when given, is checked against the layouts the format prints."""
     if judgments_format not in JUDGMENT_FORMATS:
         raise EvaluationError(f"unknown judgments format '{judgments_format}' "
                               f"(choose from {', '.join(JUDGMENT_FORMATS)})")
+    fmt = JUDGMENT_FORMATS[judgments_format]
+    run_format = run_format or fmt.run_formats[0]
     if run_format not in RUN_READERS:
         raise EvaluationError(f"unknown run format '{run_format}' (choose from {', '.join(RUN_READERS)})")
-    fmt = JUDGMENT_FORMATS[judgments_format]
+    if run_format not in fmt.run_formats:
+        raise EvaluationError(f"--run-format {run_format} cannot be scored against {judgments_format} judgments "
+                              f"(choose from {', '.join(fmt.run_formats)})")
+    if output is not None and output not in fmt.outputs:
+        raise EvaluationError(f"--output {output} is not available for {judgments_format} judgments: its layout "
+                              f"has no {judgments_format} measures (choose from {', '.join(fmt.outputs)})")
     name = conventions or fmt.default_conventions
     if name not in CONVENTIONS:
         raise EvaluationError(f"unknown conventions '{name}' (choose from {', '.join(CONVENTIONS)})")

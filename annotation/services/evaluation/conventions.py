@@ -21,11 +21,14 @@ class Conventions:
     tie_break: str = "score descending, then document id descending"
     unanswered_queries: str = "skipped (not scored, not averaged)"
     queries_without_judgments: str = "ignored"
+    rules: str | None = None  # the whole rule text, for tools the ranked-retrieval fields do not describe
 
     def as_dict(self) -> dict:
         return asdict(self)
 
     def describe(self) -> str:
+        if self.rules:
+            return f"{self.name} ({self.tool}): {self.rules}"
         size = (f"first {self.max_result_size} results per query, AP rescaled when R > {self.max_result_size}"
                 if self.max_result_size else "every result scored, no max result size")
         return (f"{self.name} ({self.tool}): {size}; relevant at rel >= {self.relevance_level}; ties: "
@@ -35,4 +38,17 @@ class Conventions:
 CONVENTIONS: dict[str, Conventions] = {
     "trecvid": Conventions("trecvid", 1000, "NIST sample_eval.pl, TRECVID AVS since 2016"),
     "trec": Conventions("trec", None, "trec_eval 9, default options"),
+    "qvhighlights": Conventions(
+        "qvhighlights", 10, "Moment-DETR standalone_eval", relevance_level=None,
+        tie_break="first 10 predictions in file order, then score descending (stable)",
+        unanswered_queries="scored 0 (the official script refuses the file)",
+        rules="first 10 predictions per query in file order; R1 from the first prediction in the file; mAP "
+              "over IoU 0.5:0.05:0.95 after a stable sort by score, each window matched once; x100, 2 decimals; "
+              "queries the run did not answer: scored 0 (the official script refuses the file)"),
+    "tvr": Conventions(
+        "tvr", 100, "TVRetrieval standalone_eval", relevance_level=None,
+        tie_break="file order (scores ignored)",
+        unanswered_queries="scored 0",
+        rules="first 100 predictions per query in file order, scores ignored; IoU in float32; "
+              "VCMR/SVMR R@K at IoU 0.5/0.7, VR R@K; x100, 2 decimals; queries the run did not answer: scored 0"),
 }

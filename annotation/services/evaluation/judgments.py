@@ -59,6 +59,8 @@ class JudgmentFormat:
     read: Callable[[Path], Judgments]
     measure_family: str  # key of measures.FAMILIES
     default_conventions: str  # key of conventions.CONVENTIONS
+    run_formats: tuple[str, ...] = ("trec",)  # keys of runs.RUN_READERS it can score, the default first
+    outputs: tuple[str, ...] = ("table", "json", "trec_eval", "sample_eval")  # keys of writers.WRITERS
 
 
 JUDGMENT_FORMATS: dict[str, JudgmentFormat] = {

@@ -32,6 +32,7 @@ class RunScores:
     integer_names: frozenset[str] = field(default_factory=frozenset)
     unanswered: tuple[str, ...] = ()  # judged queries the run has no line for (skipped)
     without_judgments: tuple[str, ...] = ()  # run queries absent from the judgments (ignored)
+    unanswered_rule: str = "skipped"  # what the measure family does with an unanswered query
 
 
 # --------------------------------------------------------------------------------------------

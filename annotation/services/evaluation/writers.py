@@ -106,7 +106,8 @@ def write_table(results: list[RunScores], judgments: Judgments, conventions: Con
         out.write(f"{scores.run:<{width}}  " + "  ".join(shown) + f"  {len(scores.per_query)}\n")
     for scores in results:
         if scores.unanswered:
-            out.write(f"{scores.run}: {len(scores.unanswered)} judged queries not in the run, skipped: "
+            out.write(f"{scores.run}: {len(scores.unanswered)} judged queries not in the run, "
+                      f"{scores.unanswered_rule}: "
                       f"{', '.join(scores.unanswered[:10])}{' ...' if len(scores.unanswered) > 10 else ''}\n")
         if scores.without_judgments:
             out.write(f"{scores.run}: {len(scores.without_judgments)} run queries without judgments, ignored: "
