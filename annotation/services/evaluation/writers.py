@@ -7,6 +7,7 @@ and line; ``table`` is for reading.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import replace
 from collections.abc import Callable
 from typing import TextIO
@@ -18,7 +19,10 @@ from .measures import RunScores
 Writer = Callable[[list[RunScores], Judgments, Conventions, TextIO], None]
 
 
-def _value(scores: RunScores, name: str, value) -> int | float:
+def _value(scores: RunScores, name: str, value) -> int | float | None:
+    if isinstance(value, float) and math.isnan(value):
+        # Moment-DETR prints NaN for a length bin no query falls in; JSON has no NaN, null says the same.
+        return None
     return int(value) if name in scores.integer_names else float(value)
 
 

@@ -129,3 +129,15 @@ def test_a_bad_prediction_line_names_file_line_and_field(tmp_path):
     with pytest.raises(CommandError, match=r"pred.jsonl, line 1, field 'pred_relevant_windows\[0\]': must be a "
                                            r"list \[start, end, score\]"):
         run_evaluate(pred, *QVH[1:])
+
+
+def test_a_length_bin_without_queries_is_null_in_json(tmp_path):
+    # Only a 20 s window: no query in the short or long bins, which Moment-DETR prints as NaN.
+    gt = tmp_path / "gt.jsonl"
+    gt.write_text('{"qid": 1, "query": "q", "vid": "v", "relevant_windows": [[20, 40]]}\n')
+    pred = tmp_path / "pred.jsonl"
+    pred.write_text('{"qid": 1, "pred_relevant_windows": [[20, 40, 0.9]]}\n')
+    text = run_evaluate(pred, "--judgments", gt, "--judgments-format", "qvhighlights", "--output", "json")
+    doc = json.loads(text, parse_constant=lambda name: pytest.fail(f"{name} is not JSON"))
+    assert doc["measures"]["MR-short-mAP"] is None and doc["measures"]["MR-long-mAP"] is None
+    assert doc["measures"]["MR-middle-mAP"] == 100.0 and doc["measures"]["MR-full-R1@0.7"] == 100.0
