@@ -234,6 +234,9 @@ MEDIA_ACCEL_REDIRECT = os.environ.get("REJUDGE_MEDIA_ACCEL_REDIRECT", "")
 # Uploaded run and dataset files wait here for their import job; never served over HTTP.
 UPLOAD_ROOT = Path(os.environ.get("UPLOAD_ROOT", VAR_DIR / "uploads"))
 EXPORT_ROOT = Path(os.environ.get("EXPORT_ROOT", VAR_DIR / "exports"))
+# Imported judgment files and score-matrix runs, kept as imported; never served directly.
+JUDGMENTS_ROOT = Path(os.environ.get("JUDGMENTS_ROOT", VAR_DIR / "judgments"))
+RUNS_ROOT = Path(os.environ.get("RUNS_ROOT", VAR_DIR / "runs"))
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 

@@ -23,6 +23,9 @@ class Run(models.Model):
     depth = models.PositiveIntegerField(default=0, help_text="Deepest rank in the run.")
     prediction_count = models.PositiveIntegerField(default=0)
     caption_count = models.PositiveIntegerField(default=0)
+    scores_file = models.CharField(max_length=1000, blank=True,
+                                   help_text="A score matrix run (.npz) as imported, relative to RUNS_ROOT; its "
+                                             "predictions are the rows' rankings and are not stored one by one.")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
