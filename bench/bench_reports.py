@@ -174,7 +174,7 @@ def run_step(kind: str, name: str, pool_id: int) -> None:
     """One timed step in this (fresh) process; prints a JSON line for the parent."""
     from annotation.models import Artefact, Pool
     from annotation.services.exports import artefact_file, export_create
-    from annotation.services.judgments_import import judgments_import
+    from annotation.services.judgment_sets.imports import judgments_import
     from annotation.services.reports import report_create
 
     pool = Pool.objects.get(pk=pool_id)

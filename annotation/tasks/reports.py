@@ -9,7 +9,7 @@ from django.urls import reverse
 from annotation.models import Dataset, Pool
 from annotation.services.exports import export_create
 from annotation.services.jobs import job_execute, task_names
-from annotation.services.judgments_import import judgments_import
+from annotation.services.judgment_sets.imports import judgments_import
 from annotation.services.reports import report_create
 
 

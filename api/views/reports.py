@@ -26,7 +26,7 @@ from annotation.selectors.reports import artefact_list, judgment_set_list, repor
 from annotation.services.exports import EXPORT_FORMATS, ExportError, artefact_file
 from annotation.services.jobs.reports import export_start, judgments_import_start, report_start
 from annotation.services.reports import REPORT_KINDS, ReportError
-from annotation.services.judgments_import import JUDGMENT_FORMATS, JudgmentsImportError
+from annotation.services.judgment_sets.imports import JUDGMENT_FORMATS, JudgmentsImportError
 from api.params import query_int
 from api.permissions import IsAdmin, IsAdminOrResearcherReadOnly
 from api.views.jobs import JobOutputSerializer, job_accepted_response

@@ -16,7 +16,7 @@ from annotation import roles
 from annotation.models import Dataset, Pool
 from annotation.selectors.reports import artefact_list, report_list, report_tables
 from annotation.services.exports import EXPORT_FORMATS
-from annotation.services.judgments_import import JUDGMENT_FORMATS
+from annotation.services.judgment_sets.imports import JUDGMENT_FORMATS
 from annotation.services.reports import KIND_TITLES
 from frontend.views.access import page_for
 

@@ -6,7 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 from annotation.analysis.repeats import REPEAT_RULES
 from annotation.formats.errors import ImportRejected
 from annotation.formats.rater_labels import FILE_FORMATS, parse_columns
-from annotation.services.agreement_files import (AGREEMENT_FORMATS, LEVELS, AgreementOptionsError,
+from annotation.services.judgment_sets.agreement import (AGREEMENT_FORMATS, LEVELS, AgreementOptionsError,
                                                  agreement_file_compute)
 
 from ._progress import ConsoleProgress

@@ -4,7 +4,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation.formats.errors import ImportRejected
 from annotation.models import Dataset
-from annotation.services.judgments_import import JUDGMENT_FORMATS, judgments_import
+from annotation.services.judgment_sets.imports import JUDGMENT_FORMATS, judgments_import
 
 from ._progress import ConsoleProgress, rejected_to_command_error
 

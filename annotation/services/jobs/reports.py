@@ -13,7 +13,7 @@ from annotation.services.exports import export_params_clean
 from annotation.services.jobs import files, task_names
 from annotation.services.jobs.dispatch import job_enqueue
 from annotation.services.jobs.lifecycle import job_create
-from annotation.services.judgments_import import JudgmentsImportError
+from annotation.services.judgment_sets.imports import JudgmentsImportError
 from annotation.services.reports import report_params_clean
 from annotation.services.uploads import upload_store
 

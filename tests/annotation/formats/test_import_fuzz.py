@@ -22,7 +22,7 @@ from annotation.formats.errors import ImportRejected
 from annotation.models import Dataset, PooledPair, Prediction
 from annotation.models.reports import ImportedJudgment
 from annotation.services.dataset_import import dataset_import
-from annotation.services.judgments_import import judgments_import
+from annotation.services.judgment_sets.imports import judgments_import
 from annotation.services.pools import known_pairs_import_csv
 from annotation.services.raters import raters_import_csv
 from annotation.services.run_import import run_import

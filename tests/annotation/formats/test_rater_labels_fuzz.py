@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from annotation.formats.errors import ImportRejected
-from annotation.services.agreement_files import AgreementOptionsError, agreement_file_compute
+from annotation.services.judgment_sets.agreement import AgreementOptionsError, agreement_file_compute
 
 FUZZ = settings(max_examples=60, deadline=None, derandomize=True, database=None,
                 suppress_health_check=list(HealthCheck))

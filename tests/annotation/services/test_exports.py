@@ -12,7 +12,7 @@ from django.conf import settings
 from annotation.models import Artefact, PooledPair, RaterProfile
 from annotation.selectors.reports import LABEL_EXPORT_KINDS, artefact_list
 from annotation.services.exports import EXPORT_FORMATS, ExportError, artefact_file, export_create
-from annotation.services.judgments_import import judgments_import
+from annotation.services.judgment_sets.imports import judgments_import
 from annotation.services.pools import pool_create
 from tests.annotation.services.test_report_metrics import VERDICTS, example_pool, load_example
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from annotation.models import PooledPair
-from annotation.services.judgments_import import judgments_import
+from annotation.services.judgment_sets.imports import judgments_import
 from annotation.selectors.pools import pool_pairs_left
 from annotation.services.pools import pool_add_run, pool_create
 from annotation.services.raters import memberships_grant
