@@ -19,7 +19,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='importedjudgment',
             name='stratum',
-            field=models.SmallIntegerField(blank=True, help_text='TRECVID sampling stratum (sample_eval qrels).', null=True),
+            field=models.CharField(blank=True, help_text='TRECVID sampling stratum as the sample_eval qrels file names it (an opaque key).', max_length=200),
         ),
         migrations.AddField(
             model_name='judgmentset',

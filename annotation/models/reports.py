@@ -119,7 +119,8 @@ class ImportedJudgment(models.Model):
     models_proposing = models.JSONField(default=list, blank=True, help_text="Runs whose top-k proposed the pair.")
     source_record = models.CharField(max_length=100, blank=True, help_text="Where in the file, e.g. 'line 12' or 'annotations[3]'.")
     relevance = models.SmallIntegerField(null=True, blank=True, help_text="The grade as the file gives it (qrels, sample_eval).")
-    stratum = models.SmallIntegerField(null=True, blank=True, help_text="TRECVID sampling stratum (sample_eval qrels).")
+    stratum = models.CharField(max_length=200, blank=True,
+                               help_text="TRECVID sampling stratum as the sample_eval qrels file names it (an opaque key).")
 
     class Meta:
         constraints = [
