@@ -13,6 +13,13 @@ for the clip. A clip with several captions (MSVD) is represented by all of them 
 annotation.analysis.proxies.proxy_matrix, `min_fraction`); a clip with none has S' = 0 everywhere.
 The params say how the matrix was made: proxy, mode, synsets (SYN only), min_fraction, the full
 describe_pipeline() output and library versions.
+
+SYN's synset source, when not chosen explicitly, follows the mode (`synset_source_choose`): paper
+mode reproduces Wray et al., who matched the cooking datasets (YouCook2 and EPIC-KITCHENS-100) on
+the EPIC-KITCHENS-100 verb/noun classes and the others on WordNet synsets; modern mode uses WordNet
+everywhere. A dataset counts as a cooking dataset when it was loaded by the YouCook2 or EPIC-100
+importer (`Dataset.source_format` youcook2-json or epic100-csv): the benchmark's own file is the
+only reliable sign, since names are free text. The matrix params record the source and the reason.
 """
 from __future__ import annotations
 
@@ -41,6 +48,8 @@ from annotation.services.jobs.files import job_output_relative
 MATRIX_PROXIES = ("bow", "pos", "syn", "met")
 MODES = ("paper", "modern")
 SYNSET_SOURCES = ("wordnet", "epic100")
+# Importers (annotation/formats/datasets.py) whose datasets are the cooking benchmarks.
+COOKING_SOURCE_FORMATS = ("youcook2-json", "epic100-csv")
 GAINS = ("linear", "exponential")
 EMPTY_QUERY_RULES = ("skip", "zero")
 DEFAULT_THRESHOLDS = tuple(round(0.05 * k, 2) for k in range(1, 21))
@@ -97,6 +106,34 @@ def proxy_requirements_check(*, proxies: list[str], mode: str, synsets: str) -> 
             raise ProxyError(str(exc)) from exc
 
 
+def synset_source_choose(*, dataset: Dataset, mode: str, synsets: str | None) -> tuple[str, str]:
+    """SYN's synset source and why: an explicit choice wins; otherwise paper mode takes the
+    EPIC-KITCHENS-100 classes for a cooking dataset, as the paper did, and WordNet for the rest."""
+    if synsets is not None:
+        return synsets, "chosen explicitly"
+    if mode == "paper" and dataset.source_format in COOKING_SOURCE_FORMATS:
+        return "epic100", (f"paper mode on a cooking dataset (imported as {dataset.source_format}): the paper used the "
+                           "EPIC-KITCHENS-100 verb/noun classes for YouCook2 and EPIC-KITCHENS-100")
+    if mode == "paper":
+        return "wordnet", (f"paper mode on a dataset that is not a cooking one (imported as "
+                           f"{dataset.source_format or 'unknown'}): the paper used WordNet synsets chosen by Lesk")
+    return "wordnet", "modern mode: WordNet synsets chosen by Lesk for every dataset"
+
+
+def _synsets_checked(*, dataset: Dataset, proxies: list[str], mode: str, synsets: str | None) -> tuple[str, str]:
+    """The chosen source and its reason, after `proxy_requirements_check`."""
+    chosen, reason = synset_source_choose(dataset=dataset, mode=mode, synsets=synsets)
+    if synsets is None and chosen == "epic100" and "syn" in proxies:
+        # The user did not ask for these files: say why they are needed and how to do without.
+        try:
+            default_epic100_class_lists()
+        except FileNotFoundError as exc:
+            raise ProxyError(f"{exc}; SYN needs them here because of {reason}. Choose the WordNet synsets "
+                             "explicitly to compute SYN without them") from exc
+    proxy_requirements_check(proxies=proxies, mode=mode, synsets=chosen)
+    return chosen, reason
+
+
 def matrix_params(*, proxy: str, mode: str, synsets: str, min_fraction: float) -> dict:
     """What identifies a matrix: synsets only matter to SYN, so other proxies store None."""
     return {"proxy": proxy, "mode": mode, "synsets": synsets if proxy == "syn" else None, "min_fraction": min_fraction}
@@ -114,9 +151,10 @@ def staged_progress(progress, stages: int):
 # --- matrices --------------------------------------------------------------------------------
 
 @transaction.atomic
-def proxy_matrices_start(*, dataset: Dataset, proxies: list[str], mode: str, synsets: str, min_fraction: float,
+def proxy_matrices_start(*, dataset: Dataset, proxies: list[str], mode: str, synsets: str | None, min_fraction: float,
                          created_by) -> Job:
-    proxy_requirements_check(proxies=proxies, mode=mode, synsets=synsets)
+    """`synsets` None: the mode's source for this dataset (`synset_source_choose`), resolved by the job."""
+    _synsets_checked(dataset=dataset, proxies=proxies, mode=mode, synsets=synsets)
     if not Caption.objects.filter(dataset=dataset).exists():
         raise ProxyError(f"dataset '{dataset.name}' has no captions")
     job = job_create(kind="proxy_matrices", params={"dataset_id": dataset.pk, "proxies": proxies, "mode": mode,
@@ -125,10 +163,10 @@ def proxy_matrices_start(*, dataset: Dataset, proxies: list[str], mode: str, syn
     return job_enqueue(job=job, task=task_names.COMPUTE_PROXY_MATRICES)
 
 
-def proxy_matrices_compute(*, dataset: Dataset, proxies: list[str], mode: str = "modern", synsets: str = "wordnet",
+def proxy_matrices_compute(*, dataset: Dataset, proxies: list[str], mode: str = "modern", synsets: str | None = None,
                            min_fraction: float = 0.25, job: Job | None = None, progress=None) -> list[Artefact]:
     """Computes each proxy's clips x captions matrix (one shared caption analyser) and stores it."""
-    proxy_requirements_check(proxies=proxies, mode=mode, synsets=synsets)
+    synsets, synsets_reason = _synsets_checked(dataset=dataset, proxies=proxies, mode=mode, synsets=synsets)
     inputs = proxy_inputs(dataset=dataset)
     stage = staged_progress(progress, len(proxies))
     clip_external = list(Clip.objects.filter(pk__in=inputs.clip_ids).order_by("pk").values_list("external_id", flat=True))
@@ -145,7 +183,7 @@ def proxy_matrices_compute(*, dataset: Dataset, proxies: list[str], mode: str = 
             "rows": "all clips of the dataset in id order (clip_ids)",
             "columns": "all captions of the dataset in id order (caption_ids)",
             "pipeline": describe_pipeline(proxy, mode, synsets=synsets, min_fraction=min_fraction),
-        }
+        } | ({"synsets_reason": synsets_reason} if proxy == "syn" else {})
         artefacts.append(_store_matrix(dataset=dataset, matrix=matrix, params=params, job=job,
                                        arrays={"clip_ids": np.asarray(inputs.clip_ids, dtype=np.int64),
                                                "caption_ids": np.asarray(inputs.caption_ids, dtype=np.int64),
@@ -241,7 +279,8 @@ def proxy_ndcg_report_create(*, run: Run, artefact: Artefact, gain: str = "linea
         kind="proxy_ndcg", dataset=run.dataset, job=job, created_by=created_by,
         title=f"nDCG of {run.name} with {loaded.label} ({gain} gain)",
         params={"run_id": run.pk, "run": run.name, "matrix_artefact_id": artefact.pk, "proxy": p["proxy"],
-                "mode": p["mode"], "synsets": p.get("synsets"), "min_fraction": p.get("min_fraction"), "gain": gain,
+                "mode": p["mode"], "synsets": p.get("synsets"), "synsets_reason": p.get("synsets_reason"),
+                "min_fraction": p.get("min_fraction"), "gain": gain,
                 "empty": empty, "rules": NDCG_RULES},
         versions=library_versions(),
         result={"video_to_text": json_number(result.video_to_text), "text_to_video": json_number(result.text_to_video),

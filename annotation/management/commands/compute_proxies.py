@@ -15,9 +15,11 @@ class Command(BaseCommand):
         parser.add_argument("--proxy", required=True, choices=MATRIX_PROXIES + ("all",))
         parser.add_argument("--mode", choices=MODES, default="modern",
                             help="paper: the published scripts and NLTK 3.5 behaviour; modern: the cleaned-up pipeline.")
-        parser.add_argument("--synsets", choices=SYNSET_SOURCES, default="wordnet",
+        parser.add_argument("--synsets", choices=SYNSET_SOURCES, default=None,
                             help="SYN only: WordNet synsets (Lesk) or the EPIC-KITCHENS-100 verb/noun classes "
-                                 "(files from $REJUDGE_EPIC100_DIR).")
+                                 "(files from $REJUDGE_EPIC100_DIR). Default: the mode's choice, i.e. epic100 in paper "
+                                 "mode for a dataset imported as youcook2-json or epic100-csv (as the paper did), "
+                                 "wordnet otherwise.")
         parser.add_argument("--min-fraction", type=float, default=0.25,
                             help="Clips with several captions: share of them a word must appear in (default 0.25).")
 
@@ -37,5 +39,7 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from exc
         for a in artefacts:
             rows, cols = a.params["shape"]
+            synsets = f" (synsets {a.params['synsets']}: {a.params['synsets_reason']})" if a.params.get("synsets") else ""
             self.stdout.write(self.style.SUCCESS(
-                f"{a.params['proxy']}: artefact {a.pk}, {rows:,} clips x {cols:,} captions, {a.size:,} bytes, {a.path}"))
+                f"{a.params['proxy']}: artefact {a.pk}, {rows:,} clips x {cols:,} captions, {a.size:,} bytes, "
+                f"{a.path}{synsets}"))
