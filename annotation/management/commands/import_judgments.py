@@ -1,3 +1,4 @@
+from enum import Enum
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
@@ -7,6 +8,24 @@ from annotation.models import Dataset
 from annotation.services.judgment_sets.imports import JUDGMENT_FORMATS, judgments_import
 
 from ._progress import ConsoleProgress, rejected_to_command_error
+
+
+LABEL_ORDER = ("relevant", "not_relevant", "disagreement")
+
+
+def counts_in_words(counts: dict) -> str:
+    """`{"relevant": 15649, "not_relevant": 42769, "records": 58418}` -> 'relevant: 15649, not relevant: 42769,
+    records: 58418'. Keys may be ImportedJudgment.Label members or plain strings (sets imported before the
+    service stored strings); the verdicts come first, in label order."""
+    words = {(key.value if isinstance(key, Enum) else str(key)): value for key, value in counts.items()}
+    keys = [k for k in LABEL_ORDER if k in words] + [k for k in words if k not in LABEL_ORDER]
+    return ", ".join(f"{key.replace('_', ' ')}: {_value_in_words(words[key])}" for key in keys)
+
+
+def _value_in_words(value) -> str:
+    if isinstance(value, (list, tuple)):
+        return " / ".join(map(str, value)) or "none"
+    return str(value)
 
 
 class Command(BaseCommand):
@@ -37,4 +56,4 @@ class Command(BaseCommand):
         judgment_set = outcome.judgment_set
         verb = "imported" if outcome.created else "already imported (same file), nothing changed:"
         self.stdout.write(self.style.SUCCESS(f"{verb} judgments '{judgment_set.name}' (id {judgment_set.pk}): "
-                                             f"{judgment_set.counts}"))
+                                             f"{counts_in_words(judgment_set.counts)}"))
