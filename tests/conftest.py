@@ -44,6 +44,8 @@ def _isolated_files(settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"
     settings.UPLOAD_ROOT = tmp_path / "uploads"
     settings.EXPORT_ROOT = tmp_path / "exports"
+    settings.JUDGMENTS_ROOT = tmp_path / "judgments"
+    settings.RUNS_ROOT = tmp_path / "runs"
     for folder in (settings.MEDIA_ROOT, settings.UPLOAD_ROOT, settings.EXPORT_ROOT):
         folder.mkdir(parents=True, exist_ok=True)
 

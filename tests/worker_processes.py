@@ -126,6 +126,7 @@ def job_workers_for(settings, folder: Path, *, max_attempts: int = 2, upkeep_que
         "CELERY_TASK_DEFAULT_QUEUE": queue, "CELERY_TASK_ALWAYS_EAGER": "0", "CACHE_KEY_PREFIX": queue,
         "REJUDGE_VAR_DIR": str(folder / "var"), "UPLOAD_ROOT": str(settings.UPLOAD_ROOT),
         "EXPORT_ROOT": str(settings.EXPORT_ROOT), "MEDIA_ROOT": str(settings.MEDIA_ROOT),
+        "JUDGMENTS_ROOT": str(settings.JUDGMENTS_ROOT), "RUNS_ROOT": str(settings.RUNS_ROOT),
         "REJUDGE_JOB_HEARTBEAT_SECONDS": str(HEARTBEAT_SECONDS), "REJUDGE_JOB_STALE_AFTER_SECONDS": str(STALE_AFTER_SECONDS),
         "REJUDGE_JOB_RECOVER_EVERY_SECONDS": "1", "REJUDGE_JOB_MAX_ATTEMPTS": str(max_attempts),
     }
