@@ -44,6 +44,7 @@ def import_judgments(job_id: int) -> None:
         outcome = judgments_import(dataset=Dataset.objects.get(pk=p["dataset_id"]), path=Path(p["path"]),
                                    fmt=p.get("format") or None, name=p.get("name") or None,
                                    source_name=p.get("source_name"), only_dataset=p.get("only_dataset") or None,
+                                   options=p.get("options"), seeds_pools=p.get("seeds_pools"),
                                    created_by=job.created_by, progress=progress)
         judgment_set = outcome.judgment_set
         return {"judgment_set_id": judgment_set.pk, "name": judgment_set.name, "created": outcome.created,

@@ -26,7 +26,7 @@ from annotation.selectors.reports import artefact_list, judgment_set_list, repor
 from annotation.services.exports import EXPORT_FORMATS, ExportError, artefact_file
 from annotation.services.jobs.reports import export_start, judgments_import_start, report_start
 from annotation.services.reports import REPORT_KINDS, ReportError
-from annotation.services.judgment_sets.imports import JUDGMENT_FORMATS, JudgmentsImportError
+from annotation.services.judgment_sets.imports import JUDGMENT_FORMATS, REPEAT_RULES, JudgmentsImportError
 from api.params import query_int
 from api.permissions import IsAdmin, IsAdminOrResearcherReadOnly
 from api.views.jobs import JobOutputSerializer, job_accepted_response
@@ -241,11 +241,15 @@ class JudgmentSetListApi(ListAPIView):
 
 
 class JudgmentsImportApi(APIView):
-    """Admin: import existing judgments (FIRE dataset JSON or TREC qrels) for a dataset, as a job.
+    """Admin: import a named judgment set for a dataset, as a job: TREC qrels, TRECVID sample_eval
+    qrels, FIRE dataset JSON, raw multi-rater labels (`rater_labels`) or QVHighlights/TVR/DiDeMo
+    moment ground truth. The file is kept as imported.
 
-    Pools built afterwards take these verdicts instead of queueing the pairs. `only_dataset` keeps
-    only FIRE records of that "dataset" tag (e.g. MSVD from a file covering both). Send an
-    `Idempotency-Key` header to make a retried upload return the first job."""
+    Pools built afterwards take the verdicts of qrels, sample_eval and FIRE sets instead of queueing
+    the pairs, unless `seeds_pools` is false. `only_dataset` keeps only FIRE records of that
+    "dataset" tag (e.g. MSVD from a file covering both); `columns`, `repeats` and `file_format` say
+    how to read a rater_labels file. Send an `Idempotency-Key` header to make a retried upload
+    return the first job."""
 
     permission_classes = [IsAdmin]
     parser_classes = [MultiPartParser, FormParser]
@@ -255,6 +259,11 @@ class JudgmentsImportApi(APIView):
         format = serializers.ChoiceField(choices=JUDGMENT_FORMATS, required=False, allow_blank=True)
         name = serializers.CharField(max_length=200, required=False, allow_blank=True)
         only_dataset = serializers.CharField(max_length=50, required=False, allow_blank=True)
+        columns = serializers.CharField(max_length=300, required=False, allow_blank=True,
+                                        help_text="rater_labels: e.g. unit=pair_id,rater=worker,value=relevance")
+        repeats = serializers.ChoiceField(choices=REPEAT_RULES, required=False, allow_blank=True)
+        file_format = serializers.ChoiceField(choices=("csv", "jsonl"), required=False, allow_blank=True)
+        seeds_pools = serializers.BooleanField(required=False, allow_null=True, default=None)
 
     @extend_schema(request=InputSerializer, responses={202: JobOutputSerializer})
     def post(self, request, dataset_id: int):
@@ -264,8 +273,10 @@ class JudgmentsImportApi(APIView):
         v = data.validated_data
         key = (request.headers.get("Idempotency-Key") or "").strip()[:100] or None
         try:
+            options = {name: v.get(name) or None for name in ("columns", "repeats", "file_format")}
             job, created = judgments_import_start(dataset=dataset, uploaded_file=v["file"], fmt=v.get("format") or None,
                                                   name=v.get("name") or None, only_dataset=v.get("only_dataset") or None,
+                                                  options=options, seeds_pools=v.get("seeds_pools"),
                                                   created_by=request.user, idempotency_key=key)
         except JudgmentsImportError as exc:
             raise ValidationError({"detail": str(exc)}) from exc

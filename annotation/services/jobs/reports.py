@@ -35,7 +35,8 @@ def export_start(*, pool: Pool, fmt: str, params: dict | None, created_by) -> Jo
 
 
 def judgments_import_start(*, dataset: Dataset, uploaded_file, fmt: str | None, name: str | None,
-                           only_dataset: str | None, created_by, idempotency_key: str | None = None) -> tuple[Job, bool]:
+                           only_dataset: str | None, created_by, options: dict | None = None,
+                           seeds_pools: bool | None = None, idempotency_key: str | None = None) -> tuple[Job, bool]:
     """Stores the upload and queues its import. Returns (job, created): a request sent again with
     the same idempotency key returns the first job."""
     if idempotency_key:
@@ -46,7 +47,8 @@ def judgments_import_start(*, dataset: Dataset, uploaded_file, fmt: str | None, 
         raise JudgmentsImportError(f"judgments named '{name}' already exist in '{dataset.name}'")
     path = upload_store(uploaded_file=uploaded_file)
     params = {"dataset_id": dataset.pk, "path": str(path), "format": fmt or "", "name": name or "",
-              "only_dataset": only_dataset or "", "source_name": uploaded_file.name}
+              "only_dataset": only_dataset or "", "source_name": uploaded_file.name,
+              "options": {k: v for k, v in (options or {}).items() if v}, "seeds_pools": seeds_pools}
     try:
         with transaction.atomic():
             job = job_create(kind="import_judgments", params=params, created_by=created_by)

@@ -164,3 +164,21 @@ def test_options_a_format_does_not_take_are_refused(tmp_path):
         judgments_import(dataset=dataset, path=EVALUATION / "trecvid.qrels", only_dataset="MSVD")
     with pytest.raises(ImportRejected, match="unknown judgments format 'pool'"):
         judgments_import(dataset=dataset, path=EVALUATION / "trecvid.qrels", fmt="pool")
+
+
+def test_the_command_takes_reading_options_and_no_seed(tmp_path, capsys):
+    from django.core.management import call_command
+
+    dataset = _trecvid_dataset(tmp_path)
+    labels = tmp_path / "labels.csv"
+    labels.write_text("topic,shot,who,grade\n9,s1a,ann,2\n9,s1a,ann,3\n")
+    call_command("import_judgments", str(labels), "--dataset", dataset.name, "--format", "rater_labels",
+                 "--columns", "query=topic,item=shot,rater=who,value=grade", "--repeats", "first")
+    out = capsys.readouterr().out
+    assert "imported judgments 'labels'" in out and "labels: 2, units: 1, raters: 1, repeated cells: 1" in out
+    judgment_set = JudgmentSet.objects.get(name="labels")
+    assert judgment_set.params["columns"] == {"query": "topic", "item": "shot", "rater": "who", "value": "grade"}
+    qrels = tmp_path / "copy.qrels"
+    qrels.write_text("9 0 s1a 1\n")
+    call_command("import_judgments", str(qrels), "--dataset", dataset.name, "--no-seed")
+    assert not JudgmentSet.objects.get(name="copy").seeds_pools and not ImportedJudgment.objects.exists()
