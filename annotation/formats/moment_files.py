@@ -13,6 +13,11 @@
 * DiDeMo ground truth (one JSON array): ``[{"annotation_id", "description", "video", "times":
   [[first, last], ...]}, ...]`` with several annotators' ``times`` in 5-second segment indices
   (inclusive end, so ``first == last`` is a 5-second moment).
+* DiDeMo predictions (one JSON document): what LocalizingMoments' ``eval_predictions(segments,
+  data)`` takes, written as JSON: for each annotation, its candidate moments ``[first, last]``
+  ranked best first (21 in DiDeMo). Either an object keyed by ``annotation_id`` (the key its
+  test_network.py stores results under) or an array with one ranking per annotation, aligned
+  with the ground-truth file's order, as ``segments`` is.
 
 Every reader streams: JSON Lines one line at a time, the two JSON documents one record at a time
 (the TVR prediction file of the val split holds 3 x 10,895 x 100 predictions). Problems go to an
@@ -49,11 +54,13 @@ __all__ = [
     "read_tvr_ground_truth",
     "read_tvr_predictions",
     "read_didemo_ground_truth",
+    "read_didemo_predictions",
     "load_qvhighlights_ground_truth",
     "load_qvhighlights_predictions",
     "load_tvr_ground_truth",
     "load_tvr_predictions",
     "load_didemo_ground_truth",
+    "load_didemo_predictions",
 ]
 
 TVR_TASKS = ("VCMR", "SVMR", "VR")
@@ -389,8 +396,41 @@ def read_didemo_ground_truth(path: Path, issues: IssueCollector,
             buf.fail("not valid JSON: extra data after the array")
 
 
-def _didemo_times(value: Any, issues: IssueCollector, line: int, field: str):
-    if not isinstance(value, list) or not value:
+def read_didemo_predictions(path: Path, issues: IssueCollector,
+                            progress: ProgressFn | None = None) -> dict[str, tuple] | list[tuple | None]:
+    """{annotation_id: ranked moments} for an object, or [ranked moments] for an array aligned
+    with the ground truth; a ranking that cannot be used is reported and left out (None in an array,
+    so the positions of the others hold)."""
+    decoder = json.JSONDecoder()
+    with Path(path).open("rb") as handle:
+        buf = _Buffer(handle, issues.file, progress)
+        first = buf.peek()
+        if first == "[":
+            aligned: list[tuple | None] = []
+            for index, line, record in _array_items(buf, decoder, "the file"):
+                aligned.append(_didemo_times(record, issues, line, f"[{index}]", allow_empty=True))
+            if buf.peek():
+                buf.fail("not valid JSON: extra data after the array")
+            return aligned
+        if first != "{":
+            buf.fail("not a DiDeMo prediction file: expected a JSON object {annotation_id: [[first, last], ...]} "
+                     "or an array of rankings aligned with the ground truth")
+        keyed: dict[str, tuple] = {}
+        for key in _top_level_object(buf, decoder):
+            buf.peek()  # onto the value, so the line named is the value's
+            line = buf.line()
+            where = f"{key}" if len(key) <= 60 else f"{key[:60]}..."
+            qid = _id(key, issues, line, where)
+            times = _didemo_times(buf.value(decoder), issues, line, where, allow_empty=True)
+            if qid is not None and qid in keyed:
+                issues.add(line, where, f"{shown(qid)} is listed twice")
+            elif qid is not None and times is not None:
+                keyed[qid] = times
+        return keyed
+
+
+def _didemo_times(value: Any, issues: IssueCollector, line: int, field: str, *, allow_empty: bool = False):
+    if not isinstance(value, list) or (not value and not allow_empty):
         issues.add(line, field, "missing or not a non-empty list of [first, last] segment indices")
         return None
     out = []
@@ -456,3 +496,10 @@ def load_didemo_ground_truth(path: Path, display: str | None = None) -> dict[str
     records = {r.qid: r for r in read_didemo_ground_truth(path, issues)}
     issues.raise_if_any()
     return records
+
+
+def load_didemo_predictions(path: Path, display: str | None = None) -> dict[str, tuple] | list[tuple]:
+    issues = IssueCollector(_display(path, display))
+    predictions = read_didemo_predictions(path, issues)
+    issues.raise_if_any()
+    return predictions

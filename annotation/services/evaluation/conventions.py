@@ -51,4 +51,13 @@ CONVENTIONS: dict[str, Conventions] = {
         unanswered_queries="scored 0",
         rules="first 100 predictions per query in file order, scores ignored; IoU in float32; "
               "VCMR/SVMR R@K at IoU 0.5/0.7, VR R@K; x100, 2 decimals; queries the run did not answer: scored 0"),
+    "didemo": Conventions(
+        "didemo", None, "LocalizingMoments utils/eval.py", relevance_level=None,
+        tie_break="file order (the ranking as given)",
+        unanswered_queries="scored 0 (the official script needs a ranking for every annotation)",
+        rules="5-second segment indices, inclusive end; per annotation the mean of the 3 best ranks of the "
+              "annotators' windows (rank@1: <= 1, rank@5: <= 5) and the mean of the 3 highest IoUs of the top "
+              "moment, so the most disagreeing of 4 annotators is dropped; a window absent from the ranking has "
+              "an infinite rank (the official script raises); fractions, as %f prints them; queries the run did "
+              "not answer: scored 0"),
 }

@@ -2,9 +2,14 @@
 
 Each format says which measure family scores runs against it and which conventions apply by
 default (the official tool of that format). Add a format by adding a JudgmentFormat entry.
+
+A format's reader takes the file's path and keyword options (``--queries``, ``--columns`` ...),
+so a caller holding stored options calls every format alike: ``fmt.read(path, **options)``. An
+option the format does not take is refused by name; an option given as None counts as not given.
 """
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,19 +20,31 @@ from annotation.formats.sample_eval_qrels import StratumRow, load_sample_eval_qr
 from annotation.formats.text_lines import LineSource
 
 
+class EvaluationError(ValueError):
+    """A request that cannot be scored (unknown measure or option, no query in common); the message says why."""
+
+
 @dataclass(frozen=True)
 class Judgments:
     format: str
     name: str  # file name
     qrels: dict  # graded: {query: {doc: rel}}; stratified: {topic: {shot: (stratum, rel)}}
     strata: tuple[StratumRow, ...] = ()  # stratified formats only
+    #: The benchmark's original positives {query: {doc}}, when known: the trec_eval family then
+    #: keeps them relevant whatever the judgments say (FIRE's convention) and adds FIRE's
+    #: `A (B + C)` layout, B scored against the originals alone.
+    originals: dict[str, set[str]] | None = None
+    #: How the file became qrels, when that took a rule (printed with the conventions).
+    rules: str | None = None
+    #: Said when no query of a run is in the judgments (e.g. FIRE names queries by their text).
+    hint: str | None = None
 
     @property
     def queries(self) -> int:
         return len(self.qrels)
 
 
-def read_trec_qrels(path: Path) -> Judgments:
+def read_trec_qrels(path: Path, *, originals: Path | None = None) -> Judgments:
     issues = IssueCollector(path.name)
     source = LineSource(path, issues)
     qrels: dict[str, dict[str, int]] = {}
@@ -43,7 +60,28 @@ def read_trec_qrels(path: Path) -> Judgments:
         qrels.setdefault(row.caption_id, {})[row.clip_id] = row.relevance
     source.check_not_empty()
     issues.raise_if_any()
-    return Judgments("qrels", path.name, qrels)
+    return Judgments("qrels", path.name, qrels, originals=read_originals(originals))
+
+
+def read_originals(path: Path | None) -> dict[str, set[str]] | None:
+    """The benchmark's original positives from a TREC qrels file (lines with relevance >= 1; the
+    others are ignored: every pair not listed is an original negative anyway)."""
+    if path is None:
+        return None
+    path = Path(path)
+    if not path.is_file():
+        raise EvaluationError(f"--originals {path}: no such file")
+    issues = IssueCollector(path.name)
+    source = LineSource(path, issues)
+    originals: dict[str, set[str]] = {}
+    for row in read_qrels(source, issues):
+        if row.relevance >= 1:
+            originals.setdefault(row.caption_id, set()).add(row.clip_id)
+    source.check_not_empty()
+    if not originals and not issues:
+        issues.add(None, "relevance", "no line has relevance >= 1: the file names no original positive")
+    issues.raise_if_any()
+    return originals
 
 
 def read_sample_eval(path: Path) -> Judgments:
@@ -56,11 +94,26 @@ def read_sample_eval(path: Path) -> Judgments:
 @dataclass(frozen=True)
 class JudgmentFormat:
     name: str
-    read: Callable[[Path], Judgments]
+    reader: Callable[..., Judgments]  # reader(path, **options)
     measure_family: str  # key of measures.FAMILIES
     default_conventions: str  # key of conventions.CONVENTIONS
     run_formats: tuple[str, ...] = ("trec",)  # keys of runs.RUN_READERS it can score, the default first
     outputs: tuple[str, ...] = ("table", "json", "trec_eval", "sample_eval")  # keys of writers.WRITERS
+
+    @property
+    def options(self) -> tuple[str, ...]:
+        """The keyword options the reader takes."""
+        params = inspect.signature(self.reader).parameters.values()
+        return tuple(p.name for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY)
+
+    def read(self, path: Path, **options) -> Judgments:
+        given = {k: v for k, v in options.items() if v is not None}
+        unknown = sorted(set(given) - set(self.options))
+        if unknown:
+            takes = ", ".join(f"--{o.replace('_', '-')}" for o in self.options) or "none"
+            raise EvaluationError(f"--{unknown[0].replace('_', '-')} does not apply to {self.name} judgments "
+                                       f"(options of {self.name}: {takes})")
+        return self.reader(Path(path), **given)
 
 
 JUDGMENT_FORMATS: dict[str, JudgmentFormat] = {

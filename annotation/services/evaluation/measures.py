@@ -13,12 +13,8 @@ from dataclasses import dataclass, field
 from annotation.analysis import sample_eval as se
 
 from .conventions import Conventions
-from .judgments import Judgments
+from .judgments import EvaluationError, Judgments
 from .runs import ScoredRun
-
-
-class EvaluationError(ValueError):
-    """A request that cannot be scored (unknown measure, no query in common); the message says why."""
 
 
 @dataclass(frozen=True)
@@ -33,6 +29,9 @@ class RunScores:
     unanswered: tuple[str, ...] = ()  # judged queries the run has no line for (skipped)
     without_judgments: tuple[str, ...] = ()  # run queries absent from the judgments (ignored)
     unanswered_rule: str = "skipped"  # what the measure family does with an unanswered query
+    #: FIRE's B: each effectiveness measure (not the counts, not Judged@k) averaged over the same
+    #: queries against the original positives alone (only when the judgments know them); A is ``all``.
+    original: dict[str, float] | None = None
 
 
 # --------------------------------------------------------------------------------------------
@@ -139,27 +138,22 @@ class TrecEvalMeasures:
 
     def score(self, run: ScoredRun, judgments: Judgments, conventions: Conventions,
               measures: list[TrecMeasure]) -> RunScores:
-        import ir_measures
-
         qrels = judgments.qrels
+        if judgments.originals is not None:
+            qrels = with_originals(qrels, judgments.originals)
         queries = sorted(q for q in run.ranked if q in qrels)
         if not queries:
-            raise EvaluationError(f"{run.name}: no query of the run is in the judgments {judgments.name}")
+            hint = f": {judgments.hint}" if judgments.hint else ""
+            raise EvaluationError(f"{run.name}: no query of the run is in the judgments {judgments.name}{hint}")
         ranked = run.truncated(conventions.max_result_size)
-        # Ranks are already in trec_eval's order (ties broken by doc id); strictly decreasing scores
-        # keep that order in every ir_measures provider, whatever its own tie rule.
-        te_run = {q: {d: float(len(ranked[q]) - i) for i, d in enumerate(ranked[q])} for q in queries}
-        te_qrels = {q: qrels[q] for q in queries}
-        by_measure = {m.ir_measure: m for m in measures}
-        per_query: dict[str, dict[str, float]] = {q: {} for q in queries}
-        for metric in ir_measures.iter_calc(list(by_measure), te_qrels, te_run):
-            m = by_measure[metric.measure]
-            value = float(metric.value)
-            per_query[metric.query_id][m.name] = int(value) if m.root in _INTEGER_ROOTS else value
-        all_values: dict[str, float] = {}
-        for m in measures:
-            values = [per_query[q].get(m.name, 0) for q in queries]
-            all_values[m.name] = int(sum(values)) if m.root in _INTEGER_ROOTS else sum(values) / len(queries)
+        per_query, all_values = _calc(measures, queries, qrels, ranked)
+        original = None
+        if judgments.originals is not None:
+            # B over the same queries as A, so C = A - B compares like with like. Counts and
+            # Judged@k (how much of the list is judged, not how good it is) have no B.
+            only = {q: {d: 1 for d in judgments.originals.get(q, ())} for q in queries}
+            effectiveness = [m for m in measures if m.root not in _INTEGER_ROOTS and m.root != "Judged"]
+            _, original = _calc(effectiveness, queries, only, ranked)
         per_names = tuple(m.name for m in measures if m.root not in _SUMMARY_ONLY)
         for q in queries:
             for name in list(per_query[q]):
@@ -168,7 +162,41 @@ class TrecEvalMeasures:
         return RunScores(run.name, run.tag, per_names, tuple(m.name for m in measures), per_query, all_values,
                          frozenset(m.name for m in measures if m.root in _INTEGER_ROOTS),
                          tuple(sorted(q for q in qrels if q not in run.ranked)),
-                         tuple(sorted(q for q in run.ranked if q not in qrels)))
+                         tuple(sorted(q for q in run.ranked if q not in qrels)), original=original)
+
+
+def with_originals(qrels: dict, originals: dict[str, set[str]]) -> dict:
+    """The qrels with every original positive relevant (grade at least 1) whatever the judgments
+    say: FIRE's convention, the caption's own video stays relevant (methodology section 3)."""
+    out = {q: dict(docs) for q, docs in qrels.items()}
+    for q, docs in originals.items():
+        judged = out.setdefault(q, {})
+        for d in docs:
+            judged[d] = max(judged.get(d, 1), 1)
+    return out
+
+
+def _calc(measures: list[TrecMeasure], queries: list[str], qrels: dict, ranked: dict[str, list[str]]
+          ) -> tuple[dict[str, dict[str, float]], dict[str, float]]:
+    """Per-query values and means over ``queries`` (a query trec_eval gives no value for counts 0)."""
+    import ir_measures
+
+    # Ranks are already in trec_eval's order (ties broken by doc id); strictly decreasing scores
+    # keep that order in every ir_measures provider, whatever its own tie rule.
+    te_run = {q: {d: float(len(ranked[q]) - i) for i, d in enumerate(ranked[q])} for q in queries}
+    te_qrels = {q: qrels[q] for q in queries}
+    by_measure = {m.ir_measure: m for m in measures}
+    per_query: dict[str, dict[str, float]] = {q: {} for q in queries}
+    if by_measure:
+        for metric in ir_measures.iter_calc(list(by_measure), te_qrels, te_run):
+            m = by_measure[metric.measure]
+            value = float(metric.value)
+            per_query[metric.query_id][m.name] = int(value) if m.root in _INTEGER_ROOTS else value
+    all_values: dict[str, float] = {}
+    for m in measures:
+        values = [per_query[q].get(m.name, 0) for q in queries]
+        all_values[m.name] = int(sum(values)) if m.root in _INTEGER_ROOTS else sum(values) / len(queries)
+    return per_query, all_values
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Moment benchmarks in `evaluate`: readers and measure families for QVHighlights and TVR.
+"""Moment benchmarks in `evaluate`: readers and measure families for QVHighlights, TVR and DiDeMo.
 
 The numbers come from annotation.analysis.moment_eval (the official scripts' rules); this module
 only reads the files (annotation.formats.moment_files, which raise ImportRejected naming file,
@@ -11,8 +11,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from annotation.analysis.moment_eval import TVR_TASKS, TvrTruth, qvhighlights_metrics, tvr_metrics
-from annotation.formats.moment_files import (load_qvhighlights_ground_truth, load_qvhighlights_predictions,
+from annotation.analysis.moment_eval import (TVR_TASKS, MomentEvaluation, TvrTruth, didemo_metrics,
+                                             qvhighlights_metrics, tvr_metrics)
+from annotation.formats.moment_files import (load_didemo_ground_truth, load_didemo_predictions,
+                                             load_qvhighlights_ground_truth, load_qvhighlights_predictions,
                                              load_tvr_ground_truth, load_tvr_predictions)
 
 from .conventions import Conventions
@@ -31,6 +33,12 @@ QVH_MEASURES = ("MR-full-R1@0.5", "MR-full-R1@0.7", "MR-full-mAP", "MR-full-mAP@
 TVR_MEASURES = tuple(
     [f"{task}-{t}-r{k}" for task in ("VCMR", "SVMR") for t in TVR_IOU_THRESHOLDS for k in TVR_KS]
     + [f"VR-r{k}" for k in TVR_KS])
+
+#: LocalizingMoments' eval.py prints "Average rank@1: %f" and so on: these are its names.
+DIDEMO_MEASURES = ("Average rank@1", "Average rank@5", "Average iou")
+_DIDEMO_NAMES = {"rank@1": "Average rank@1", "rank@5": "Average rank@5", "miou": "Average iou"}
+_DIDEMO_ALIASES = {**{n.lower(): n for n in DIDEMO_MEASURES}, "rank@1": "Average rank@1", "r@1": "Average rank@1",
+                   "rank@5": "Average rank@5", "r@5": "Average rank@5", "iou": "Average iou", "miou": "Average iou"}
 
 #: Both official scripts score a ground-truth query the run leaves out (or crash on it); these
 #: families score it 0, so the outputs must not call it skipped.
@@ -64,6 +72,15 @@ def read_tvr_run(path: Path) -> MomentRunFile:
     # memory flat on a full-size submission.
     return MomentRunFile(path.name, path.name, "tvr",
                          load_tvr_predictions(path, max_pred_per_query=TVR_MAX_PRED_PER_QUERY))
+
+
+def read_didemo_judgments(path: Path) -> Judgments:
+    return Judgments("didemo", path.name, load_didemo_ground_truth(path))
+
+
+def read_didemo_run(path: Path) -> MomentRunFile:
+    path = Path(path)
+    return MomentRunFile(path.name, path.name, "didemo", load_didemo_predictions(path))
 
 
 class _MomentMeasures:
@@ -134,3 +151,38 @@ class TvrMeasures(_MomentMeasures):
                              max_pred_per_query=TVR_MAX_PRED_PER_QUERY)
         answered = {q for task in TVR_TASKS for q, rows in sub.tasks.get(task, {}).items() if len(rows)}
         return self._scores(run, judgments, result, measures, answered)
+
+
+class DidemoMeasures(_MomentMeasures):
+    """LocalizingMoments utils/eval.py: per annotation, the mean of the three best ranks of the
+    annotators' windows in the ranked moments (rank@1: that mean is <= 1, rank@5: <= 5) and the mean
+    of the three highest IoUs of the top moment with them, so one annotator who disagrees with the
+    others is dropped (annotation.analysis.moment_eval.didemo_metrics)."""
+
+    name = "didemo"
+    run_format = "didemo"
+    conventions = "didemo"
+    offered = DIDEMO_MEASURES
+
+    def parse(self, names: Sequence[str] | None, conventions: Conventions) -> list[str]:
+        spelled = None if not names else [_DIDEMO_ALIASES.get(n.strip().lower(), n) for n in names]
+        return super().parse(spelled, conventions)
+
+    def score(self, run: MomentRunFile, judgments: Judgments, conventions: Conventions,
+              measures: list[str]) -> RunScores:
+        self._check_run(run, judgments)
+        preds = run.predictions
+        if isinstance(preds, list):
+            # eval_predictions zips the rankings with the ground truth and would silently score
+            # only the shorter of the two; a count that differs is refused instead.
+            if len(preds) != len(judgments.qrels):
+                raise EvaluationError(f"{run.name}: an array of rankings is aligned with the ground truth by "
+                                      f"position, but it holds {len(preds)} rankings for {len(judgments.qrels)} "
+                                      f"annotations in {judgments.name} (or key the rankings by annotation_id)")
+            preds = dict(zip(judgments.qrels, preds))
+        result = didemo_metrics({q: t.windows for q, t in judgments.qrels.items()}, preds)
+        named = MomentEvaluation(
+            measures={_DIDEMO_NAMES[k]: v for k, v in result.measures.items()},
+            per_query={q: {_DIDEMO_NAMES[k]: v for k, v in values.items()} for q, values in result.per_query.items()},
+            detail=result.detail, counts=result.counts)
+        return self._scores(run, judgments, named, measures, {q for q, r in preds.items() if r})

@@ -76,17 +76,35 @@ def write_sample_eval(results: list[RunScores], judgments: Judgments, convention
         out.write("".join(line + "\n" for line in _lines(scores, sample_eval_line)))
 
 
+def fire_abc(scores: RunScores) -> dict[str, dict] | None:
+    """FIRE's `A (B + C)` per measure, in percent: A corrected, B original positives only, C = A - B
+    (exact), and the text FIRE prints (one decimal, C as rounded A minus rounded B)."""
+    if scores.original is None:
+        return None
+    from annotation.analysis.retrieval_metrics import format_abc  # imports SciPy: only when asked for
+
+    out = {}
+    for name, b in scores.original.items():
+        a = scores.all[name]
+        out[name] = {"A": 100 * a, "B": 100 * b, "C": 100 * (a - b), "text": format_abc(a, b)["text"]}
+    return out
+
+
 def as_json(scores: RunScores, judgments: Judgments, conventions: Conventions) -> dict:
-    return {
+    doc = {
         "run": scores.run,
         "judgments": {"file": judgments.name, "format": judgments.format},
-        "conventions": conventions.as_dict(),
+        "conventions": conventions.as_dict() | ({"judgments": judgments.rules} if judgments.rules else {}),
         "measures": {n: _value(scores, n, scores.all[n]) for n in scores.all_names},
         "per_query": {q: {n: _value(scores, n, v[n]) for n in scores.per_query_names if n in v}
                       for q, v in scores.per_query.items()},
         "queries": {"scored": len(scores.per_query), "unanswered": list(scores.unanswered),
                     "without_judgments": list(scores.without_judgments)},
     }
+    fire = fire_abc(scores)
+    if fire is not None:
+        doc["fire"] = fire
+    return doc
 
 
 def write_json(results: list[RunScores], judgments: Judgments, conventions: Conventions, out: TextIO) -> None:
@@ -98,6 +116,8 @@ def write_json(results: list[RunScores], judgments: Judgments, conventions: Conv
 def write_table(results: list[RunScores], judgments: Judgments, conventions: Conventions, out: TextIO) -> None:
     out.write(f"judgments: {judgments.name} ({judgments.format}, {judgments.queries} queries)\n")
     out.write(f"conventions: {conventions.describe()}\n")
+    if judgments.rules:
+        out.write(f"judgments read as: {judgments.rules}\n")
     if not results:
         return
     names = results[0].all_names
@@ -109,6 +129,11 @@ def write_table(results: list[RunScores], judgments: Judgments, conventions: Con
                  for n, c in zip(names, cells)]
         out.write(f"{scores.run:<{width}}  " + "  ".join(shown) + f"  {len(scores.per_query)}\n")
     for scores in results:
+        fire = fire_abc(scores)
+        if fire:
+            out.write(f"{scores.run}: FIRE A (B + C) in percent, A with the judgments and the originals, B with the "
+                      f"original positives only: " + "; ".join(f"{n} {v['text']}" for n, v in fire.items()) + "\n")
+    for scores in results:
         if scores.unanswered:
             out.write(f"{scores.run}: {len(scores.unanswered)} judged queries not in the run, "
                       f"{scores.unanswered_rule}: "
@@ -119,5 +144,14 @@ def write_table(results: list[RunScores], judgments: Judgments, conventions: Con
                       f"{' ...' if len(scores.without_judgments) > 10 else ''}\n")
 
 
+def write_didemo(results: list[RunScores], judgments: Judgments, conventions: Conventions, out: TextIO) -> None:
+    """LocalizingMoments eval.py's own lines ("Average rank@1: %f"), a block per run, headed by the
+    run's name when there are several."""
+    for scores in results:
+        if len(results) > 1:
+            out.write(f"{scores.run}\n")
+        out.write("".join(f"{n}: {scores.all[n]:f}\n" for n in scores.all_names))
+
+
 WRITERS: dict[str, Writer] = {"table": write_table, "json": write_json, "trec_eval": write_trec_eval,
-                              "sample_eval": write_sample_eval}
+                              "sample_eval": write_sample_eval, "didemo": write_didemo}
