@@ -1,4 +1,4 @@
-"""Routes of reports, exports and judgment imports, included under /api/v1/."""
+"""Routes of reports and exports, included under /api/v1/."""
 from django.urls import path
 
 from api.views import reports
@@ -11,6 +11,4 @@ urlpatterns = [
     path("pools/<int:pool_id>/exports/", reports.PoolExportCreateApi.as_view(), name="pool-export-create"),
     path("exports/", reports.ExportListApi.as_view(), name="export-list"),
     path("exports/<int:export_id>/download/", reports.ExportDownloadApi.as_view(), name="export-download"),
-    path("datasets/<int:dataset_id>/judgments/", reports.JudgmentSetListApi.as_view(), name="judgment-set-list"),
-    path("datasets/<int:dataset_id>/judgments/import/", reports.JudgmentsImportApi.as_view(), name="judgments-import"),
 ]

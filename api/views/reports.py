@@ -1,4 +1,4 @@
-"""Reports, exports and judgment imports over REST.
+"""Reports and exports over REST.
 
 Admins start reports and exports (background jobs); researchers read reports and download exports
 with their read-only token. Raters have no access: reports and exports show other raters' labels.
@@ -15,18 +15,15 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema
 from rest_framework import renderers, serializers
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.generics import ListAPIView
-from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.formats.csv_safe import safe_csv_writer
-from annotation.models import Artefact, Dataset, Pool, Report
-from annotation.models.reports import JudgmentSet
-from annotation.selectors.reports import artefact_list, judgment_set_list, report_list, report_tables
+from annotation.models import Artefact, Pool, Report
+from annotation.selectors.reports import artefact_list, report_list, report_tables
 from annotation.services.exports import EXPORT_FORMATS, ExportError, artefact_file
-from annotation.services.jobs.reports import export_start, judgments_import_start, report_start
+from annotation.services.jobs.reports import export_start, report_start
 from annotation.services.reports import REPORT_KINDS, ReportError
-from annotation.services.judgment_sets.imports import JUDGMENT_FORMATS, REPEAT_RULES, JudgmentsImportError
 from api.params import query_int
 from api.permissions import IsAdmin, IsAdminOrResearcherReadOnly
 from api.views.jobs import JobOutputSerializer, job_accepted_response
@@ -222,62 +219,3 @@ class ExportDownloadApi(APIView):
                                 content_type=artefact.content_type)
         response["X-Content-SHA256"] = artefact.sha256
         return response
-
-
-class JudgmentSetOutputSerializer(serializers.ModelSerializer):
-    class Meta:
-        model = JudgmentSet
-        fields = ["id", "dataset", "name", "source_format", "source_name", "checksum", "counts", "created_at"]
-
-
-class JudgmentSetListApi(ListAPIView):
-    """Admins and researchers: the existing judgments imported for a dataset."""
-
-    permission_classes = [IsAdminOrResearcherReadOnly]
-    serializer_class = JudgmentSetOutputSerializer
-
-    def get_queryset(self):
-        return judgment_set_list(dataset_id=self.kwargs["dataset_id"])
-
-
-class JudgmentsImportApi(APIView):
-    """Admin: import a named judgment set for a dataset, as a job: TREC qrels, TRECVID sample_eval
-    qrels, FIRE dataset JSON, raw multi-rater labels (`rater_labels`) or QVHighlights/TVR/DiDeMo
-    moment ground truth. The file is kept as imported.
-
-    Pools built afterwards take the verdicts of qrels, sample_eval and FIRE sets instead of queueing
-    the pairs, unless `seeds_pools` is false. `only_dataset` keeps only FIRE records of that
-    "dataset" tag (e.g. MSVD from a file covering both); `columns`, `repeats` and `file_format` say
-    how to read a rater_labels file. Send an `Idempotency-Key` header to make a retried upload
-    return the first job."""
-
-    permission_classes = [IsAdmin]
-    parser_classes = [MultiPartParser, FormParser]
-
-    class InputSerializer(serializers.Serializer):
-        file = serializers.FileField()
-        format = serializers.ChoiceField(choices=JUDGMENT_FORMATS, required=False, allow_blank=True)
-        name = serializers.CharField(max_length=200, required=False, allow_blank=True)
-        only_dataset = serializers.CharField(max_length=50, required=False, allow_blank=True)
-        columns = serializers.CharField(max_length=300, required=False, allow_blank=True,
-                                        help_text="rater_labels: e.g. unit=pair_id,rater=worker,value=relevance")
-        repeats = serializers.ChoiceField(choices=REPEAT_RULES, required=False, allow_blank=True)
-        file_format = serializers.ChoiceField(choices=("csv", "jsonl"), required=False, allow_blank=True)
-        seeds_pools = serializers.BooleanField(required=False, allow_null=True, default=None)
-
-    @extend_schema(request=InputSerializer, responses={202: JobOutputSerializer})
-    def post(self, request, dataset_id: int):
-        dataset = get_object_or_404(Dataset, pk=dataset_id)
-        data = self.InputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        v = data.validated_data
-        key = (request.headers.get("Idempotency-Key") or "").strip()[:100] or None
-        try:
-            options = {name: v.get(name) or None for name in ("columns", "repeats", "file_format")}
-            job, created = judgments_import_start(dataset=dataset, uploaded_file=v["file"], fmt=v.get("format") or None,
-                                                  name=v.get("name") or None, only_dataset=v.get("only_dataset") or None,
-                                                  options=options, seeds_pools=v.get("seeds_pools"),
-                                                  created_by=request.user, idempotency_key=key)
-        except JudgmentsImportError as exc:
-            raise ValidationError({"detail": str(exc)}) from exc
-        return job_accepted_response(job, created)

@@ -8,13 +8,16 @@ pool is not a moment or sampled pool: its moment-metrics and infAP routes answer
 exists, so a call reaches the view's real code instead of stopping at a 404."""
 from __future__ import annotations
 
+import tempfile
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from django.contrib.auth import get_user_model
 
 from annotation.models import Job, PooledPair
 from annotation.selectors.ranking import ranking_task_display
 from annotation.services.exports import export_create
+from annotation.services.judgment_sets.imports import judgments_import
 from annotation.services.proxy_matrices import proxy_matrices_compute
 from annotation.services.queue import lease_next
 from annotation.services.ranking import ranking_lease_next, ranking_memberships_grant, ranking_study_create
@@ -39,12 +42,23 @@ class World:
         values = {"dataset_id": ids["dataset"], "pool_id": ids["pool"], "pair_id": ids["pair"], "user_id": ids["rater"],
                   "report_id": ids["report"], "export_id": ids["export"], "artefact_id": ids["matrix"],
                   "job_id": ids["job"], "run_id": ids["run"], "study_id": ids["study"],
+                  "judgment_set_id": ids["judgment_set"],
                   "lease_id": ids["ranking_lease"] if path.startswith("/api/v1/ranking-leases/") else ids["lease"]}
         return values
 
     def headers(self, role: str) -> dict:
         token = self.tokens[role]
         return {"Authorization": f"Token {token}"} if token else {}
+
+
+def _judgment_set(pool):
+    """A rater_labels set on the pool's first pair (so agreement and evaluate reach their code)."""
+    pair = PooledPair.objects.filter(pool=pool).select_related("caption", "clip").first()
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "labels.csv"
+        path.write_text(f"query,item,rater,value\n{pair.caption.external_id},{pair.clip.external_id},a,1\n"
+                        f"{pair.caption.external_id},{pair.clip.external_id},b,0\n")
+        return judgments_import(dataset=pool.dataset, path=path, fmt="rater_labels").judgment_set
 
 
 def build_world() -> World:
@@ -67,7 +81,8 @@ def build_world() -> World:
     export = export_create(pool=pool, fmt="qrels")
     (matrix,) = proxy_matrices_compute(dataset=dataset, proxies=["bow"])
     job = Job.objects.create(kind="import_dataset", params={}, created_by=users["admin"])
-    ids = {"dataset": dataset.pk, "pool": pool.pk, "pair": PooledPair.objects.filter(pool=pool).first().pk,
+    judgment_set = _judgment_set(pool)
+    ids = {"judgment_set": judgment_set.pk, "dataset": dataset.pk, "pool": pool.pk, "pair": PooledPair.objects.filter(pool=pool).first().pk,
            "rater": rater.pk, "other_rater": other_rater.pk, "run": runs[0].pk, "study": study.pk,
            "lease": lease.token, "ranking_lease": ranking_lease.token, "report": report.pk,
            "export": export.pk, "matrix": matrix.pk, "job": job.pk,

@@ -47,6 +47,10 @@ PERMISSIONS = {
     "GET /api/v1/jobs/":                                             (403, 403, 403, 403, 403, ALLOW),
     "GET /api/v1/jobs/{job_id}/":                                    (403, 403, 403, 403, 403, ALLOW),
     "POST /api/v1/jobs/{job_id}/retry/":                             (403, 403, 403, 403, 403, ALLOW),
+    "GET /api/v1/judgment-sets/{judgment_set_id}/":                  (403, 403, 403, 403, ALLOW, ALLOW),
+    "POST /api/v1/judgment-sets/{judgment_set_id}/agreement/":       (403, 403, 403, 403, 403, ALLOW),
+    "GET /api/v1/judgment-sets/{judgment_set_id}/download/":         (403, 403, 403, 403, ALLOW, ALLOW),
+    "POST /api/v1/judgment-sets/{judgment_set_id}/evaluate/":        (403, 403, 403, 403, 403, ALLOW),
     "POST /api/v1/labels/":                                          (403, 403, ALLOW, N, 403, 403),
     "POST /api/v1/leases/{lease_id}/heartbeat/":                     (403, 403, ALLOW, N, 403, 403),
     "POST /api/v1/leases/{lease_id}/release/":                       (403, 403, ALLOW, N, 403, 403),
@@ -66,6 +70,7 @@ PERMISSIONS = {
     "POST /api/v1/pools/{pool_id}/infap/":                           (403, 403, 403, 403, 403, ALLOW),
     "GET /api/v1/pools/{pool_id}/infap/{report_id}.csv":             (403, 403, 403, 403, ALLOW, ALLOW),
     "GET /api/v1/pools/{pool_id}/infap/{report_id}/":                (403, 403, 403, 403, ALLOW, ALLOW),
+    "POST /api/v1/pools/{pool_id}/judgment-sets/":                   (403, 403, 403, 403, 403, ALLOW),
     "POST /api/v1/pools/{pool_id}/known-pairs/":                     (403, 403, 403, 403, 403, ALLOW),
     "GET /api/v1/pools/{pool_id}/members/":                          (403, 403, 403, 403, 403, ALLOW),
     "POST /api/v1/pools/{pool_id}/members/":                         (403, 403, 403, 403, 403, ALLOW),
@@ -111,7 +116,11 @@ def rater_bodies(world) -> dict:
     """Bodies that name the member rater's objects, so a refusal of the other rater is about them."""
     ids = world.ids
     return {
-        "POST /api/v1/labels/": {"client_id": "perm-1", "lease_id": ids["lease"], "value": "relevant"},
+        "GET /api/v1/judgment-sets/{judgment_set_id}/":                  (403, 403, 403, 403, ALLOW, ALLOW),
+    "POST /api/v1/judgment-sets/{judgment_set_id}/agreement/":       (403, 403, 403, 403, 403, ALLOW),
+    "GET /api/v1/judgment-sets/{judgment_set_id}/download/":         (403, 403, 403, 403, ALLOW, ALLOW),
+    "POST /api/v1/judgment-sets/{judgment_set_id}/evaluate/":        (403, 403, 403, 403, 403, ALLOW),
+    "POST /api/v1/labels/": {"client_id": "perm-1", "lease_id": ids["lease"], "value": "relevant"},
         "POST /api/v1/ranking-submissions/": {"client_id": "perm-2", "lease_id": ids["ranking_lease"],
                                               "order": ids["ranking_order"]},
     }

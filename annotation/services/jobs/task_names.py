@@ -24,6 +24,9 @@ PROXY_NDCG_REPORT = "annotation.tasks.proxy_ndcg_report"
 PROXY_ANALYSIS_REPORT = "annotation.tasks.proxy_analysis_report"
 BUILD_RANKING_STUDY = "annotation.tasks.build_ranking_study"
 RANKING_STUDY_REPORT = "annotation.tasks.ranking_study_report"
+EVALUATE_JUDGMENT_SET = "annotation.tasks.evaluate_judgment_set"
+JUDGMENT_SET_AGREEMENT = "annotation.tasks.judgment_set_agreement"
+JUDGMENT_SET_FROM_POOL = "annotation.tasks.judgment_set_from_pool"
 
 # Periodic (celery beat) tasks: they take no job.
 RELEASE_EXPIRED_LEASES = "annotation.tasks.release_expired_leases"
@@ -35,4 +38,5 @@ JOB_TASKS = frozenset({
     PING, IMPORT_DATASET, IMPORT_RUN, IMPORT_JUDGMENTS, BUILD_POOL, POOL_ADD_RUN, COMPUTE_REPORT, EXPORT_LABELS,
     BUILD_MOMENT_POOL, BUILD_SAMPLED_POOL, MOMENT_METRICS_REPORT, INFAP_REPORT, COMPUTE_PROXY_MATRICES,
     PROXY_NDCG_REPORT, PROXY_ANALYSIS_REPORT, BUILD_RANKING_STUDY, RANKING_STUDY_REPORT,
+    EVALUATE_JUDGMENT_SET, JUDGMENT_SET_AGREEMENT, JUDGMENT_SET_FROM_POOL,
 })

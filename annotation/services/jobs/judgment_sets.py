@@ -1,0 +1,62 @@
+"""Judgment-set work started from the API or the pages, as background jobs: scoring stored runs
+against a set, the agreement of a rater_labels set, and a set taken from a pool's labels.
+
+Each start checks the request first (a mistake gets a 400, not a failed job), then creates the job
+and queues it once the transaction commits.
+"""
+from __future__ import annotations
+
+from django.db import transaction
+
+from annotation.models import Job, Pool, Run
+from annotation.models.reports import JudgmentSet
+from annotation.services.evaluation import CONVENTIONS, EvaluationError
+from annotation.services.jobs import task_names
+from annotation.services.jobs.dispatch import job_enqueue
+from annotation.services.jobs.lifecycle import job_create
+from annotation.services.judgment_sets.agreement import LEVELS, AgreementOptionsError
+from annotation.services.judgment_sets.imports import REPEAT_RULES
+
+
+@transaction.atomic
+def evaluation_start(*, judgment_set: JudgmentSet, run_ids: list[int], conventions: str | None,
+                     measures: list[str] | None, created_by) -> Job:
+    runs = list(Run.objects.filter(pk__in=run_ids, dataset_id=judgment_set.dataset_id).values_list("pk", "kind",
+                                                                                                  "scores_file"))
+    found = {pk for pk, _, _ in runs}
+    missing = [pk for pk in run_ids if pk not in found]
+    if not run_ids or missing:
+        raise EvaluationError(f"run {missing[0]} is not a run of this dataset" if missing else "name at least one run")
+    if any(kind != Run.Kind.CLIP or scores for _, kind, scores in runs):
+        raise EvaluationError("only ranked clip runs stored one prediction a row can be scored here")
+    if conventions and conventions not in CONVENTIONS:
+        raise EvaluationError(f"unknown conventions '{conventions}' (choose from {', '.join(CONVENTIONS)})")
+    job = job_create(kind="evaluate", params={"judgment_set_id": judgment_set.pk, "run_ids": list(run_ids),
+                                              "conventions": conventions, "measures": measures},
+                     created_by=created_by)
+    return job_enqueue(job=job, task=task_names.EVALUATE_JUDGMENT_SET)
+
+
+@transaction.atomic
+def judgment_set_agreement_start(*, judgment_set: JudgmentSet, level: str, binarize_at: float | None,
+                                 repeats: str | None, created_by) -> Job:
+    if judgment_set.source_format != JudgmentSet.Format.RATER_LABELS:
+        raise AgreementOptionsError(f"judgment set '{judgment_set.name}' is {judgment_set.source_format}: agreement "
+                                    f"needs raw multi-rater labels (a rater_labels set)")
+    if level not in LEVELS:
+        raise AgreementOptionsError(f"level must be one of {', '.join(LEVELS)}")
+    if repeats and repeats not in REPEAT_RULES:
+        raise AgreementOptionsError(f"repeats must be one of {', '.join(REPEAT_RULES)}")
+    job = job_create(kind="judgment_set_agreement", params={"judgment_set_id": judgment_set.pk, "level": level,
+                                                            "binarize_at": binarize_at, "repeats": repeats},
+                     created_by=created_by)
+    return job_enqueue(job=job, task=task_names.JUDGMENT_SET_AGREEMENT)
+
+
+@transaction.atomic
+def judgment_set_from_pool_start(*, pool: Pool, name: str | None, originals: bool, created_by) -> Job:
+    if name and JudgmentSet.objects.filter(dataset_id=pool.dataset_id, name=name).exists():
+        raise EvaluationError(f"judgments named '{name}' already exist in '{pool.dataset.name}'")
+    job = job_create(kind="judgment_set_from_pool", params={"pool_id": pool.pk, "name": name, "originals": originals},
+                     created_by=created_by)
+    return job_enqueue(job=job, task=task_names.JUDGMENT_SET_FROM_POOL)

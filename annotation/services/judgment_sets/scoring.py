@@ -1,0 +1,113 @@
+"""`evaluate` and `agreement` over a stored judgment set (runs from files or stored runs), and the
+reports that keep their results.
+
+A stored set is scored by reading its kept file with the reader and the reading options it was
+imported with, so its numbers are those of `evaluate --judgments FILE` on the same file. A stored
+run is written out as a TREC run file (caption id, Q0, clip id, rank, score, run name) and read back
+by the same run reader: the official tools order by score (ties by document id, descending), so a
+stored run scores as the file it came from. A run stored without scores gets score = -rank, which
+keeps its ranks as the order.
+"""
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from django.db import transaction
+
+from annotation.models import Prediction, Run
+from annotation.models.reports import JudgmentSet, Report
+from annotation.services.evaluation import Evaluation, EvaluationError, evaluate
+from annotation.services.evaluation.writers import as_json
+from annotation.services.reports import json_ready, report_versions
+
+from .agreement import AgreementOptionsError, agreement_file_compute
+from .storage import judgment_file_path
+
+#: A set taken from a pool is read as the qrels it holds.
+_READ_AS = {JudgmentSet.Format.POOL: JudgmentSet.Format.QRELS}
+#: Reading options a stored set keeps that the format's reader takes (the others describe the import).
+_READ_OPTIONS = ("columns", "repeats", "file_format")
+
+
+def judgment_set_reading(judgment_set: JudgmentSet) -> tuple[Path, str, dict]:
+    """(kept file, --judgments-format, reader options) of a stored set."""
+    if not judgment_set.stored_file:
+        raise EvaluationError(f"judgment set '{judgment_set.name}' was imported before files were kept; import the "
+                              f"file again under another name to score it")
+    fmt = _READ_AS.get(judgment_set.source_format, judgment_set.source_format)
+    options = {k: v for k, v in (judgment_set.params or {}).items() if k in _READ_OPTIONS and v}
+    return judgment_file_path(judgment_set.stored_file), fmt, options
+
+
+def _write_stored_run(run: Run, folder: Path) -> Path:
+    """The run as a TREC file named after the run (outputs name runs by their file name)."""
+    if run.kind != Run.Kind.CLIP:
+        raise EvaluationError(f"run '{run.name}' is a moment run: score its prediction file with --run-format")
+    if run.scores_file:
+        raise EvaluationError(f"run '{run.name}' is a score matrix: its full ranking is scored by the proxy nDCG "
+                              f"report; score a TREC run file here")
+    path = folder / str(run.pk) / (run.name.replace("/", "_").replace("\x00", "") or str(run.pk))
+    path.parent.mkdir()
+    rows = (Prediction.objects.filter(run=run).order_by("caption_id", "rank")
+            .values_list("caption__external_id", "clip__external_id", "rank", "score"))
+    tag = "".join(ch if not ch.isspace() else "_" for ch in run.name)
+    with path.open("w") as out:
+        for caption, clip, rank, score in rows.iterator(chunk_size=20_000):
+            out.write(f"{caption} Q0 {clip} {rank} {-rank if score is None else repr(score)} {tag}\n")
+    return path
+
+
+def judgment_set_evaluate(*, judgment_set: JudgmentSet, run_paths: Sequence[Path] = (), runs: Sequence[Run] = (),
+                          conventions: str | None = None, measures: Sequence[str] | None = None,
+                          run_format: str | None = None, output: str | None = None) -> Evaluation:
+    """Scores run files and stored runs of the set's dataset against the stored set."""
+    if not run_paths and not runs:
+        raise EvaluationError("name at least one run: a file, or --run NAME for a stored run")
+    foreign = [run.name for run in runs if run.dataset_id != judgment_set.dataset_id]
+    if foreign:
+        raise EvaluationError(f"run '{foreign[0]}' belongs to another dataset than judgment set '{judgment_set.name}'")
+    path, fmt, options = judgment_set_reading(judgment_set)
+    with tempfile.TemporaryDirectory(prefix="rejudge-evaluate-") as folder:
+        stored = [_write_stored_run(run, Path(folder)) for run in runs]
+        return evaluate([*map(Path, run_paths), *stored], path, fmt, conventions=conventions, measures=measures,
+                        run_format=run_format, output=output, **options)
+
+
+def evaluation_report_store(*, evaluation: Evaluation, judgment_set: JudgmentSet, params: dict, created_by=None,
+                            job=None) -> Report:
+    """Report(kind="evaluation"): the json output of every run, the conventions, the parameters
+    (judgment set, runs with their checksums, measures) and the library versions."""
+    result = {"judgment_set": {"id": judgment_set.pk, "name": judgment_set.name,
+                               "format": judgment_set.source_format, "checksum": judgment_set.checksum},
+              "runs": [json_ready(as_json(scores, evaluation.judgments, evaluation.conventions))
+                       for scores in evaluation.runs]}
+    with transaction.atomic():
+        return Report.objects.create(kind="evaluation", dataset_id=judgment_set.dataset_id, job=job,
+                                     title=f"Evaluation against {judgment_set.name}", params=json_ready(params),
+                                     versions=report_versions(), result=result, created_by=created_by)
+
+
+def judgment_set_agreement(*, judgment_set: JudgmentSet, level: str = "nominal", binarize_at: float | None = None,
+                           repeats: str | None = None, n_boot: int = 1000, seed: int = 0, confidence: float = 0.95,
+                           progress=None) -> dict:
+    """`agreement` over a stored rater_labels set, read with the options it was imported with;
+    `repeats` defaults to the rule stored with the set."""
+    if judgment_set.source_format != JudgmentSet.Format.RATER_LABELS:
+        raise AgreementOptionsError(f"judgment set '{judgment_set.name}' is {judgment_set.source_format}: agreement "
+                                    f"needs raw multi-rater labels (a rater_labels set)")
+    path, _, options = judgment_set_reading(judgment_set)
+    return agreement_file_compute(path=path, columns=options.get("columns"), file_format=options.get("file_format"),
+                                  level=level, binarize_at=binarize_at, repeats=repeats or options.get("repeats", "last"),
+                                  n_boot=n_boot, seed=seed, confidence=confidence, progress=progress)
+
+
+def agreement_report_store(*, result: dict, judgment_set: JudgmentSet, params: dict, created_by=None,
+                           job=None) -> Report:
+    """Report(kind="judgment_set_agreement") with the agreement result and its parameters."""
+    versions = result.get("versions") or report_versions()
+    return Report.objects.create(kind="judgment_set_agreement", dataset_id=judgment_set.dataset_id, job=job,
+                                 title=f"Agreement of {judgment_set.name}",
+                                 params=json_ready({"judgment_set_id": judgment_set.pk, **params}),
+                                 versions=versions, result=result, created_by=created_by)
