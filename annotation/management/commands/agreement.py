@@ -7,8 +7,10 @@ from annotation.analysis.repeats import REPEAT_RULES
 from annotation.formats.errors import ImportRejected
 from annotation.formats.rater_labels import FILE_FORMATS, parse_columns
 from annotation.services.judgment_sets.agreement import (AGREEMENT_FORMATS, LEVELS, AgreementOptionsError,
-                                                 agreement_file_compute)
+                                                         agreement_file_compute)
+from annotation.services.judgment_sets.scoring import agreement_report_store, judgment_set_agreement
 
+from ._judgment_sets import stored_judgment_set
 from ._progress import ConsoleProgress
 
 
@@ -30,11 +32,16 @@ def _interval(pair) -> str:
 class Command(BaseCommand):
     help = ("Inter-rater agreement of a multi-rater label file, as a pool's agreement report computes it: percent "
             "agreement, Krippendorff's alpha with a bootstrap interval, per rater. One rater's repeated labels of "
-            "a unit are resolved by --repeats and counted. Nothing is stored.")
+            "a unit are resolved by --repeats and counted. Reads a file (--judgments), or a stored rater_labels "
+            "set (--dataset and --judgment-set); --store keeps the result of a stored set as a report.")
 
     def add_arguments(self, parser):
-        parser.add_argument("--judgments", required=True, type=Path, metavar="FILE", help="The label file.")
-        parser.add_argument("--judgments-format", required=True, choices=AGREEMENT_FORMATS,
+        parser.add_argument("--judgments", type=Path, metavar="FILE", help="The label file.")
+        parser.add_argument("--dataset", help="With --judgment-set: a stored rater_labels set of this dataset.")
+        parser.add_argument("--judgment-set", metavar="NAME", help="A stored set, read with the options it was "
+                                                                   "imported with (columns, repeat rule).")
+        parser.add_argument("--store", action="store_true", help="Keep the result of a stored set as a report.")
+        parser.add_argument("--judgments-format", choices=AGREEMENT_FORMATS,
                             help="rater_labels: CSV or JSON Lines, one row per label, columns query,item,rater,"
                                  "value[,time] (or unit instead of query,item).")
         parser.add_argument("--columns", default="", metavar="NAME=COLUMN,...",
@@ -46,25 +53,44 @@ class Command(BaseCommand):
                             help="Krippendorff's level of measurement (default nominal).")
         parser.add_argument("--binarize-at", type=float, metavar="V",
                             help="Numeric values >= V count as 1, the others as 0.")
-        parser.add_argument("--repeats", choices=REPEAT_RULES, default="last",
-                            help="One rater's repeated labels of a unit: keep the last (default; by the time column "
-                                 "when there is one, else file order), the first, or all.")
+        parser.add_argument("--repeats", choices=REPEAT_RULES, default=None,
+                            help="One rater's repeated labels of a unit: keep the last (default for a file; by the "
+                                 "time column when there is one, else file order), the first, or all. A stored set "
+                                 "uses the rule it was imported with unless this is given.")
         parser.add_argument("--n-boot", type=int, default=1000, help="Bootstrap replicates (default 1000; 0: none).")
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--confidence", type=float, default=0.95)
         parser.add_argument("--json", action="store_true", help="Print the result as JSON.")
 
     def handle(self, *args, **opts):
-        path: Path = opts["judgments"]
-        if not path.is_file():
-            raise CommandError(f"{path}: no such file")
+        stored = stored_judgment_set(opts)
+        if stored is None and opts["store"]:
+            raise CommandError("--store keeps the result of a stored set: use --dataset and --judgment-set")
+        if stored is None:
+            path: Path = opts["judgments"]
+            if not opts["judgments_format"]:
+                raise CommandError("--judgments-format is required with --judgments")
+            if not path.is_file():
+                raise CommandError(f"{path}: no such file")
+        elif opts["judgments_format"] or opts["columns"] or opts["file_format"]:
+            raise CommandError("a stored set is read as it was imported: drop --judgments-format, --columns and "
+                               "--file-format")
         try:
-            columns = parse_columns(opts["columns"])
-            result = agreement_file_compute(
-                path=path, judgments_format=opts["judgments_format"], columns=columns,
-                file_format=opts["file_format"], level=opts["level"], binarize_at=opts["binarize_at"],
-                repeats=opts["repeats"], n_boot=opts["n_boot"], seed=opts["seed"], confidence=opts["confidence"],
-                progress=ConsoleProgress(f"reading {path.name}"))
+            common = dict(level=opts["level"], binarize_at=opts["binarize_at"], n_boot=opts["n_boot"],
+                          seed=opts["seed"], confidence=opts["confidence"])
+            if stored is None:
+                result = agreement_file_compute(
+                    path=path, judgments_format=opts["judgments_format"], columns=parse_columns(opts["columns"]),
+                    file_format=opts["file_format"], repeats=opts["repeats"] or "last",
+                    progress=ConsoleProgress(f"reading {path.name}"), **common)
+            else:
+                result = judgment_set_agreement(judgment_set=stored, repeats=opts["repeats"],
+                                                progress=ConsoleProgress(f"reading {stored.name}"), **common)
+                if opts["store"]:
+                    report = agreement_report_store(result=result, judgment_set=stored, params={
+                        "level": opts["level"], "binarize_at": opts["binarize_at"], "repeats": result["repeats"],
+                        "n_boot": opts["n_boot"], "seed": opts["seed"], "confidence": opts["confidence"]})
+                    self.stderr.write(f"stored as report {report.pk}")
         except ImportRejected as exc:
             raise CommandError(_refusal(exc)) from exc
         except (AgreementOptionsError, ValueError) as exc:

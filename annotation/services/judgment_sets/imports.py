@@ -46,6 +46,7 @@ from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 
 from annotation.formats.errors import FileIssue, ImportRejected, IssueCollector
+from annotation.analysis.repeats import REPEAT_RULES
 from annotation.formats import moment_files, rater_labels
 from annotation.formats.fire_json import FireJsonReader
 from annotation.formats.qrels import NOT_JUDGED, read_qrels
@@ -61,7 +62,6 @@ JUDGMENT_FORMATS = tuple(f for f in JudgmentSet.Format.values if f != JudgmentSe
 #: Formats whose records are verdicts on caption–clip pairs, so the set can seed pools.
 VERDICT_FORMATS = (JudgmentSet.Format.QRELS, JudgmentSet.Format.SAMPLE_EVAL, JudgmentSet.Format.FIRE_JSON)
 MOMENT_FORMATS = (JudgmentSet.Format.QVHIGHLIGHTS, JudgmentSet.Format.TVR, JudgmentSet.Format.DIDEMO)
-REPEAT_RULES = ("last", "first", "all")
 BATCH = 5000
 _LABEL_CODES = {ImportedJudgment.Label.RELEVANT: 0, ImportedJudgment.Label.NOT_RELEVANT: 1,
                 ImportedJudgment.Label.DISAGREEMENT: 2}
