@@ -29,12 +29,45 @@ Reproducibility: the sample of a (query, stratum) is drawn by a NumPy Generator 
 ``(seed, stratum index, SHA-256 of the query id)`` from the stratum's documents in a canonical order
 (best rank, then doc id). So the same inputs and seed give the same sample whatever order runs and
 queries arrive in, and adding a query does not reshuffle the samples of the others.
+
+Documents already judged (imported judgments)
+---------------------------------------------
+A pool may be built over documents whose judgment is already known, e.g. a benchmark's published
+qrels covering the runs' top ranks (``judged`` in :func:`build_sampled_pool`). Such a document is
+not drawn and not queued: it is **judged with certainty**, inclusion probability ``pi = 1``. Each
+stratum ``s`` of a query is split, before anything is drawn, into a *census* part ``C_s`` (the
+documents already judged) and an *open* part ``U_s`` (the rest); the sample is drawn from ``U_s``
+alone, ``n_s = ceil(rate * |U_s|)`` documents (the rate applies to what still needs judging), each
+with ``pi = n_s / |U_s|``. Because the split is fixed before the draw, this is an ordinary
+stratified design with one more stratum per stratum, and it stays valid whatever decided which
+documents were judged before (even a file listing only relevant ones): the open part is still a
+simple random sample of what is not known.
+
+The estimators must then weight each judged document by its own inclusion probability
+(Horvitz-Thompson), not by its rank stratum's share. With ``J`` the judged documents of a query and
+``pi_d`` as above, the estimated number of relevant documents in the pool is
+
+    R_hat = sum over relevant d in J of 1 / pi_d  =  |relevant in C|  +  sum_s r_s * |U_s| / n_s
+
+and xinfAP (:mod:`annotation.analysis.infap`) is
+
+    xinfAP = (1 / R_hat) * sum over relevant d in J retrieved at rank k of  P_hat@k / pi_d,
+    P_hat@k = (1 + sum over cells c of D_c * (q_c + eps) / (m_c + 3 eps)) / k,
+
+where the cells ``c`` are the strata's census and open parts (``D_c`` pooled documents of cell
+``c`` above rank ``k``, ``m_c`` judged, ``q_c`` judged relevant). A census cell has
+``m_c = D_c``: its precision is exact, not estimated. This is sample_eval's formula over the
+finer strata, so :func:`cell_label` gives every document the stratum label that xinfAP groups by:
+the rank stratum, or ``"<stratum>:certain"`` for a document with ``pi = 1`` in a stratum sampled
+at a rate below 1. (An open document may also have ``pi = 1``, when ``n_s = |U_s|``; sharing the
+census cell changes nothing, as both are fully judged.) Without judged documents every label is
+the plain stratum and the estimates are exactly those of a pool built without them.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -51,6 +84,7 @@ __all__ = [
     "sample_size",
     "draw_sample",
     "build_sampled_pool",
+    "cell_label",
 ]
 
 Stratum = tuple[int, int, float]
@@ -150,23 +184,27 @@ def draw_sample(
     rng: np.random.Generator | Sequence[np.random.Generator],
     *,
     size_rule: SizeRule = "ceil",
+    census: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Sample documents of one query: returns ``(sampled mask, inclusion probability)`` per doc.
 
     ``stratum`` holds each pooled document's stratum index (shape ``(n_docs,)``), ``rates`` one rate
     per stratum. ``rng`` is one Generator for all strata (fast path for simulations) or one per
     stratum (what :func:`build_sampled_pool` passes, for order-independent reproducibility).
+    ``census`` (bool per doc) marks documents already judged: they count as sampled with
+    probability 1 and the draw covers the others only (module docstring).
     """
     stratum = np.asarray(stratum)
     n_strata = len(rates)
-    sizes = np.bincount(stratum, minlength=n_strata)
+    known = np.zeros(stratum.shape[0], dtype=bool) if census is None else np.asarray(census, dtype=bool)
+    sizes = np.bincount(stratum[~known], minlength=n_strata)
     n = sample_sizes(sizes, np.asarray(rates), size_rule)
-    sampled = np.zeros(stratum.shape[0], dtype=bool)
-    inclusion = np.zeros(stratum.shape[0], dtype=float)
+    sampled = known.copy()
+    inclusion = known.astype(float)
     for s in range(n_strata):
         if sizes[s] == 0:
             continue
-        members = np.flatnonzero(stratum == s)
+        members = np.flatnonzero((stratum == s) & ~known)
         g = rng if isinstance(rng, np.random.Generator) else rng[s]
         if n[s] == sizes[s]:
             sampled[members] = True  # full judgment: no randomness needed
@@ -191,9 +229,10 @@ class PooledDocument:
     doc: str
     stratum: int  # index into ``SampledPool.strata``
     best_rank: int
-    sampled: bool  # True: to be judged
+    sampled: bool  # True: judged (queued for raters, or already judged when ``census``)
     inclusion_probability: float
     proposed_by: tuple[tuple[str, int], ...]  # (run, rank), sorted by run
+    census: bool = False  # already judged before the draw: not queued, inclusion probability 1
 
 
 @dataclass
@@ -206,6 +245,11 @@ class SampledPool:
     queries: dict[str, QueryPool]
     sampled: dict[str, np.ndarray] = field(default_factory=dict)
     inclusion: dict[str, np.ndarray] = field(default_factory=dict)
+    census: dict[str, np.ndarray] = field(default_factory=dict)  # already judged; empty: none
+
+    def _census(self, q: str) -> np.ndarray:
+        known = self.census.get(q)
+        return np.zeros(len(self.queries[q].docs), dtype=bool) if known is None else known
 
     @property
     def full_pool_size(self) -> int:
@@ -214,8 +258,13 @@ class SampledPool:
 
     @property
     def judged_count(self) -> int:
-        """Judgments this sampled pool asks for."""
-        return int(sum(int(m.sum()) for m in self.sampled.values()))
+        """Judgments this sampled pool asks for (documents already judged are not asked again)."""
+        return int(sum(int((m & ~self._census(q)).sum()) for q, m in self.sampled.items()))
+
+    @property
+    def census_count(self) -> int:
+        """Pooled documents that were already judged, taken with inclusion probability 1."""
+        return int(sum(int(self._census(q).sum()) for q in self.queries))
 
     @property
     def judgments_saved(self) -> int:
@@ -226,27 +275,30 @@ class SampledPool:
         return self.judgments_saved / self.full_pool_size if self.full_pool_size else 0.0
 
     def stratum_summary(self) -> list[dict[str, float | int]]:
-        """Per stratum, summed over queries: bounds, nominal rate, pooled and judged counts."""
+        """Per stratum, summed over queries: bounds, nominal rate, pooled counts, documents already
+        judged (census), documents drawn to be judged, and the drawn share of the rest."""
         out = []
         for s, (lo, hi, rate) in enumerate(self.strata):
             pooled = sum(int((p.stratum == s).sum()) for p in self.queries.values())
-            judged = sum(int((self.sampled[q] & (p.stratum == s)).sum())
+            census = sum(int((self._census(q) & (p.stratum == s)).sum()) for q, p in self.queries.items())
+            judged = sum(int((self.sampled[q] & ~self._census(q) & (p.stratum == s)).sum())
                          for q, p in self.queries.items())
-            out.append({"stratum": s, "lo": lo, "hi": hi, "rate": rate, "pooled": pooled,
-                        "judged": judged, "realized_rate": judged / pooled if pooled else 0.0})
+            open_ = pooled - census
+            out.append({"stratum": s, "lo": lo, "hi": hi, "rate": rate, "pooled": pooled, "census": census,
+                        "judged": judged, "realized_rate": judged / open_ if open_ else 0.0})
         return out
 
     def documents(self) -> Iterator[PooledDocument]:
         """Every pooled document, query by query, in canonical order."""
         for q, p in self.queries.items():
-            sampled, incl = self.sampled[q], self.inclusion[q]
+            sampled, incl, known = self.sampled[q], self.inclusion[q], self._census(q)
             for i, doc in enumerate(p.docs):
                 yield PooledDocument(q, doc, int(p.stratum[i]), int(p.best_rank[i]),
-                                     bool(sampled[i]), float(incl[i]), p.provenance[i])
+                                     bool(sampled[i]), float(incl[i]), p.provenance[i], bool(known[i]))
 
     def to_judge(self) -> dict[str, list[str]]:
-        """Docs to send to raters, per query."""
-        return {q: [d for d, m in zip(p.docs, self.sampled[q]) if m]
+        """Docs to send to raters, per query (documents already judged are not sent)."""
+        return {q: [d for d, m in zip(p.docs, self.sampled[q] & ~self._census(q)) if m]
                 for q, p in self.queries.items()}
 
     def _judgment(self, judgments: Mapping[str, Mapping[str, int]], q: str, doc: str,
@@ -266,7 +318,9 @@ class SampledPool:
     ) -> dict[str, dict[str, int]]:
         """Qrels for trec_eval's infAP: sampled docs get their judgment, the rest -1.
 
-        ``judgments[q][doc]`` = relevance (>= 1 relevant, 0 not) of sampled docs. With
+        ``judgments[q][doc]`` = relevance (>= 1 relevant, 0 not) of sampled docs, those already
+        judged (census) included. trec_eval's infAP assumes one uniform sample, which a pool
+        with census documents is not: score such a pool with :meth:`stratified_qrels`. With
         ``missing="unjudged"`` a sampled doc without a judgment yet is written as -1: the
         estimators then see a smaller random sample, which stays unbiased if labels arrive in an
         order unrelated to relevance.
@@ -284,10 +338,22 @@ class SampledPool:
         *,
         missing: Literal["error", "unjudged"] = "error",
     ) -> dict[str, dict[str, tuple[int, int]]]:
-        """Qrels for xinfAP (sample_eval's 5-column form): ``{q: {doc: (stratum, relevance)}}``."""
+        """Qrels for xinfAP (sample_eval's 5-column form): ``{q: {doc: (cell, relevance)}}``, the
+        cell being :func:`cell_label` (the plain stratum index unless documents have ``pi = 1`` in
+        a stratum sampled at a rate below 1)."""
         flat = self.trec_qrels(judgments, missing=missing)
-        return {q: {d: (int(p.stratum[i]), flat[q][d]) for i, d in enumerate(p.docs)}
+        rates = [rate for _, _, rate in self.strata]
+        return {q: {d: (cell_label(int(p.stratum[i]), rates[int(p.stratum[i])], float(self.inclusion[q][i])),
+                        flat[q][d]) for i, d in enumerate(p.docs)}
                 for q, p in self.queries.items()}
+
+
+def cell_label(stratum: int, rate: float, inclusion_probability: float) -> int | str:
+    """The stratum label xinfAP groups a document by (module docstring): documents judged for
+    certain (``pi = 1``) in a stratum sampled below rate 1 form a cell of their own."""
+    if inclusion_probability >= 1.0 and rate < 1.0:
+        return f"{stratum}:certain"
+    return stratum
 
 
 def build_sampled_pool(
@@ -296,18 +362,26 @@ def build_sampled_pool(
     *,
     seed: int,
     size_rule: SizeRule = "ceil",
+    judged: Mapping[str, Collection[str]] | None = None,
 ) -> SampledPool:
     """Pool ``runs[run][query] = [doc ids in rank order]`` and sample it per stratum.
 
-    See the module docstring for the stratum of a document, the sample size and the seeding.
+    ``judged[query]``: documents whose judgment is already known (imported); pooled ones are taken
+    with inclusion probability 1 and the rest is sampled (module docstring). Documents of
+    ``judged`` that no run pooled are ignored. See the module docstring for the stratum of a
+    document, the sample size and the seeding.
     """
     strata = validate_strata(strata)
     rates = np.array([r for _, _, r in strata])
     pools = assign_strata(runs, strata)
     pool = SampledPool(strata=strata, seed=int(seed), size_rule=size_rule, queries=pools)
     for q, p in pools.items():
+        known = judged.get(q, ()) if judged else ()
+        census = np.fromiter((d in known for d in p.docs), dtype=bool, count=len(p.docs)) if known else None
         pool.sampled[q], pool.inclusion[q] = draw_sample(
-            p.stratum, rates, _query_rngs(int(seed), q, len(strata)), size_rule=size_rule)
+            p.stratum, rates, _query_rngs(int(seed), q, len(strata)), size_rule=size_rule, census=census)
+        if census is not None:
+            pool.census[q] = census
     return pool
 
 

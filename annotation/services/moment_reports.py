@@ -13,9 +13,12 @@ Inferred AP (kind "infap"): per run and caption, from a sampled pool's judgments
 document counts as judged once its pair is resolved (the caption's original positive counts as
 relevant whatever raters say, FIRE's convention); sampled documents still waiting for labels count
 as unjudged, which leaves the estimate unbiased as long as labels do not arrive in an order that
-depends on relevance. The stratified estimator xinfAP is reported for every design; trec_eval's
-infAP (ir_measures) only when every stratum has the same rate, because it assumes one uniform
-sample and is biased on stratified pools.
+depends on relevance. Pairs resolved from imported judgments when the pool was built are judged
+with certainty (inclusion probability 1): each document is weighted by its own stored inclusion
+probability, through the cells of annotation.analysis.sampled_pools.cell_label (formulas there).
+The stratified estimator xinfAP is reported for every design; trec_eval's infAP (ir_measures)
+only when every stratum has the same rate and no pair came from imports, because it assumes one
+uniform sample and is biased on stratified pools.
 """
 from __future__ import annotations
 
@@ -27,6 +30,7 @@ from django.db import transaction
 from annotation.analysis.infap import infap_trec_eval_runs, xinfap_runs
 from annotation.analysis.moments import MomentGroup, moment_recall_table, positive_moments_from_labels
 from annotation.analysis.query_chart import per_query_summary, query_sort_key
+from annotation.analysis.sampled_pools import cell_label
 from annotation.models import (Caption, Clip, Job, MomentPoolDesign, Pool, PooledPair, PoolRun, Prediction, Report, Run,
                                SampledDocument, SampledPoolDesign)
 from annotation.services.jobs import job_create, job_enqueue, task_names
@@ -139,27 +143,39 @@ def moment_metrics_report_start(*, pool: Pool, run_ids: list[int] | None, ks: li
 
 # --- inferred AP ------------------------------------------------------------------------------
 
+_STILL_OPEN = (PooledPair.State.OPEN, PooledPair.State.ADJUDICATION)
+_DECIDED = (PooledPair.State.RESOLVED, PooledPair.State.DISAGREEMENT)
+
+
 def _sampled_qrels(pool: Pool, design: SampledPoolDesign, caption_ext: dict[int, str]
-                   ) -> tuple[dict[str, dict[str, tuple[int, int]]], list[dict]]:
-    """Stratified qrels {caption external id: {clip pk: (stratum, relevance)}} with relevance -1
-    for documents not (yet) judged, and per stratum the pooled, sampled, judged, relevant counts."""
-    strata = [{"stratum": s, "lo": lo, "hi": hi, "rate": rate, "pooled": 0, "sampled": 0, "judged": 0, "relevant": 0}
-              for s, (lo, hi, rate) in enumerate(design.strata)]
-    qrels: dict[str, dict[str, tuple[int, int]]] = defaultdict(dict)
+                   ) -> tuple[dict[str, dict[str, tuple[int | str, int]]], list[dict]]:
+    """Stratified qrels {caption external id: {clip pk: (cell, relevance)}} with relevance -1
+    for documents not (yet) judged, and per stratum the pooled, sampled, from-imports, judged,
+    relevant and waiting counts. The cell is the stratum, split by inclusion probability
+    (`cell_label`), so pairs judged for certain are weighted 1 and the drawn ones by their share."""
+    strata = [{"stratum": s, "lo": lo, "hi": hi, "rate": rate, "pooled": 0, "sampled": 0, "from_imports": 0, "judged": 0,
+               "relevant": 0, "waiting": 0} for s, (lo, hi, rate) in enumerate(design.strata)]
+    qrels: dict[str, dict[str, tuple[int | str, int]]] = defaultdict(dict)
     rows = SampledDocument.objects.filter(pool=pool).values_list(
-        "caption_id", "clip_id", "stratum", "sampled", "pair__state", "pair__resolved_label", "pair__is_original_positive")
-    for caption, clip, stratum, sampled, state, label, original in rows.iterator(chunk_size=CHUNK):
+        "caption_id", "clip_id", "stratum", "sampled", "inclusion_probability", "pair__state", "pair__resolved_label",
+        "pair__is_original_positive", "pair__vote_count", "pair__resolved_by_admin")
+    for caption, clip, stratum, sampled, inclusion, state, label, original, votes, by_admin in rows.iterator(
+            chunk_size=CHUNK):
         relevance = -1
         if sampled and original:
             relevance = 1
         elif sampled and state == PooledPair.State.RESOLVED:
             relevance = int(label == PooledPair.Answer.RELEVANT)
-        qrels[caption_ext[caption]][str(clip)] = (stratum, relevance)
+        rate = design.strata[stratum][2]
+        qrels[caption_ext[caption]][str(clip)] = (cell_label(stratum, rate, inclusion), relevance)
         counts = strata[stratum]
         counts["pooled"] += 1
         counts["sampled"] += sampled
+        # Decided with no vote and not by an admin: the verdict came from imported judgments (services/pools.py).
+        counts["from_imports"] += bool(sampled and state in _DECIDED and not votes and not by_admin)
         counts["judged"] += relevance >= 0
         counts["relevant"] += relevance >= 1
+        counts["waiting"] += bool(sampled and relevance < 0 and state in _STILL_OPEN)
     return dict(qrels), strata
 
 
@@ -177,7 +193,9 @@ def infap_report_create(*, pool: Pool, run_ids: Sequence[int] | None = None, cre
     for run, caption, clip in rows.iterator(chunk_size=CHUNK):
         ranked[name_of[run]][caption_ext[caption]].append(str(clip))
 
-    uniform = len({rate for _, _, rate in design.strata}) == 1
+    from_imports = sum(s["from_imports"] for s in strata)
+    # Pairs taken from imports with probability 1 beside a sample at rate < 1 make the design stratified.
+    uniform = len({rate for _, _, rate in design.strata}) == 1 and (not from_imports or design.strata[0][2] == 1)
     scores = {"xinfAP": xinfap_runs(ranked, qrels)}
     if uniform:
         flat = {q: {d: relevance for d, (_, relevance) in judged.items()} for q, judged in qrels.items()}
@@ -185,13 +203,15 @@ def infap_report_create(*, pool: Pool, run_ids: Sequence[int] | None = None, cre
     measure = "infAP" if uniform else "xinfAP"
     queries = sorted(qrels, key=query_sort_key)
     judged = sum(s["judged"] for s in strata)
+    waiting = sum(s["waiting"] for s in strata)
     result = {
         "measure": measure,
         "measures": list(scores),
         "uniform_sample": uniform,
         "strata": strata,
-        "judgments": {"full_pool_size": design.full_pool_size, "sampled": design.sampled_count, "judged": judged,
-                      "waiting": design.sampled_count - judged, "saved": design.judgments_saved,
+        "judgments": {"full_pool_size": design.full_pool_size, "sampled": design.sampled_count,
+                      "from_imports": from_imports, "judged": judged, "waiting": waiting, "final": waiting == 0,
+                      "saved": design.judgments_saved,
                       "saved_fraction": design.judgments_saved / design.full_pool_size if design.full_pool_size else 0.0},
         "queries": queries,
         "runs": [{"run_id": run.pk, "run": run.name,
@@ -204,7 +224,10 @@ def infap_report_create(*, pool: Pool, run_ids: Sequence[int] | None = None, cre
                                    for q, s in summary.items()}
     params = {"pool_id": pool.pk, "run_ids": [run.pk for run in runs], "strata": design.strata, "seed": pool.seed,
               "size_rule": design.size_rule,
-              "judged": "sampled pairs resolved by raters; a caption's original positive counts as relevant"}
+              "judged": "sampled pairs resolved by raters, and pairs resolved from imported judgments (inclusion "
+                        "probability 1); a caption's original positive counts as relevant",
+              "weights": "Horvitz-Thompson: each judged pair by its own inclusion probability (strata split into cells "
+                         "of pairs judged for certain and pairs drawn; annotation/analysis/sampled_pools.py)"}
     return Report.objects.create(kind=INFAP, dataset_id=pool.dataset_id, pool=pool, title=f"Inferred AP: {pool.name}",
                                  params=params, versions=report_versions(), result=result,
                                  job=job, created_by=created_by)

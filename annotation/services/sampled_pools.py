@@ -9,6 +9,16 @@ give the same sample in any database and whatever order the runs are listed in.
 Only the sampled documents become PooledPairs (the rater queue never sees the others); every
 pooled document, sampled or not, is kept as a SampledDocument with its stratum and inclusion
 probability, because the infAP estimators need the unjudged part of the pool too.
+
+Imported judgments (the dataset's ImportedJudgment rows, from judgment sets that seed pools) are
+taken as they are in ordinary pools: a pooled pair they cover is not queued but resolved from the
+imported verdict (services/pools.py `_apply_imported_judgments`; a published disagreement becomes
+a disagreement pair). For the estimates such a pair is judged with certainty: it is kept as a
+sampled document with inclusion probability 1, and the stratum's sample is drawn from the pairs
+not covered, at the stratum's rate (annotation.analysis.sampled_pools explains the census/open
+split and gives the Horvitz-Thompson formulas of R_hat and xinfAP). The design's sampled_count is
+what raters are asked to judge; pairs covered by imports count as judgments saved. A pool whose
+pooled pairs are all covered queues nothing, and its infAP report is final at once.
 """
 from __future__ import annotations
 
@@ -19,9 +29,10 @@ from django.db import transaction
 from annotation.analysis.sampled_pools import PooledDocument, build_sampled_pool, validate_strata
 from annotation.models import (Caption, Clip, Dataset, Job, PairProvenance, Pool, PooledPair, PoolRun, Prediction, Run,
                                SampledDocument, SampledPoolDesign)
+from annotation.models.reports import ImportedJudgment
 from annotation.services.bulk import rows_insert
 from annotation.services.jobs import job_create, job_enqueue, task_names
-from annotation.services.pools import BATCH, PoolError, needs_second_label, queue_positions
+from annotation.services.pools import BATCH, PoolError, _apply_imported_judgments, needs_second_label, queue_positions
 
 MAX_DEPTH = 1000
 
@@ -69,7 +80,11 @@ def sampled_pool_create(*, dataset: Dataset, name: str, runs: Iterable[Run], str
             .values_list("run_id", "caption_id", "clip_id"))
     for run, caption, clip in rows.iterator(chunk_size=BATCH):
         ranked[str(run)].setdefault(caption_ext[caption], []).append(clip_ext[clip])
-    sample = build_sampled_pool(ranked, [tuple(s) for s in strata], seed=seed)
+    imported: dict[str, set[str]] = {}
+    for caption, clip in ImportedJudgment.objects.filter(dataset=dataset).values_list("caption_id", "clip_id").iterator(
+            chunk_size=BATCH):
+        imported.setdefault(caption_ext[caption], set()).add(clip_ext[clip])
+    sample = build_sampled_pool(ranked, [tuple(s) for s in strata], seed=seed, judged=imported)
     if progress:
         progress(1, 3)
 
@@ -89,6 +104,8 @@ def sampled_pool_create(*, dataset: Dataset, name: str, runs: Iterable[Run], str
     rows_insert(SampledDocument, ["pool", "caption", "clip", "stratum", "best_rank", "sampled", "inclusion_probability", "pair"],
                  ((pool.pk, caption_pk[d.query], clip_pk[d.doc], d.stratum, d.best_rank, d.sampled, d.inclusion_probability,
                    pair_id.get((d.query, d.doc))) for d in documents))
+    # The census pairs take their imported verdicts instead of waiting in the queue.
+    _apply_imported_judgments(pool)
     _record_pool_runs(pool, runs, judged)
     if progress:
         progress(3, 3)
@@ -97,7 +114,8 @@ def sampled_pool_create(*, dataset: Dataset, name: str, runs: Iterable[Run], str
 
 def _insert_pairs(pool: Pool, judged: list[PooledDocument], caption_pk: dict[str, int], clip_pk: dict[str, int]
                   ) -> list[PooledPair]:
-    """The sampled documents as queue pairs, ordered and double-labelled like any pool's pairs."""
+    """The sampled documents as queue pairs, ordered and double-labelled like any pool's pairs
+    (those covered by imported judgments are then resolved from them)."""
     if not judged:
         return []
     caption_keys, clip_keys = [d.query for d in judged], [d.doc for d in judged]

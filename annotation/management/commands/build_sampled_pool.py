@@ -2,6 +2,7 @@ import re
 
 from django.core.management.base import BaseCommand, CommandError
 
+from annotation.models import SampledDocument
 from annotation.services.pools import PoolError
 from annotation.services.sampled_pools import sampled_pool_create
 
@@ -22,7 +23,8 @@ def parse_strata(text: str) -> list[list[float]]:
 
 class Command(BaseCommand):
     help = ("Build a sampled pool of deep runs (TRECVID): every pooled pair gets the stratum of its best rank over the "
-            "runs, and a seeded random share of each stratum is queued for judging.")
+            "runs, and a seeded random share of each stratum is queued for judging. Pairs the dataset's imported "
+            "judgments cover are resolved from them (inclusion probability 1) and the share is drawn from the rest.")
 
     def add_arguments(self, parser):
         add_source_arguments(parser)
@@ -39,7 +41,12 @@ class Command(BaseCommand):
         except PoolError as exc:
             raise CommandError(str(exc)) from exc
         design = pool.sampled_design
+        # Sampled pairs beyond those asked of raters were resolved from imported judgments.
+        imported = SampledDocument.objects.filter(pool=pool, sampled=True).count() - design.sampled_count
         self.stdout.write(self.style.SUCCESS(
             f"built sampled pool '{pool.name}' (id {pool.pk}): {design.sampled_count:,} pairs to judge of "
-            f"{design.full_pool_size:,} pooled, {design.judgments_saved:,} judgments saved "
+            f"{design.full_pool_size:,} pooled"
+            + (f" ({imported:,} already judged by imported judgments, taken with inclusion probability 1)"
+               if imported else "")
+            + f", {design.judgments_saved:,} judgments saved "
             f"({design.judgments_saved / max(design.full_pool_size, 1):.0%})"))
