@@ -5,21 +5,38 @@ from django.core.management.base import BaseCommand, CommandError
 from annotation.analysis.grades import AGGREGATES
 from annotation.analysis.repeats import REPEAT_RULES
 from annotation.formats.errors import ImportRejected
+from annotation.formats.text_lines import file_checksum
+from annotation.models import Run
 from annotation.services.evaluation import (CONVENTIONS, JUDGMENT_FORMATS, RUN_READERS, WRITERS, EvaluationError,
                                             evaluate)
+from annotation.services.judgment_sets.scoring import evaluation_report_store, judgment_set_evaluate
 
+from ._judgment_sets import stored_judgment_set
 from ._progress import rejected_to_command_error
 
 
 class Command(BaseCommand):
     help = ("Score run files against a judgments file as the official tools do (trec_eval for TREC qrels, "
             "NIST's sample_eval.pl for TRECVID stratified qrels, Moment-DETR's and TVRetrieval's "
-            "standalone_eval for QVHighlights and TVR moments). Nothing is stored.")
+            "standalone_eval for QVHighlights and TVR moments). Judgments come from a file (--judgments, "
+            "--judgments-format) or a stored set (--dataset, --judgment-set); runs from files or, with a stored "
+            "set, stored runs (--run). Nothing is stored unless --store.")
 
     def add_arguments(self, parser):
-        parser.add_argument("runs", nargs="+", type=Path, metavar="RUN")
-        parser.add_argument("--judgments", required=True, type=Path, metavar="FILE")
-        parser.add_argument("--judgments-format", required=True, choices=list(JUDGMENT_FORMATS))
+        parser.add_argument("runs", nargs="*", type=Path, metavar="RUN")
+        parser.add_argument("--judgments", type=Path, metavar="FILE")
+        parser.add_argument("--judgments-format", choices=list(JUDGMENT_FORMATS))
+        parser.add_argument("--dataset", help="With --judgment-set: score against a stored set of this dataset.")
+        parser.add_argument("--judgment-set", metavar="NAME",
+                            help="A stored judgment set, read with the options it was imported with.")
+        parser.add_argument("--run", action="append", default=[], metavar="NAME", dest="stored_runs",
+                            help="A stored run of the dataset (repeat for several); with --judgment-set.")
+        parser.add_argument("--with-originals", action="store_true",
+                            help="With --judgment-set: the dataset's original positives stay relevant and FIRE's "
+                                 "A (B + C) is added (qrels, fire_json, rater_labels sets).")
+        parser.add_argument("--store", action="store_true",
+                            help="With --judgment-set: keep the result as a report (parameters, run checksums, "
+                                 "library versions).")
         parser.add_argument("--run-format", choices=list(RUN_READERS),
                             help="Default: trec, or the judgments' own format for a moment benchmark.")
         parser.add_argument("--conventions", choices=list(CONVENTIONS),
@@ -46,17 +63,54 @@ class Command(BaseCommand):
                                  "TVR-Ranking's rule), median or majority, rounded half up to a whole grade.")
 
     def handle(self, *args, **opts):
-        for path in [opts["judgments"], *opts["runs"]]:
+        judgment_set = stored_judgment_set(opts)
+        if judgment_set is None:
+            for flag in ("stored_runs", "with_originals", "store"):
+                if opts[flag]:
+                    raise CommandError(f"--{flag.replace('stored_runs', 'run').replace('_', '-')} needs a stored set: "
+                                       f"--dataset D --judgment-set NAME")
+            if not opts["judgments_format"]:
+                raise CommandError("--judgments-format is required with --judgments")
+        elif opts["judgments_format"] or opts["columns"]:
+            raise CommandError("a stored set is read as it was imported: drop --judgments-format and --columns")
+        if not opts["runs"] and not opts["stored_runs"]:
+            raise CommandError("name at least one run: a file, or --run NAME for a stored run")
+        for path in [*([opts["judgments"]] if judgment_set is None else []), *opts["runs"]]:
             if not path.is_file():
                 raise CommandError(f"{path}: no such file")
+        options = {k: opts[k] for k in ("queries", "originals", "columns", "repeats", "aggregate")}
         try:
-            result = evaluate(opts["runs"], opts["judgments"], opts["judgments_format"],
-                              conventions=opts["conventions"], measures=opts["measures"],
-                              run_format=opts["run_format"], output=opts["output"],
-                              judgments_options={k: opts[k] for k in ("queries", "originals", "columns", "repeats",
-                                                                      "aggregate")})
+            if judgment_set is None:
+                result = evaluate(opts["runs"], opts["judgments"], opts["judgments_format"],
+                                  conventions=opts["conventions"], measures=opts["measures"],
+                                  run_format=opts["run_format"], output=opts["output"], judgments_options=options)
+            else:
+                runs = self._stored_runs(judgment_set, opts["stored_runs"])
+                result = judgment_set_evaluate(judgment_set=judgment_set, run_paths=opts["runs"], runs=runs,
+                                               conventions=opts["conventions"], measures=opts["measures"],
+                                               run_format=opts["run_format"], output=opts["output"],
+                                               with_originals=opts["with_originals"], judgments_options=options)
+                if opts["store"]:
+                    report = evaluation_report_store(evaluation=result, judgment_set=judgment_set, params={
+                        "judgment_set_id": judgment_set.pk, "conventions": result.conventions.name,
+                        "measures": opts["measures"], "with_originals": opts["with_originals"],
+                        "runs": [{"id": r.pk, "name": r.name, "checksum": r.checksum} for r in runs]
+                        + [{"file": p.name, "checksum": file_checksum(p)} for p in opts["runs"]]})
+                    self.stderr.write(f"stored as report {report.pk}")
         except ImportRejected as exc:
             raise rejected_to_command_error(exc) from exc
         except EvaluationError as exc:
             raise CommandError(str(exc)) from exc
         result.write(opts["output"], self.stdout)
+
+    @staticmethod
+    def _stored_runs(judgment_set, names: list[str]) -> list[Run]:
+        runs = []
+        for name in names:
+            run = Run.objects.filter(dataset_id=judgment_set.dataset_id, name=name).first()
+            if run is None:
+                known = ", ".join(Run.objects.filter(dataset_id=judgment_set.dataset_id)
+                                  .values_list("name", flat=True)[:20]) or "none"
+                raise CommandError(f"no run '{name}' in '{judgment_set.dataset.name}' (runs: {known})")
+            runs.append(run)
+        return runs

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from django.db import transaction
 
-from annotation.models import Prediction, Run
+from annotation.models import Caption, Prediction, Run
 from annotation.models.reports import JudgmentSet, Report
 from annotation.services.evaluation import Evaluation, EvaluationError, evaluate
 from annotation.services.evaluation.writers import as_json
@@ -29,6 +29,8 @@ from .storage import judgment_file_path
 _READ_AS = {JudgmentSet.Format.POOL: JudgmentSet.Format.QRELS}
 #: Reading options a stored set keeps that the format's reader takes (the others describe the import).
 _READ_OPTIONS = ("columns", "repeats", "file_format")
+#: Formats whose reader takes the benchmark's original positives.
+_TAKES_ORIGINALS = (JudgmentSet.Format.QRELS, JudgmentSet.Format.FIRE_JSON, JudgmentSet.Format.RATER_LABELS)
 
 
 def judgment_set_reading(judgment_set: JudgmentSet) -> tuple[Path, str, dict]:
@@ -59,10 +61,33 @@ def _write_stored_run(run: Run, folder: Path) -> Path:
     return path
 
 
+def _write_dataset_tables(judgment_set: JudgmentSet, fmt: str, folder: Path, with_originals: bool) -> dict:
+    options: dict = {}
+    captions = Caption.objects.filter(dataset_id=judgment_set.dataset_id).order_by("pk")
+    if fmt == JudgmentSet.Format.FIRE_JSON:
+        path = folder / "queries.tsv"
+        with path.open("w") as out:
+            for external_id, text in captions.values_list("external_id", "text").iterator(chunk_size=20_000):
+                out.write(f"{external_id}\t{' '.join(text.split())}\n")
+        options["queries"] = path
+    if with_originals:
+        if fmt not in _TAKES_ORIGINALS:
+            raise EvaluationError(f"original positives apply to qrels, FIRE and rater_labels sets, not {fmt}")
+        path = folder / "originals.qrels"
+        rows = captions.filter(original_clip__isnull=False).values_list("external_id", "original_clip__external_id")
+        with path.open("w") as out:
+            for caption, clip in rows.iterator(chunk_size=20_000):
+                out.write(f"{caption} 0 {clip} 1\n")
+        options["originals"] = path
+    return options
+
+
 def judgment_set_evaluate(*, judgment_set: JudgmentSet, run_paths: Sequence[Path] = (), runs: Sequence[Run] = (),
                           conventions: str | None = None, measures: Sequence[str] | None = None,
-                          run_format: str | None = None, output: str | None = None) -> Evaluation:
-    """Scores run files and stored runs of the set's dataset against the stored set."""
+                          run_format: str | None = None, output: str | None = None, with_originals: bool = False,
+                          judgments_options: dict | None = None) -> Evaluation:
+    """Scores run files and stored runs of the set's dataset against the stored set.
+    `judgments_options` adds reader options the set does not store (e.g. rater_labels' aggregate)."""
     if not run_paths and not runs:
         raise EvaluationError("name at least one run: a file, or --run NAME for a stored run")
     foreign = [run.name for run in runs if run.dataset_id != judgment_set.dataset_id]
@@ -71,8 +96,10 @@ def judgment_set_evaluate(*, judgment_set: JudgmentSet, run_paths: Sequence[Path
     path, fmt, options = judgment_set_reading(judgment_set)
     with tempfile.TemporaryDirectory(prefix="rejudge-evaluate-") as folder:
         stored = [_write_stored_run(run, Path(folder)) for run in runs]
+        options |= _write_dataset_tables(judgment_set, judgment_set.source_format, Path(folder), with_originals)
+        options |= {k: v for k, v in (judgments_options or {}).items() if v is not None}
         return evaluate([*map(Path, run_paths), *stored], path, fmt, conventions=conventions, measures=measures,
-                        run_format=run_format, output=output, **options)
+                        run_format=run_format, output=output, judgments_options=options)
 
 
 def evaluation_report_store(*, evaluation: Evaluation, judgment_set: JudgmentSet, params: dict, created_by=None,
