@@ -18,6 +18,15 @@ most all but the non-relevant pairs seen. Wilson rather than Wald because propor
 negatives are often small and Wald collapses to [p, p] at 0 successes; rather than a bootstrap
 because it is exact to compute and behaves well at small domain sizes (coverage tested by
 simulation).
+
+Pairs already judged (imported judgments resolved them when the pool was built) are a census:
+each is in the estimate with inclusion probability 1, so it is counted, not estimated, and the
+proportion is estimated over the other pairs only (the sample must be drawn from those: a census
+pair taken into the sample would stand for pairs it was not drawn among). With, in a domain,
+``K`` relevant pairs among the census and ``M`` pairs left to estimate of which the sample gives
+the share ``p``, the domain's relevant non-original pairs are ``K + M p`` (Horvitz-Thompson with
+weights 1 and ``M / n``); the interval of ``p`` maps the same way. Without a census this is the
+estimator above.
 """
 
 from __future__ import annotations
@@ -160,6 +169,8 @@ def estimate_run_precision(
     sample_relevant: ArrayLike,
     run_names: list[str] | None = None,
     confidence: float = 0.95,
+    census: ArrayLike | None = None,
+    census_relevant: ArrayLike | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Per run: share of its top-k pool pairs that are relevant, and its false negatives.
 
@@ -170,27 +181,41 @@ def estimate_run_precision(
     non-original pairs, and the interval maps p_r's Wilson-FPC interval the same way. This is
     the mean precision@k over captions when every caption has k pool pairs in the run (pools are
     built from top-k lists, so normally yes). ``false_negatives`` is M_r * p_r with its interval.
-    Returns ``{run: {"n_pairs", "n_original", "n_sampled", "precision", "precision_low",
-    "precision_high", "false_negatives", "false_negatives_low", "false_negatives_high"}}``.
+
+    ``census`` (bool per pair) marks non-original pairs already judged (imported judgments) and
+    ``census_relevant`` which of them are relevant: with C_r of the run's pairs in the census,
+    K_r of them relevant, M_r = N_r - O_r - C_r and
+    ``precision = (O_r + K_r + M_r * p_r) / N_r``, ``false_negatives = K_r + M_r * p_r`` (module
+    docstring); ``sample_idx`` must not include census pairs.
+    Returns ``{run: {"n_pairs", "n_original", "n_census", "census_relevant", "n_sampled",
+    "precision", "precision_low", "precision_high", "false_negatives", "false_negatives_low",
+    "false_negatives_high"}}``.
     """
     top = np.asarray(in_run_topk, dtype=bool)
     if top.ndim != 2:
         raise ValueError("in_run_topk must be (n_pairs, n_runs)")
     orig = np.asarray(is_original, dtype=bool)
     sampled, relevant = _sampled_mask(orig.size, sample_idx, sample_relevant)
+    known = np.zeros(orig.size, dtype=bool) if census is None else np.asarray(census, dtype=bool) & ~orig
+    known_relevant = known & (np.zeros(orig.size, dtype=bool) if census_relevant is None
+                              else np.asarray(census_relevant, dtype=bool))
+    if (sampled & known).any():
+        raise ValueError("sample_idx includes census pairs: draw the sample from the other pairs")
     names = run_names if run_names is not None else [str(j) for j in range(top.shape[1])]
     out: dict[str, dict[str, Any]] = {}
     for j, name in enumerate(names):
         col = top[:, j]
         n_r = int(col.sum())
         o_r = int((col & orig).sum())
+        c_r = int((col & known).sum())
+        k_r = int((col & known_relevant).sum())
+        m_r = n_r - o_r - c_r
         est = estimate_proportion(
             int((col & ~orig & sampled & relevant).sum()),
             int((col & ~orig & sampled).sum()),
-            n_r - o_r,
+            m_r,
             confidence=confidence,
         )
-        m_r = n_r - o_r
         if m_r == 0:
             # Nothing unknown: precision is exact (or undefined with no pairs at all).
             p_lo = p_hi = p_est = 0.0
@@ -198,18 +223,20 @@ def estimate_run_precision(
             p_est, p_lo, p_hi = est.estimate, est.low, est.high
 
         def prec(x: float) -> float:
-            return (o_r + m_r * x) / n_r if n_r else math.nan
+            return (o_r + k_r + m_r * x) / n_r if n_r else math.nan
 
         out[name] = {
             "n_pairs": n_r,
             "n_original": o_r,
+            "n_census": c_r,
+            "census_relevant": k_r,
             "n_sampled": est.sample_size,
             "precision": prec(p_est),
             "precision_low": prec(p_lo),
             "precision_high": prec(p_hi),
-            "false_negatives": m_r * p_est,
-            "false_negatives_low": m_r * p_lo,
-            "false_negatives_high": m_r * p_hi,
+            "false_negatives": k_r + m_r * p_est,
+            "false_negatives_low": k_r + m_r * p_lo,
+            "false_negatives_high": k_r + m_r * p_hi,
             "confidence": confidence,
         }
     return out

@@ -9,6 +9,13 @@ For each run, over the pool pairs in its top `depth`: precision (the share that 
 mean precision@depth when every caption has `depth` pairs) and its false negatives (relevant pairs
 that are not the original clip), with Wilson intervals corrected for the finite pool. When every
 pair of a run has resolved, the exact figure from the whole pool is shown beside the estimate.
+
+Pairs resolved from imported judgments (decided with no vote and not by an admin) were not drawn:
+they are the pairs a published file happened to judge, often the runs' top ranks, so counting them
+as part of a random sample would bias every estimate towards them. They are a census instead,
+inclusion probability 1: counted exactly, left out of the population the sample stands for, and
+never drawn (analysis/sample_estimates.py has the formula). A published disagreement has no verdict
+and stays with the pairs to estimate, as any unresolved pair does.
 """
 from __future__ import annotations
 
@@ -34,18 +41,29 @@ def sample_estimate_compute(*, pool: Pool, params: dict, progress: Callable | No
     step(1, 3)
 
     decided = pairs.resolved >= 0
+    census = pairs.from_imported & decided & ~pairs.is_original
+    census_relevant = census & (pairs.resolved == 1)
+    open_pairs = np.flatnonzero(~census)
     if params["sample_size"] is None:
-        drawn = np.flatnonzero(decided)
+        drawn = np.flatnonzero(decided & ~census)
         design = "every pair resolved so far (the queue hands pairs out in seeded random order)"
     else:
-        drawn = draw_sample(n_pairs, params["sample_size"], seed=params["seed"])
-        design = f"simple random sample of {params['sample_size']} pairs (seed {params['seed']})"
+        size = min(params["sample_size"], int(open_pairs.size))
+        # Positions among the pairs not judged by imports: without any, the same draw as always.
+        drawn = open_pairs[draw_sample(int(open_pairs.size), size, seed=params["seed"])]
+        design = f"simple random sample of {size} pairs (seed {params['seed']})"
+        if census.any():
+            design += (f" among the {open_pairs.size} not judged by imported judgments"
+                       + (f" ({params['sample_size']} asked)" if size < params["sample_size"] else ""))
+    if census.any():
+        design += f"; {int(census.sum())} pairs resolved from imported judgments counted as a census (probability 1)"
     sample = drawn[decided[drawn]]
     sample_relevant = pairs.resolved[sample] == 1
     confidence = params["confidence"]
     names = [run.name for run in runs]
     estimates = estimate_run_precision(in_run_topk=in_topk, is_original=pairs.is_original, sample_idx=sample,
-                                       sample_relevant=sample_relevant, run_names=names, confidence=confidence)
+                                       sample_relevant=sample_relevant, run_names=names, confidence=confidence,
+                                       census=census, census_relevant=census_relevant)
     for j, name in enumerate(names):
         mine = in_topk[:, j]
         complete = bool(mine.any() and decided[mine & ~pairs.is_original].all())
@@ -54,8 +72,12 @@ def sample_estimate_compute(*, pool: Pool, params: dict, progress: Callable | No
     step(2, 3)
 
     overall = estimate_false_negatives(is_original=pairs.is_original, sample_idx=sample,
-                                       sample_relevant=sample_relevant, confidence=confidence)
-    unknown = int((~pairs.is_original).sum())
+                                       sample_relevant=sample_relevant, domain=~census, confidence=confidence).to_dict()
+    # The proportion is over the pairs left to estimate; the pool's totals add the census's relevant pairs.
+    known_relevant = int(census_relevant.sum())
+    overall |= {"census_relevant": known_relevant, "total": overall["total"] + known_relevant,
+                "total_low": overall["total_low"] + known_relevant, "total_high": overall["total_high"] + known_relevant}
+    unknown = int((~pairs.is_original & ~census).sum())
     sampled_unknown = int((~pairs.is_original[sample]).sum())
     savings = None
     if unknown:
@@ -65,14 +87,18 @@ def sample_estimate_compute(*, pool: Pool, params: dict, progress: Callable | No
     step(3, 3)
     return {
         "design": design,
-        "population": {"pairs": n_pairs, "original_pairs": n_pairs - unknown, "pairs_to_estimate": unknown},
+        "population": {"pairs": n_pairs, "original_pairs": int(pairs.is_original.sum()),
+                       **({"judged_by_imports": int(census.sum()), "relevant_by_imports": known_relevant}
+                          if census.any() else {}),
+                       "pairs_to_estimate": unknown},
         "sample": {"drawn": int(drawn.size), "resolved": int(sample.size), "left_out_unresolved": int(drawn.size - sample.size),
                    "non_original": sampled_unknown, "relevant": int(sample_relevant.sum())},
         "runs": names,
         "per_run": estimates,
-        "false_negatives": overall.to_dict(),
+        "false_negatives": overall,
         "savings": savings,
-        "note": ("Precision is over each run's pool pairs within the depth (original clips count as relevant). "
+        "note": ("Precision is over each run's pool pairs within the depth (original clips count as relevant; pairs "
+                 "resolved from imported judgments are counted exactly, not estimated). "
                  "Savings: labelling a random sample of n_required pairs instead of all pairs_to_estimate gives an "
                  "interval of +/- half_width on a proportion (worst case p = 0.5); saved_pairs is the labelling "
                  "that spares."),
