@@ -25,6 +25,7 @@ from annotation.services.judgment_sets.imports import judgments_import
 from annotation.services.moment_reports import infap_report_create
 from annotation.services.raters import memberships_grant
 from annotation.services.sampled_pools import sampled_pool_create
+from tests.annotation.analysis.test_infap import sample_eval_reference
 from tests.annotation.services.test_sampled_pools import clip_run
 from tests.factories import label_pair, make_user
 
@@ -128,6 +129,12 @@ def test_xinfap_builds_on_the_imported_judgments(setting):
     expected = {"A": (1 + p3 + a5 / 0.5) / 4, "B": (b2 + b5 / 0.5) / 4}
     assert xinfap_of(report) == pytest.approx(expected, abs=1e-12)
     assert xinfap_of(report) == pytest.approx({"A": 0.716667, "B": 0.325}, abs=1e-4)
+    # Parity with NIST's sample_eval.pl (its infAP loop, transliterated in test_infap.py): the
+    # 5-column qrels of this pool, the census of stratum 1 written as a stratum of its own.
+    qrels = {"v1": ("0", 1), "v2": ("0", 0), "v3": ("1c", 1), "v4": ("1c", 0),
+             "v7": ("1", 0), "v5": ("1", 1), "v8": ("1", -1), "v6": ("1", -1)}
+    assert xinfap_of(report) == pytest.approx({"A": sample_eval_reference(RUN_A, qrels)[0],
+                                               "B": sample_eval_reference(RUN_B, qrels)[0]}, abs=1e-12)
     judgments = report.result["judgments"]
     assert (judgments["judged"], judgments["waiting"], judgments["final"]) == (6, 0, True)
     assert [(s["pooled"], s["sampled"], s["from_imports"], s["judged"], s["relevant"]) for s in report.result["strata"]] \
