@@ -40,3 +40,14 @@ def rows_insert(model, fields: list[str], rows: Iterable[tuple]) -> int:
                 cursor.executemany(f"INSERT INTO {table} ({columns}) VALUES ({', '.join(['%s'] * len(fields))})", batch)
             count += len(batch)
     return count
+
+
+def ids_reserve(model, count: int) -> list[int]:
+    """PostgreSQL only: `count` ids from the table's own sequence, so rows COPYed with them can be
+    referred to (a caption's clip) without reading them back."""
+    if count <= 0:
+        return []
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)",
+                       [model._meta.db_table, count])
+        return [row[0] for row in cursor.fetchall()]

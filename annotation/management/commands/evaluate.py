@@ -9,7 +9,6 @@ from annotation.formats.text_lines import file_checksum
 from annotation.models import Run
 from annotation.services.evaluation import (CONVENTIONS, JUDGMENT_FORMATS, RUN_READERS, WRITERS, EvaluationError,
                                             evaluate)
-from annotation.services.judgment_sets.scoring import evaluation_report_store, judgment_set_evaluate
 
 from ._judgment_sets import stored_judgment_set
 from ._progress import rejected_to_command_error
@@ -85,6 +84,9 @@ class Command(BaseCommand):
                                   conventions=opts["conventions"], measures=opts["measures"],
                                   run_format=opts["run_format"], output=opts["output"], judgments_options=options)
             else:
+                # Imported here: reports pull in SciPy, which a file-only evaluation never needs.
+                from annotation.services.judgment_sets.scoring import evaluation_report_store, judgment_set_evaluate
+
                 runs = self._stored_runs(judgment_set, opts["stored_runs"])
                 result = judgment_set_evaluate(judgment_set=judgment_set, run_paths=opts["runs"], runs=runs,
                                                conventions=opts["conventions"], measures=opts["measures"],
