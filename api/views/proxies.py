@@ -45,7 +45,10 @@ class DatasetProxyMatricesApi(APIView):
     class InputSerializer(serializers.Serializer):
         proxy = serializers.ChoiceField(choices=MATRIX_PROXIES + ("all",))
         mode = serializers.ChoiceField(choices=RankingStudy.Mode.choices, default="modern")
-        synsets = serializers.ChoiceField(choices=RankingStudy.Synsets.choices, default="wordnet")
+        synsets = serializers.ChoiceField(
+            choices=RankingStudy.Synsets.choices, required=False, allow_null=True, default=None,
+            help_text="SYN's synsets; default the mode's choice: paper mode uses the EPIC-KITCHENS-100 classes for "
+                      "a dataset imported as youcook2-json or epic100-csv, as the paper did, WordNet otherwise.")
         min_fraction = serializers.FloatField(min_value=0, max_value=1, default=0.25)
 
     @extend_schema(responses=ProxyMatrixOutputSerializer(many=True))

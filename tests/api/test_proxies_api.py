@@ -116,3 +116,19 @@ def test_readable_by_admins_and_researchers_only(as_role, targets, method, url):
         resp = getattr(as_role(role), method)(url.format(**targets))
         assert (resp.status_code == 200) == allowed, (role, resp.status_code)
     assert Artefact.objects.count() == 1
+
+
+def test_syn_over_rest_takes_the_modes_synset_source_unless_one_is_named(as_role, run_jobs, tiny):  # noqa: F811
+    """The API once defaulted synsets to wordnet, so paper mode could never pick the paper's
+    source; now an omitted value means the mode's choice, recorded with its reason."""
+    admin = as_role("admin")
+    with run_jobs():
+        resp = admin.post(f"/api/v1/datasets/{tiny.pk}/proxies/", {"proxy": "syn", "mode": "paper"}, format="json")
+    (made,) = finished(resp).result["artefacts"]
+    params = Artefact.objects.get(pk=made["id"]).params
+    assert params["synsets"] == "wordnet" and params["synsets_reason"].startswith("paper mode on a dataset that is not")
+    with run_jobs():
+        resp = admin.post(f"/api/v1/datasets/{tiny.pk}/proxies/", {"proxy": "syn", "mode": "modern", "synsets": "wordnet"},
+                          format="json")
+    (made,) = finished(resp).result["artefacts"]
+    assert Artefact.objects.get(pk=made["id"]).params["synsets_reason"] == "chosen explicitly"
