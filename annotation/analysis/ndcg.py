@@ -44,6 +44,69 @@ def _gain(rel: np.ndarray, gain: Gain) -> np.ndarray:
     raise ValueError(f"gain must be 'linear' or 'exponential', not {gain!r}")
 
 
+def descending_order(similarity: np.ndarray) -> np.ndarray:
+    """Row-wise ``argsort(-similarity, kind="stable")``: best first, ties in column order.
+
+    A stable sort of floats is several times slower than NumPy's default one, and full-ranking
+    runs (model scores) rarely tie: rows are sorted the fast way first, and only rows where equal
+    values meet are sorted again stably. Rows holding more than one -inf (cells a run does not
+    rank) are certain to tie and go straight to the stable sort.
+    """
+    s = np.asarray(similarity)
+    neg = -s
+    order = np.empty(s.shape, dtype=np.intp)
+    certain = np.isneginf(s).sum(axis=1) > 1
+    if certain.any():
+        order[certain] = np.argsort(neg[certain], axis=1, kind="stable")
+    rest = np.flatnonzero(~certain)
+    if rest.size:
+        part = neg[rest]
+        fast = np.argsort(part, axis=1)
+        ranked = np.take_along_axis(part, fast, axis=1)
+        tied = (ranked[:, 1:] == ranked[:, :-1]).any(axis=1)
+        if tied.any():
+            fast[tied] = np.argsort(part[tied], axis=1, kind="stable")
+        order[rest] = fast
+    return order
+
+
+def ndcg_per_query_many(
+    similarity: np.ndarray,
+    relevances: Sequence[np.ndarray],
+    *,
+    gain: Gain = "linear",
+    block_rows: int = 1024,
+) -> list[np.ndarray]:
+    """``ndcg_per_query`` of one similarity matrix against several relevance matrices (proxies),
+    sorting each block of similarity rows once for all of them."""
+    sim = np.asarray(similarity)
+    rels = [np.asarray(r) for r in relevances]
+    for rel in rels:
+        if sim.shape != rel.shape or sim.ndim != 2:
+            raise ValueError(f"similarity {sim.shape} and relevance {rel.shape} must be equal 2-D shapes")
+        if np.any(rel < 0):
+            raise ValueError("relevance must be >= 0")
+    if gain not in ("linear", "exponential"):
+        raise ValueError(f"gain must be 'linear' or 'exponential', not {gain!r}")
+    n, m = sim.shape
+    outs = [np.full(n, np.nan) for _ in rels]
+    discount = 1.0 / np.log2(np.arange(m, dtype=np.float64) + 2.0)  # rank k=1..m -> 1/log2(k+1)
+    ranks = np.arange(m)
+    for start in range(0, n, block_rows):
+        stop = min(n, start + block_rows)
+        order = descending_order(sim[start:stop])
+        for rel, out in zip(rels, outs):
+            r = rel[start:stop].astype(np.float64, copy=False)
+            k = (r > 0).sum(axis=1)  # |R_q|
+            in_top = ranks[None, :] < k[:, None]  # only the first |R_q| ranks count
+            dcg = (_gain(np.take_along_axis(r, order, axis=1), gain) * discount * in_top).sum(axis=1)
+            ideal = -np.sort(-r, axis=1)
+            idcg = (_gain(ideal, gain) * discount * in_top).sum(axis=1)
+            ok = idcg > 0
+            out[start:stop][ok] = dcg[ok] / idcg[ok]
+    return outs
+
+
 def ndcg_per_query(
     similarity: np.ndarray,
     relevance: np.ndarray,
@@ -56,29 +119,7 @@ def ndcg_per_query(
     Returns float64 (n_rows,), NaN for rows without any relevance > 0. Rows are processed in
     blocks to bound memory (a block needs a few dense copies of block_rows x n_cols).
     """
-    sim = np.asarray(similarity)
-    rel = np.asarray(relevance, dtype=np.float64)
-    if sim.shape != rel.shape or sim.ndim != 2:
-        raise ValueError(f"similarity {sim.shape} and relevance {rel.shape} must be equal 2-D shapes")
-    if np.any(rel < 0):
-        raise ValueError("relevance must be >= 0")
-    n, m = sim.shape
-    out = np.full(n, np.nan)
-    discount = 1.0 / np.log2(np.arange(m, dtype=np.float64) + 2.0)  # rank k=1..m -> 1/log2(k+1)
-    ranks = np.arange(m)
-    for start in range(0, n, block_rows):
-        stop = min(n, start + block_rows)
-        s = sim[start:stop]
-        r = rel[start:stop]
-        k = (r > 0).sum(axis=1)  # |R_q|
-        order = np.argsort(-s, axis=1, kind="stable")
-        in_top = ranks[None, :] < k[:, None]  # only the first |R_q| ranks count
-        dcg = (_gain(np.take_along_axis(r, order, axis=1), gain) * discount * in_top).sum(axis=1)
-        ideal = -np.sort(-r, axis=1)
-        idcg = (_gain(ideal, gain) * discount * in_top).sum(axis=1)
-        ok = idcg > 0
-        out[start:stop][ok] = dcg[ok] / idcg[ok]
-    return out
+    return ndcg_per_query_many(similarity, [relevance], gain=gain, block_rows=block_rows)[0]
 
 
 def _mean(values: np.ndarray, empty: Empty) -> tuple[float, int]:
@@ -118,13 +159,31 @@ def ndcg(
     video_to_text: each clip (row) ranks the captions; text_to_video: each caption (column) ranks
     the clips; mean: their average. See the module docstring for ties and empty queries.
     """
+    return ndcg_many(similarity, [relevance], gain=gain, empty=empty)[0]
+
+
+def ndcg_many(
+    similarity: np.ndarray,
+    relevances: Sequence[np.ndarray],
+    *,
+    gain: Gain = "linear",
+    empty: Empty = "skip",
+) -> list[NDCGResult]:
+    """``ndcg`` against several relevance matrices (e.g. the four proxies) at the cost of sorting
+    the similarity matrix once per direction."""
+    if empty not in ("skip", "zero"):
+        raise ValueError(f"empty must be 'skip' or 'zero', not {empty!r}")
     sim = np.asarray(similarity)
-    rel = np.asarray(relevance)
-    v2t = ndcg_per_query(sim, rel, gain=gain)
-    t2v = ndcg_per_query(sim.T, rel.T, gain=gain)
-    a, na = _mean(v2t, empty)
-    b, nb = _mean(t2v, empty)
-    return NDCGResult(a, b, (a + b) / 2.0, gain, empty, v2t, t2v, na, nb)
+    rels = [np.asarray(r) for r in relevances]
+    v2t = ndcg_per_query_many(sim, rels, gain=gain)
+    # Transposed views, not copies: each block is copied (contiguous) as it is worked on anyway.
+    t2v = ndcg_per_query_many(sim.T, [r.T for r in rels], gain=gain)
+    results = []
+    for a_per, b_per in zip(v2t, t2v):
+        a, na = _mean(a_per, empty)
+        b, nb = _mean(b_per, empty)
+        results.append(NDCGResult(a, b, (a + b) / 2.0, gain, empty, a_per, b_per, na, nb))
+    return results
 
 
 def relevant_count_curve(
