@@ -179,9 +179,16 @@ def _sampled_qrels(pool: Pool, design: SampledPoolDesign, caption_ext: dict[int,
     return dict(qrels), strata
 
 
+#: NIST's sample_eval since 2012 (TRECVID AVS since 2016): a run lists at most 1,000 shots, so AP is
+#: rescaled by R_hat / 1000 when the estimated relevant count R_hat exceeds that.
+TRECVID_MAX_RESULT_SIZE = 1000
+
+
 @transaction.atomic
 def infap_report_create(*, pool: Pool, run_ids: Sequence[int] | None = None, created_by=None,
-                        job: Job | None = None) -> Report:
+                        job: Job | None = None, max_result_size: int | None = TRECVID_MAX_RESULT_SIZE) -> Report:
+    """`max_result_size`: NIST's rule (default 1,000, as TRECVID scores); None scores every rank
+    without rescaling, as trec_eval does."""
     design = _sampled_design(pool)
     runs = _report_runs(pool, run_ids, Run.Kind.CLIP)
     caption_ext = dict(Caption.objects.filter(dataset=pool.dataset_id).values_list("pk", "external_id"))
@@ -196,7 +203,7 @@ def infap_report_create(*, pool: Pool, run_ids: Sequence[int] | None = None, cre
     from_imports = sum(s["from_imports"] for s in strata)
     # Pairs taken from imports with probability 1 beside a sample at rate < 1 make the design stratified.
     uniform = len({rate for _, _, rate in design.strata}) == 1 and (not from_imports or design.strata[0][2] == 1)
-    scores = {"xinfAP": xinfap_runs(ranked, qrels)}
+    scores = {"xinfAP": xinfap_runs(ranked, qrels, max_result_size=max_result_size)}
     if uniform:
         flat = {q: {d: relevance for d, (_, relevance) in judged.items()} for q, judged in qrels.items()}
         scores["infAP"] = infap_trec_eval_runs(ranked, flat)
@@ -207,6 +214,11 @@ def infap_report_create(*, pool: Pool, run_ids: Sequence[int] | None = None, cre
     result = {
         "measure": measure,
         "measures": list(scores),
+        "conventions": (f"xinfAP as NIST's sample_eval.pl: AP rescaled by R_hat/{max_result_size} when the estimated "
+                        f"relevant count R_hat exceeds {max_result_size} (TRECVID's max result size)"
+                        if max_result_size else "xinfAP without a max result size (every rank scored, no rescaling)")
+                       + "; each run in its own rank order up to the pool depth; trec_eval's infAP, where shown, has "
+                         "no max result size",
         "uniform_sample": uniform,
         "strata": strata,
         "judgments": {"full_pool_size": design.full_pool_size, "sampled": design.sampled_count,
@@ -223,7 +235,7 @@ def infap_report_create(*, pool: Pool, run_ids: Sequence[int] | None = None, cre
     result["per_query_summary"] = {q: {"median": s.median, "best": s.best, "best_runs": list(s.best_runs)}
                                    for q, s in summary.items()}
     params = {"pool_id": pool.pk, "run_ids": [run.pk for run in runs], "strata": design.strata, "seed": pool.seed,
-              "size_rule": design.size_rule,
+              "size_rule": design.size_rule, "max_result_size": max_result_size,
               "judged": "sampled pairs resolved by raters, and pairs resolved from imported judgments (inclusion "
                         "probability 1); a caption's original positive counts as relevant",
               "weights": "Horvitz-Thompson: each judged pair by its own inclusion probability (strata split into cells "
@@ -234,8 +246,12 @@ def infap_report_create(*, pool: Pool, run_ids: Sequence[int] | None = None, cre
 
 
 @transaction.atomic
-def infap_report_start(*, pool: Pool, run_ids: list[int] | None, created_by) -> Job:
+def infap_report_start(*, pool: Pool, run_ids: list[int] | None, created_by,
+                       max_result_size: int | None = TRECVID_MAX_RESULT_SIZE) -> Job:
     _sampled_design(pool)
     _report_runs(pool, run_ids, Run.Kind.CLIP)
-    job = job_create(kind=INFAP, params={"pool_id": pool.pk, "run_ids": run_ids}, created_by=created_by)
+    if max_result_size is not None and max_result_size < 1:
+        raise ReportError("max_result_size must be a positive number of results, or null for none")
+    job = job_create(kind=INFAP, params={"pool_id": pool.pk, "run_ids": run_ids, "max_result_size": max_result_size},
+                     created_by=created_by)
     return job_enqueue(job=job, task=task_names.INFAP_REPORT)

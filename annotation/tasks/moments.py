@@ -60,6 +60,8 @@ def infap_report(job_id: int) -> None:
     def work(job, progress):
         p = job.params
         report = moment_reports.infap_report_create(pool=Pool.objects.get(pk=p["pool_id"]), run_ids=p.get("run_ids"),
+                                                    max_result_size=p.get("max_result_size",
+                                                                          moment_reports.TRECVID_MAX_RESULT_SIZE),
                                                     created_by=job.created_by, job=job)
         return {"report_id": report.pk, "kind": report.kind}
 

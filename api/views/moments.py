@@ -207,12 +207,16 @@ class MomentMetricsApi(APIView):
 class InfapApi(APIView):
     """Admins and researchers: the pool's inferred-AP reports (GET). Admin: compute a new one (POST;
     a background job whose result names the report): per run and caption xinfAP (and trec_eval's
-    infAP when the sample is uniform), mean per run, judgments saved."""
+    infAP when the sample is uniform), mean per run, judgments saved. `max_result_size`: NIST's rule,
+    AP rescaled by R_hat/1000 when the estimated relevant count exceeds 1,000 (default 1000, as
+    TRECVID scores; null for none)."""
 
     permission_classes = [IsAdminOrResearcherReadOnly]
 
     class InputSerializer(serializers.Serializer):
         runs = serializers.ListField(child=serializers.IntegerField(), min_length=1, required=False)
+        max_result_size = serializers.IntegerField(min_value=1, max_value=1_000_000, allow_null=True, required=False,
+                                                   default=1000)
 
     @extend_schema(responses=ReportSummarySerializer(many=True))
     def get(self, request, pool_id: int):
@@ -224,7 +228,8 @@ class InfapApi(APIView):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         try:
-            job = infap_report_start(pool=pool, run_ids=data.validated_data.get("runs"), created_by=request.user)
+            job = infap_report_start(pool=pool, run_ids=data.validated_data.get("runs"), created_by=request.user,
+                                     max_result_size=data.validated_data["max_result_size"])
         except ReportError as exc:
             raise _refusal(exc) from exc
         return job_accepted_response(job, True)
