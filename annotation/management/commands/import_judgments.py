@@ -1,31 +1,13 @@
-from enum import Enum
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.formats.errors import ImportRejected
 from annotation.models import Dataset
+from annotation.services.judgment_sets.counts import counts_in_words
 from annotation.services.judgment_sets.imports import JUDGMENT_FORMATS, REPEAT_RULES, judgments_import
 
 from ._progress import ConsoleProgress, rejected_to_command_error
-
-
-LABEL_ORDER = ("relevant", "not_relevant", "disagreement")
-
-
-def counts_in_words(counts: dict) -> str:
-    """`{"relevant": 15649, "not_relevant": 42769, "records": 58418}` -> 'relevant: 15649, not relevant: 42769,
-    records: 58418'. Keys may be ImportedJudgment.Label members or plain strings (sets imported before the
-    service stored strings); the verdicts come first, in label order."""
-    words = {(key.value if isinstance(key, Enum) else str(key)): value for key, value in counts.items()}
-    keys = [k for k in LABEL_ORDER if k in words] + [k for k in words if k not in LABEL_ORDER]
-    return ", ".join(f"{key.replace('_', ' ')}: {_value_in_words(words[key])}" for key in keys)
-
-
-def _value_in_words(value) -> str:
-    if isinstance(value, (list, tuple)):
-        return " / ".join(map(str, value)) or "none"
-    return str(value)
 
 
 class Command(BaseCommand):
