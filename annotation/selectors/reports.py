@@ -8,6 +8,7 @@ time and never hold a pool in memory.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -54,6 +55,18 @@ def judgment_set_list(*, dataset_id: int | None = None) -> QuerySet:
     """Judgment sets, newest first; of one dataset when given."""
     sets = JudgmentSet.objects.all()
     return sets if dataset_id is None else sets.filter(dataset_id=dataset_id)
+
+
+def judgment_sets_listed(*, limit: int = 500) -> list[JudgmentSet]:
+    """The newest judgment sets of every dataset with their datasets, for the reports page."""
+    return list(judgment_set_list().select_related("dataset")[:limit])
+
+
+def scorable_runs() -> QuerySet:
+    """Runs a judgment set can score from the reports page, by dataset and name: ranked clip runs
+    stored one prediction a row (the evaluation job refuses moment runs and score matrices)."""
+    return (Run.objects.filter(kind=Run.Kind.CLIP, scores_file="").select_related("dataset")
+            .order_by("dataset__name", "name"))
 
 
 # --------------------------------------------------------------------------------------------
@@ -441,7 +454,108 @@ def _sample_tables(result: dict) -> list[ReportTable]:
     ]
 
 
-_TABLES = {"agreement": _agreement_tables, "metrics": _metrics_tables, "sample_estimate": _sample_tables}
+def _natural(text: str) -> list:
+    """Sort key: 'P_5' before 'P_10', 'q2' before 'q10', case aside."""
+    return [(0, int(part), "") if part.isdigit() else (1, 0, part.casefold()) for part in re.split(r"(\d+)", text)]
+
+
+def _in_order(keys_per_row) -> list[str]:
+    """Every key of the rows, in natural order. A stored result's key order is not the tool's
+    (PostgreSQL's jsonb reorders keys), so the same report reads the same everywhere this way."""
+    return sorted({key for keys in keys_per_row for key in keys}, key=_natural)
+
+
+def _evaluation_tables(result: dict) -> list[ReportTable]:
+    judged, runs = result["judgment_set"], result["runs"]
+    if not runs:
+        return []
+    # One evaluate call scores every run under the same conventions, so the first run's stand for all.
+    conventions = runs[0]["conventions"]
+    tool = f"{conventions['name']} conventions ({conventions['tool']})"
+    measures = _in_order(r["measures"] for r in runs)
+    tables = [
+        ReportTable("runs", f"Scores against '{judged['name']}' ({judged['format']}), {tool}",
+                    ["run", *measures, "queries_scored", "queries_unanswered", "queries_without_judgments"],
+                    [[r["run"], *(r["measures"].get(m) for m in measures), r["queries"]["scored"],
+                      len(r["queries"]["unanswered"]), len(r["queries"]["without_judgments"])] for r in runs]),
+        ReportTable("conventions", f"Conventions: {tool}", ["rule", "value"],
+                    [[key.replace("_", " "), "none" if value is None else value]
+                     for key, value in conventions.items()
+                     # rules is the whole rule text of tools the other fields do not describe
+                     if key not in ("name", "tool") and not (key == "rules" and value is None)]),
+    ]
+    with_fire = [r for r in runs if r.get("fire")]
+    if with_fire:
+        fire_measures = _in_order(r["fire"] for r in with_fire)
+        tables += [
+            ReportTable("fire", f"FIRE layout: A (B + C) = all the set's positives (the original positives only + "
+                                f"gain), in percent, {tool}",
+                        ["run", *fire_measures],
+                        [[r["run"], *(r["fire"].get(m, {}).get("text") for m in fire_measures)] for r in with_fire]),
+            ReportTable("fire_values", "FIRE A, B and C in percent (unrounded)", ["run", "measure", "a", "b", "c"],
+                        [[r["run"], m, r["fire"][m]["A"], r["fire"][m]["B"], r["fire"][m]["C"]] for r in with_fire
+                         for m in fire_measures if m in r["fire"]]),
+        ]
+    per_query = _in_order(values for r in runs for values in r["per_query"].values())
+    tables.append(ReportTable("per_query", f"Per query, {tool}", ["run", "query", *per_query],
+                              [[r["run"], query, *(r["per_query"][query].get(m) for m in per_query)]
+                               for r in runs for query in sorted(r["per_query"], key=_natural)]))
+    return tables
+
+
+def _with_interval(value, interval) -> str:
+    """`0.200 [-0.500, 1.000]`; a dash where the figure is undefined (one label per unit, say)."""
+    def text(v):
+        return "–" if v is None else f"{v:.3f}"
+    low, high = interval if interval else (None, None)
+    return f"{text(value)} [{text(low)}, {text(high)}]"
+
+
+def _judgment_set_agreement_tables(result: dict) -> list[ReportTable]:
+    confidence = f"{result['confidence']:.0%}"
+    rule = f"{result['repeats']} (repeats ordered by {result['repeats_ordered_by']})"
+    scale = result["scale"]
+    # An interval scale may have hundreds of grid points: its ends and size say enough.
+    shown = ", ".join(map(str, scale)) if len(scale) <= 12 else f"{scale[0]} … {scale[-1]} ({len(scale)} points)"
+    summary = [
+        ["file", result["file"]],
+        ["values", f"{result['values']}: {shown}"],
+        ["labels", result["labels"]],
+        ["labels used", result["labels_used"]],
+        ["units", result["units"]],
+        ["units labelled more than once", result["units_multiply_labelled"]],
+        ["raters", result["raters"]],
+        ["repeated cells (one rater, one unit, several labels)", result["repeated_cells"]],
+        ["repeated cells with identical labels", result["repeated_cells_identical"]],
+        ["labels set aside by the repeat rule", result["labels_set_aside"]],
+        ["repeat rule", rule],
+    ]
+    if result.get("binarize_at") is not None:
+        summary.append(["binarized", f"value >= {result['binarize_at']:g} is 1, else 0"])
+    summary += [
+        [f"Krippendorff's alpha ({result['level']}) [{confidence} interval]",
+         _with_interval(result["alpha"], result["alpha_ci"])],
+        [f"percent agreement [{confidence} interval]",
+         _with_interval(result["percent_agreement"], result["percent_agreement_ci"])],
+    ]
+    pa_ci, alpha_ci = result["percent_agreement_ci"] or [None, None], result["alpha_ci"] or [None, None]
+    rater_columns = ["rater", "labels", "labels_used", "repeated_cells", "compared", "agreement_with_resolved"]
+    return [
+        ReportTable("summary", f"Labels, repeats and agreement of {result['file']}", ["measure", "value"], summary),
+        ReportTable("agreement", f"Agreement ({result['level']} Krippendorff's alpha, unit bootstrap, {confidence} "
+                                 f"intervals)",
+                    ["level", "pairable_labels", "percent_agreement", "percent_agreement_low", "percent_agreement_high",
+                     "alpha", "alpha_low", "alpha_high", "bootstrap_replicates", "confidence", "seed"],
+                    [[result["level"], result["pairable_labels"], result["percent_agreement"], *pa_ci,
+                      result["alpha"], *alpha_ci, result["n_boot"], result["confidence"], result["seed"]]]),
+        ReportTable("raters", "Per rater: labels given and used, repeated cells, agreement with the majority label "
+                              "of units labelled more than once",
+                    rater_columns, [[r[c] for c in rater_columns] for r in result["per_rater"]]),
+    ]
+
+
+_TABLES = {"agreement": _agreement_tables, "metrics": _metrics_tables, "sample_estimate": _sample_tables,
+           "evaluation": _evaluation_tables, "judgment_set_agreement": _judgment_set_agreement_tables}
 
 
 def report_tables(*, report: Report) -> list[ReportTable]:

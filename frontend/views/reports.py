@@ -1,7 +1,8 @@
 """Report pages: the list of reports and exports, and one report as tables in the papers' layout
 with hand-written SVG charts (metric deltas per run, agreement per rater, positives against
-caption length). Admins start reports, exports and judgment imports from the list page; its
-script posts to the REST API, so every rule and refusal message is the API's."""
+caption length). The list page also lists every judgment set. Admins start reports, exports,
+judgment imports, scoring stored runs against a set, a set's agreement and a set from a pool's
+labels there; its script posts to the REST API, so every rule and refusal message is the API's."""
 from __future__ import annotations
 
 import json
@@ -14,15 +15,42 @@ from django.utils.safestring import SafeString, mark_safe
 
 from annotation import roles
 from annotation.models import Dataset, Pool
-from annotation.selectors.reports import artefact_list, report_list, report_tables
+from annotation.models.reports import JudgmentSet
+from annotation.selectors.reports import (artefact_list, judgment_sets_listed, report_list, report_tables,
+                                          scorable_runs)
+from annotation.services.evaluation import CONVENTIONS
 from annotation.services.exports import EXPORT_FORMATS
-from annotation.services.judgment_sets.imports import JUDGMENT_FORMATS
+from annotation.services.judgment_sets.agreement import LEVELS
+from annotation.services.judgment_sets.counts import counts_in_words
+from annotation.services.judgment_sets.imports import JUDGMENT_FORMATS, MOMENT_FORMATS, REPEAT_RULES
 from annotation.services.reports import KIND_TITLES
 from frontend.views.access import page_for
 
 BAR_HEIGHT = 18
 LABEL_WIDTH = 150
 PLOT_WIDTH = 420
+
+#: Titles of every report kind the pages show; KIND_TITLES holds only the kinds a pool's report form
+#: starts, the others come from a judgment set.
+PAGE_KIND_TITLES = KIND_TITLES | {"evaluation": "Evaluation against a judgment set",
+                                  "judgment_set_agreement": "Agreement of a judgment set"}
+
+#: What each importable format is, shown beside the import form's format choice.
+FORMAT_HINTS = {
+    "qrels": "TREC qrels, 'query 0 clip relevance' per line (trec_eval). Pools take its verdicts.",
+    "sample_eval": "TRECVID stratified qrels, 'topic stratum shot judged relevance' per line (sample_eval.pl, "
+                   "infAP). Pools take its verdicts.",
+    "fire_json": "FIRE's dataset JSON: captions by text, videos by file name, every rater's label. Pools take "
+                 "its verdicts; 'Only FIRE records of dataset' keeps one dataset tag.",
+    "rater_labels": "Raw labels, one row per rater and unit (CSV or JSON lines), e.g. TVR-Ranking's: give the "
+                    "column mapping and the repeat rule. For agreement, or scored after aggregation; never "
+                    "seeds pools.",
+    "qvhighlights": "QVHighlights ground truth JSON lines (relevant windows per query), scored as Moment-DETR's "
+                    "standalone_eval does.",
+    "didemo": "DiDeMo annotations JSON (5-second segments, four annotators), scored as LocalizingMoments' "
+              "eval.py does.",
+    "tvr": "TVR ground truth JSON lines (a moment per description), scored as TVRetrieval's standalone_eval does.",
+}
 
 
 def _cell(value) -> str:
@@ -166,18 +194,35 @@ def _charts(report) -> list[dict]:
                        ("whole pool", result["per_run"][run]["full_pool_precision"])]) for run in result["runs"]]
         title = "Precision of each run's pool pairs: estimate from the sample, and the whole pool where known"
         charts.append({"title": title, "svg": _share_bars("precision", title, rows)})
+    elif report.kind == "judgment_set_agreement" and result.get("per_rater"):
+        rows = [(f"rater {r['rater']}", [("with majority", r["agreement_with_resolved"])])
+                for r in result["per_rater"]]
+        title = "Agreement per rater with the majority label of units labelled more than once"
+        charts.append({"title": title, "svg": _share_bars("raters", title, rows)})
     return charts
 
 
 @page_for("admin", "researcher")
 def report_index(request):
     is_admin = roles.is_admin(request.user)
-    context = {"reports": report_list()[:200], "exports": artefact_list()[:200], "is_admin": is_admin,
-               "kind_titles": KIND_TITLES}
+    judgment_sets = judgment_sets_listed()
+    reports = report_list()[:200]
+    context = {"reports": [(r, PAGE_KIND_TITLES.get(r.kind, r.kind)) for r in reports],
+               "exports": artefact_list()[:200], "is_admin": is_admin, "kind_titles": PAGE_KIND_TITLES,
+               "judgment_sets": [(s, counts_in_words(s.counts)) for s in judgment_sets]}
     if is_admin:
+        formats = dict(JudgmentSet.Format.choices)
         context |= {"pools": Pool.objects.select_related("dataset").order_by("dataset__name", "name"),
                     "datasets": Dataset.objects.order_by("name"), "kinds": KIND_TITLES,
-                    "export_formats": list(EXPORT_FORMATS), "judgment_formats": JUDGMENT_FORMATS}
+                    "export_formats": list(EXPORT_FORMATS),
+                    "judgment_formats": [(f, formats[f], FORMAT_HINTS.get(f, "")) for f in JUDGMENT_FORMATS],
+                    "repeat_rules": REPEAT_RULES, "levels": LEVELS, "conventions": CONVENTIONS,
+                    # Only kept files can be scored or measured; moment sets score moment runs, which
+                    # are scored from their files (evaluate --run-format), not from here.
+                    "score_sets": [s for s in judgment_sets if s.stored_file and s.source_format not in MOMENT_FORMATS],
+                    "rater_sets": [s for s in judgment_sets
+                                   if s.stored_file and s.source_format == JudgmentSet.Format.RATER_LABELS],
+                    "runs": scorable_runs()}
     return render(request, "frontend/reports/index.html", context)
 
 

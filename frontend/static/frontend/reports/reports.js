@@ -1,5 +1,6 @@
-/* Admin forms of the reports page: start a report, an export or a judgments import through the
-   REST API, then follow the job until it ends. */
+/* Admin forms of the reports page: start a report, an export, a judgments import, scoring stored
+   runs against a judgment set, a set's agreement or a set from a pool's labels through the REST
+   API, then follow the job until it ends. A failed job lists its problems (file, line, field). */
 import { api, errorText } from "../js/api.js";
 
 const statusLine = document.getElementById("job-status");
@@ -20,14 +21,39 @@ function parseParams(raw) {
   }
 }
 
+const SHOWN_PROBLEMS = 10;
+
+class JobFailed extends Error {
+  constructor(job) {
+    const problems = (job.errors || []).map((e) => e.text);
+    super(problems.length ? `Job ${job.id} failed, ${problems.length === 1 ? "1 problem" : `${problems.length} problems`}:`
+      : `Job ${job.id} failed: ${job.message || "no message"}`);
+    this.problems = problems;
+  }
+}
+
+function sayProblems(error) {
+  say(error.message, true);
+  if (!error.problems || !error.problems.length) return;
+  const list = document.createElement("ul");
+  for (const text of error.problems.slice(0, SHOWN_PROBLEMS)) {
+    const item = document.createElement("li");
+    item.textContent = text;
+    list.append(item);
+  }
+  if (error.problems.length > SHOWN_PROBLEMS) {
+    const more = document.createElement("li");
+    more.textContent = `… and ${error.problems.length - SHOWN_PROBLEMS} more (the job page lists them all)`;
+    list.append(more);
+  }
+  statusLine.append(list);
+}
+
 async function follow(job) {
   for (;;) {
     const { data } = await api(job.status_url);
     if (data.status === "succeeded") return data;
-    if (data.status === "failed") {
-      const problems = (data.errors || []).map((e) => e.text).slice(0, 5).join("; ");
-      throw new Error(`Job ${data.id} failed: ${problems || data.message}`);
-    }
+    if (data.status === "failed") throw new JobFailed(data);
     const progress = data.progress && data.progress.fraction != null ? ` ${Math.round(data.progress.fraction * 100)}%` : "";
     say(`Job ${data.id} ${data.status}${progress}…`);
     await new Promise((resolve) => setTimeout(resolve, 1000));
@@ -51,12 +77,17 @@ async function submit(form, request) {
       link.href = result.download_url;
       link.textContent = `${result.name} (${result.size.toLocaleString()} bytes)`;
       statusLine.append(link);
+    } else if (result.judgment_set_id) {
+      // The list of sets and the forms' set choices are drawn by the server: show them afresh.
+      const verb = result.created === false ? "Already imported (same file)" : "Judgment set";
+      sessionStorage.setItem("reports-status", `${verb} '${result.name}': ${Object.entries(result.counts || {})
+        .map(([key, value]) => `${key.replaceAll("_", " ")}: ${value}`).join(", ")}.`);
+      window.location.href = `/reports/?judgment_set=${result.judgment_set_id}#judgment-sets`;
     } else {
-      say(`Imported judgments '${result.name}': ${Object.entries(result.counts || {})
-        .map(([key, value]) => `${key.replaceAll("_", " ")} ${value}`).join(", ")}.`);
+      say(`Job ${job.id} done.`);
     }
   } catch (error) {
-    say(error.message, true);
+    sayProblems(error);
   } finally {
     button.disabled = false;
   }
@@ -78,12 +109,85 @@ document.getElementById("export-form").addEventListener("submit", (event) => {
   }));
 });
 
-document.getElementById("judgments-form").addEventListener("submit", (event) => {
+const judgmentsForm = document.getElementById("judgments-form");
+const formatHint = document.getElementById("judgments-format-hint");
+const raterOptions = document.getElementById("rater-options");
+
+function showFormat() {
+  const choice = field(judgmentsForm, "format");
+  formatHint.textContent = choice.selectedOptions[0].dataset.hint || "";
+  raterOptions.hidden = choice.value !== "rater_labels";
+}
+field(judgmentsForm, "format").addEventListener("change", showFormat);
+showFormat();
+
+judgmentsForm.addEventListener("submit", (event) => {
   event.preventDefault();
   const form = event.currentTarget;
   const body = new FormData();
   body.append("file", field(form, "file").files[0]);
-  if (field(form, "format").value) body.append("format", field(form, "format").value);
-  if (field(form, "only_dataset").value) body.append("only_dataset", field(form, "only_dataset").value);
+  const names = ["format", "name", "only_dataset"];
+  if (field(form, "format").value === "rater_labels") names.push("columns", "repeats", "file_format");
+  for (const name of names) {
+    const value = field(form, name).value.trim();
+    if (value) body.append(name, value);
+  }
+  // Checked leaves the choice to the format (verdict files seed pools, raw labels cannot).
+  if (!field(form, "seeds_pools").checked) body.append("seeds_pools", "false");
   submit(form, () => api(`/api/v1/datasets/${field(form, "dataset").value}/judgments/import/`, { method: "POST", form: body }));
 });
+
+const evaluateForm = document.getElementById("evaluate-form");
+
+/* Only the runs of the chosen set's dataset can be scored against it. */
+function showRunsOfSet() {
+  const chosen = field(evaluateForm, "judgment_set").selectedOptions[0];
+  const dataset = chosen ? chosen.dataset.dataset : "";
+  for (const group of field(evaluateForm, "runs").querySelectorAll("optgroup")) {
+    const other = group.dataset.dataset !== dataset;
+    group.hidden = other;
+    group.disabled = other;
+    if (other) for (const option of group.querySelectorAll("option")) option.selected = false;
+  }
+}
+field(evaluateForm, "judgment_set").addEventListener("change", showRunsOfSet);
+showRunsOfSet();
+
+evaluateForm.addEventListener("submit", (event) => {
+  event.preventDefault();
+  const form = event.currentTarget;
+  const runs = [...field(form, "runs").selectedOptions].map((option) => Number(option.value));
+  const json = { runs };
+  if (field(form, "conventions").value) json.conventions = field(form, "conventions").value;
+  const measures = field(form, "measures").value.split(/[\s,]+/).filter(Boolean);
+  if (measures.length) json.measures = measures;
+  submit(form, () => api(`/api/v1/judgment-sets/${field(form, "judgment_set").value}/evaluate/`, { method: "POST", json }));
+});
+
+document.getElementById("agreement-form").addEventListener("submit", (event) => {
+  event.preventDefault();
+  const form = event.currentTarget;
+  const json = { level: field(form, "level").value };
+  const binarize = field(form, "binarize_at").value.trim();
+  if (binarize) json.binarize_at = Number(binarize);
+  if (field(form, "repeats").value) json.repeats = field(form, "repeats").value;
+  submit(form, () => api(`/api/v1/judgment-sets/${field(form, "judgment_set").value}/agreement/`, { method: "POST", json }));
+});
+
+document.getElementById("pool-set-form").addEventListener("submit", (event) => {
+  event.preventDefault();
+  const form = event.currentTarget;
+  const json = { originals: field(form, "originals").checked };
+  if (field(form, "name").value.trim()) json.name = field(form, "name").value.trim();
+  submit(form, () => api(`/api/v1/pools/${field(form, "pool").value}/judgment-sets/`, { method: "POST", json }));
+});
+
+/* After a set was made: say so, and mark its row. */
+const added = new URLSearchParams(window.location.search).get("judgment_set");
+if (added) {
+  const row = document.querySelector(`tr[data-judgment-set="${CSS.escape(added)}"]`);
+  if (row) row.classList.add("just-added");
+  const text = sessionStorage.getItem("reports-status");
+  if (text) say(text);
+  sessionStorage.removeItem("reports-status");
+}
