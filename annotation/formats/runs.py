@@ -17,9 +17,10 @@ from typing import NamedTuple
 
 from .errors import IssueCollector
 from .fields import MAX_ID_LENGTH, csv_header, csv_records, is_scalar, json_object_lines, load_json, shown, text_problem
+from .score_matrix import is_npz
 from .text_lines import LineSource, NumberedLines
 
-RUN_FORMATS = ("trec", "csv", "jsonl", "json")
+RUN_FORMATS = ("trec", "csv", "jsonl", "json", "npz")  # npz: a score matrix, read by formats.score_matrix
 
 
 class RunRow(NamedTuple):
@@ -232,7 +233,8 @@ READERS = {"trec": read_trec, "csv": read_csv, "jsonl": read_jsonl, "json": read
 
 def guess_run_format(path: Path) -> str:
     name = Path(path).name.lower()
-    for suffix, fmt in ((".csv", "csv"), (".jsonl", "jsonl"), (".json", "json")):
+    for suffix, fmt in ((".csv", "csv"), (".jsonl", "jsonl"), (".json", "json"), (".npz", "npz")):
         if name.endswith(suffix):
             return fmt
-    return "trec"
+    # A zip archive under another name is a score matrix (np.savez's output), never a TREC run.
+    return "npz" if is_npz(path) else "trec"

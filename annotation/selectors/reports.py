@@ -20,6 +20,7 @@ from django.db.models import Case, IntegerField, QuerySet, Value, When
 from annotation.models import (Artefact, Caption, Clip, Label, PairProvenance, Pool, PooledPair, Prediction,
                                RaterProfile, Report, Run)
 from annotation.models.reports import ImportedJudgment, JudgmentSet
+from annotation.selectors.score_matrix_runs import score_matrix_top
 
 FETCH = 20_000
 #: Artefact kinds of label exports (services/exports.py), as opposed to other areas' files.
@@ -214,9 +215,13 @@ def pool_runs(*, pool: Pool) -> list[Run]:
 
 def run_rankings(*, run: Run, depth: int) -> dict[int, list[int]]:
     """`caption id -> clip ids in rank order` for the run's top `depth`. The run's own ranks decide
-    the order whatever the scores, so tied scores keep the order the run file gave them."""
-    caption, rank, clip = _columns(Prediction.objects.filter(run=run, rank__lte=depth),
-                                   ["caption_id", "rank", "clip_id"], [np.int64, np.int64, np.int64])
+    the order whatever the scores, so tied scores keep the order the run file gave them (a score
+    matrix run has no ranks: trec_eval's tie rule, see selectors/score_matrix_runs.py)."""
+    if run.scores_file:
+        caption, clip, rank = score_matrix_top(run=run, depth=depth)
+    else:
+        caption, rank, clip = _columns(Prediction.objects.filter(run=run, rank__lte=depth),
+                                       ["caption_id", "rank", "clip_id"], [np.int64, np.int64, np.int64])
     order = np.lexsort((rank, caption))
     caption, clip = caption[order], clip[order]
     out: dict[int, list[int]] = {}

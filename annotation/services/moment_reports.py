@@ -33,6 +33,7 @@ from annotation.analysis.query_chart import per_query_summary, query_sort_key
 from annotation.analysis.sampled_pools import cell_label
 from annotation.models import (Caption, Clip, Job, MomentPoolDesign, Pool, PooledPair, PoolRun, Prediction, Report, Run,
                                SampledDocument, SampledPoolDesign)
+from annotation.selectors.score_matrix_runs import run_prediction_rows
 from annotation.services.jobs import job_create, job_enqueue, task_names
 from annotation.services.reports import ReportError, report_versions
 
@@ -195,9 +196,7 @@ def infap_report_create(*, pool: Pool, run_ids: Sequence[int] | None = None, cre
     qrels, strata = _sampled_qrels(pool, design, caption_ext)
     name_of = {run.pk: run.name for run in runs}
     ranked: dict[str, dict[str, list[str]]] = {run.name: defaultdict(list) for run in runs}
-    rows = (Prediction.objects.filter(run__in=runs, rank__lte=pool.depth).order_by("run_id", "caption_id", "rank")
-            .values_list("run_id", "caption_id", "clip_id"))
-    for run, caption, clip in rows.iterator(chunk_size=CHUNK):
+    for run, caption, clip, _ in run_prediction_rows(runs=runs, depth=pool.depth):
         ranked[name_of[run]][caption_ext[caption]].append(str(clip))
 
     from_imports = sum(s["from_imports"] for s in strata)

@@ -21,7 +21,8 @@ from django.utils import timezone
 
 from annotation.formats.csv_uploads import csv_rows
 from annotation.formats.errors import IssueCollector
-from annotation.models import Caption, Clip, Pool, PooledPair, PoolRun, Prediction, Run
+from annotation.models import Caption, Clip, PairProvenance, Pool, PooledPair, PoolRun, Prediction, Run
+from annotation.selectors.score_matrix_runs import score_matrix_top
 from annotation.services.bulk import rows_insert
 from annotation.models.reports import ImportedJudgment
 
@@ -86,9 +87,15 @@ def pool_add_run(*, pool: Pool, run: Run, _with_originals: bool = False) -> int:
         raise PoolError(f"run '{run.name}' is a moment run; build a moment pool for it")
     if PoolRun.objects.filter(pool=pool, run=run).exists():
         raise PoolError(f"run '{run.name}' is already in pool '{pool.name}'")
-    candidates = (Prediction.objects.filter(run=run, rank__lte=pool.depth)
-                  .values_list("caption_id", "clip_id").distinct().order_by())
-    pairs = np.array(list(candidates), dtype=np.int64).reshape(-1, 2)
+    matrix_top = None
+    if run.scores_file:
+        # A score matrix run: its top k per caption come from the stored scores (one pair each).
+        matrix_top = score_matrix_top(run=run, depth=pool.depth)
+        pairs = np.column_stack(matrix_top[:2]).reshape(-1, 2)
+    else:
+        candidates = (Prediction.objects.filter(run=run, rank__lte=pool.depth)
+                      .values_list("caption_id", "clip_id").distinct().order_by())
+        pairs = np.array(list(candidates), dtype=np.int64).reshape(-1, 2)
     if _with_originals:
         originals = np.array(list(Caption.objects.filter(dataset=pool.dataset_id, original_clip__isnull=False)
                                   .values_list("id", "original_clip_id")), dtype=np.int64).reshape(-1, 2)
@@ -99,7 +106,10 @@ def pool_add_run(*, pool: Pool, run: Run, _with_originals: bool = False) -> int:
         keyed = lambda a: a[:, 0] * (1 << 31) + a[:, 1]  # noqa: E731 - ids stay below 2**31 per table
         pairs = pairs[~np.isin(keyed(pairs), keyed(existing))]
     added = _insert_pairs(pool, pairs)
-    _record_provenance(pool, run)
+    if matrix_top is None:
+        _record_provenance(pool, run)
+    else:
+        _record_matrix_provenance(pool, run, *matrix_top)
     _apply_imported_judgments(pool)
     PoolRun.objects.create(pool=pool, run=run, pairs_added=added)
     return added
@@ -151,8 +161,6 @@ def _insert_pairs(pool: Pool, pairs: np.ndarray) -> int:
 def _record_provenance(pool: Pool, run: Run) -> None:
     """One INSERT ... SELECT: every pool pair the run proposed within the pool depth, with its rank."""
     pair_t, pred_t = PooledPair._meta.db_table, Prediction._meta.db_table
-    from annotation.models import PairProvenance
-
     prov_t = PairProvenance._meta.db_table
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
@@ -166,6 +174,16 @@ def _record_provenance(pool: Pool, run: Run) -> None:
             f"ON pp.pool_id = %s AND pp.role = 'pool' AND pp.start IS NULL AND pp.caption_id = p.caption_id AND pp.clip_id = p.clip_id "
             f"WHERE p.run_id = %s AND p.rank <= %s GROUP BY pp.id, p.run_id",
             [pool.pk, run.pk, pool.depth])
+
+
+def _record_matrix_provenance(pool: Pool, run: Run, captions: np.ndarray, clips: np.ndarray, ranks: np.ndarray) -> None:
+    """The same rows as _record_provenance, from a matrix run's top k (each clip once per caption)."""
+    pair_of = {(c, v): pk for pk, c, v in PooledPair.objects.filter(pool=pool, role=PooledPair.Role.POOL,
+                                                                    start__isnull=True)
+               .values_list("pk", "caption_id", "clip_id").iterator(chunk_size=BATCH)}
+    rows_insert(PairProvenance, ["pair", "run", "rank"],
+                ((pair_of[(c, v)], run.pk, r) for c, v, r in zip(captions.tolist(), clips.tolist(), ranks.tolist())
+                 if (c, v) in pair_of))
 
 
 def known_pairs_add(*, pool: Pool, items: Iterable[dict]) -> int:

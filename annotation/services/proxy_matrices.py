@@ -42,6 +42,7 @@ from annotation.analysis.proxies.features import default_epic100_class_lists
 from annotation.analysis.proxies.text import tagger_available
 from annotation.models import Artefact, Caption, Clip, Dataset, Job, Report, Run
 from annotation.selectors.ranking import proxy_inputs, run_similarity
+from annotation.selectors.score_matrix_runs import score_matrix_similarity
 from annotation.services.jobs import job_create, job_enqueue, task_names
 from annotation.services.jobs.files import job_output_relative
 
@@ -57,7 +58,8 @@ ANALYSIS_BLOCK_ROWS = 512
 NDCG_RULES = {
     "definition": "DCG over the first |R_q| ranks, R_q = items with S > 0; nDCG = DCG / ideal DCG; "
                   "mean = (video_to_text + text_to_video) / 2",
-    "similarity": "the run's scores; -rank for every prediction when some prediction has no score",
+    "similarity": "the run's scores (a score matrix run: the whole matrix as imported); -rank for every prediction "
+                  "when some prediction has no score",
     "unranked": "pairs the run does not rank have similarity -inf: they follow every ranked item and, "
                 "tied among themselves, keep the matrix order (clip or caption id order)",
     "ties": "equal similarities keep the matrix order (stable sort)",
@@ -270,10 +272,38 @@ def proxy_ndcg_report_create(*, run: Run, artefact: Artefact, gain: str = "linea
     """Report(kind="proxy_ndcg"): the run's graded nDCG, video-to-text, text-to-video and their mean,
     with the proxy matrix as relevance. `gain` "linear" (S, the reference code's) or "exponential"
     (2^S - 1); `empty` "skip" leaves queries without any S > 0 out of the means, "zero" scores them 0."""
-    _ndcg_check(run=run, artefact=artefact, gain=gain, empty=empty)
-    loaded = proxy_matrix_load(artefact=artefact)
-    similarity = run_similarity(run=run, clip_ids=loaded.clip_ids, caption_ids=loaded.caption_ids)
-    result = ndcg_analysis.ndcg(similarity.matrix, loaded.relevance, gain=gain, empty=empty)
+    return proxy_ndcg_reports_create(run=run, artefacts=[artefact], gain=gain, empty=empty, created_by=created_by,
+                                     job=job)[0]
+
+
+def proxy_ndcg_reports_create(*, run: Run, artefacts: list[Artefact], gain: str = "linear", empty: str = "skip",
+                              created_by=None, job: Job | None = None) -> list[Report]:
+    """One proxy_ndcg report per matrix, as proxy_ndcg_report_create makes it, in the given order.
+    The run is read and each direction sorted once for all the matrices (the proxies of a dataset
+    share their layout), which is most of the work for a full-ranking run."""
+    for artefact in artefacts:
+        _ndcg_check(run=run, artefact=artefact, gain=gain, empty=empty)
+    loaded = [proxy_matrix_load(artefact=a) for a in artefacts]
+    layouts: dict[tuple, list[int]] = {}
+    for k, m in enumerate(loaded):
+        layouts.setdefault((tuple(m.clip_ids), tuple(m.caption_ids)), []).append(k)
+    reports: list[Report | None] = [None] * len(loaded)
+    for members in layouts.values():
+        first = loaded[members[0]]
+        # A score matrix run is scored from its file, every caption x clip cell, with no Prediction rows.
+        similar = score_matrix_similarity if run.scores_file else run_similarity
+        similarity = similar(run=run, clip_ids=first.clip_ids, caption_ids=first.caption_ids)
+        results = ndcg_analysis.ndcg_many(similarity.matrix, [loaded[k].relevance for k in members], gain=gain,
+                                          empty=empty)
+        for k, result in zip(members, results):
+            reports[k] = _ndcg_report(run=run, loaded=loaded[k], similarity=similarity, result=result, gain=gain,
+                                      empty=empty, created_by=created_by, job=job)
+    return reports
+
+
+def _ndcg_report(*, run: Run, loaded: LoadedMatrix, similarity, result, gain: str, empty: str, created_by,
+                 job: Job | None) -> Report:
+    artefact = loaded.artefact
     p = artefact.params
     return Report.objects.create(
         kind="proxy_ndcg", dataset=run.dataset, job=job, created_by=created_by,

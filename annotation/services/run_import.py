@@ -1,14 +1,26 @@
-"""Import of a run (one model's ranked predictions) in TREC run, CSV, JSON Lines or JSON format.
+"""Import of a run (one model's ranked predictions) in TREC run, CSV, JSON Lines or JSON format, or
+as a score matrix (.npz, see annotation.formats.score_matrix).
 
 Rows are streamed into a temporary staging table (COPY on PostgreSQL, batched INSERT on SQLite),
 the checks that need the whole run (duplicate ranks, the same clip twice for a caption, scores
 that rise with rank) run as SQL over it, and only then one INSERT ... SELECT moves the rows into
 the predictions table. Python memory therefore holds the dataset's id maps and one batch, never
 the file; and the run lands whole or not at all.
+
+A score matrix is checked whole in memory and kept as a file (RUNS_ROOT, named by its SHA-256)
+instead of as one row per prediction: its rankings are computed from the scores when read
+(annotation.selectors.score_matrix_runs).
+
+Depth: `max_depth` N refuses line-file ranks deeper than N and cuts a matrix's rankings at N;
+ALL_RANKS (0, `--max-depth all`) keeps full rankings. Without it, line files are held to
+settings.REJUDGE["MAX_RUN_DEPTH"] (REJUDGE_MAX_RUN_DEPTH, default 1000), which bounds the rows one
+run adds to the database; a matrix, which adds none, keeps every clip.
 """
 from __future__ import annotations
 
 import io
+import os
+import shutil
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,12 +29,17 @@ from django.conf import settings
 from django.db import connection, transaction
 
 from annotation.formats.errors import FileIssue, ImportRejected, IssueCollector
-from annotation.formats.runs import READERS, guess_run_format
+from annotation.formats.runs import READERS, RUN_FORMATS, guess_run_format
+from annotation.formats.score_matrix import ScoreMatrix, read_score_matrix
 from annotation.formats.text_lines import LineSource, ProgressFn, file_checksum
 from annotation.models import Caption, Clip, Dataset, Prediction, Run
+from annotation.selectors.score_matrix_runs import run_scores_path
 
 ID_FIELDS = {"trec": ("query_id", "doc_id"), "csv": ("caption_id", "clip_id"),
              "jsonl": ("caption_id", "clip_id"), "json": ("caption_id", "clip_id")}
+#: max_depth value that keeps full rankings (`--max-depth all`).
+ALL_RANKS = 0
+DEPTH_ADVICE = "import with --max-depth N (REST: max_depth), or --max-depth all to keep full rankings"
 
 
 @dataclass(frozen=True)
@@ -42,10 +59,11 @@ def run_import(*, dataset: Dataset, path: Path, name: str | None = None, fmt: st
     path = Path(path)
     display = source_name or path.name
     cap = settings.REJUDGE["IMPORT_ERROR_CAP"]
-    max_depth = max_depth or settings.REJUDGE["MAX_RUN_DEPTH"]
+    if max_depth is not None and max_depth < 0:
+        raise ImportRejected([FileIssue(display, None, "max_depth", f"max_depth {max_depth} is negative; {DEPTH_ADVICE}")])
     fmt = fmt or guess_run_format(path)
-    if fmt not in READERS:
-        raise ImportRejected([FileIssue(display, None, "format", f"unknown run format '{fmt}'; use one of {', '.join(READERS)}")])
+    if fmt not in RUN_FORMATS:
+        raise ImportRejected([FileIssue(display, None, "format", f"unknown run format '{fmt}'; use one of {', '.join(RUN_FORMATS)}")])
 
     checksum = file_checksum(path)
     existing = Run.objects.filter(dataset=dataset, checksum=checksum).first()
@@ -53,6 +71,13 @@ def run_import(*, dataset: Dataset, path: Path, name: str | None = None, fmt: st
         return RunImportResult(existing, created=False)
     if name and Run.objects.filter(dataset=dataset, name=name).exists():
         raise ImportRejected([FileIssue(display, None, "name", f"a run named '{name}' already exists in '{dataset.name}'")])
+    if fmt == "npz":
+        return _score_matrix_import(dataset=dataset, path=path, display=display, name=name, uploader=uploader,
+                                    checksum=checksum, max_depth=max_depth, cap=cap, progress=progress)
+    if max_depth is None:
+        max_depth, depth_source = settings.REJUDGE["MAX_RUN_DEPTH"], "the default, from REJUDGE_MAX_RUN_DEPTH"
+    else:
+        depth_source = "as asked"
 
     issues = IssueCollector(display, cap)
     caption_pk = dict(Caption.objects.filter(dataset=dataset).values_list("external_id", "id"))
@@ -64,7 +89,7 @@ def run_import(*, dataset: Dataset, path: Path, name: str | None = None, fmt: st
         stage = _StagingTable()
         try:
             kind, tag, grouped = _stream_into_stage(READERS[fmt](source, issues), stage, issues, caption_pk, clip_pk,
-                                                    caption_field, clip_field, max_depth)
+                                                    caption_field, clip_field, max_depth, depth_source)
             source.check_not_empty()
             if not grouped and not issues.full:
                 _check_whole_run(stage, issues, kind, caption_pk, cap)
@@ -83,6 +108,66 @@ def run_import(*, dataset: Dataset, path: Path, name: str | None = None, fmt: st
         finally:
             stage.drop()
     return RunImportResult(run, created=True)
+
+
+def _score_matrix_import(*, dataset: Dataset, path: Path, display: str, name: str | None, uploader, checksum: str,
+                         max_depth: int | None, cap: int, progress: ProgressFn | None) -> RunImportResult:
+    """A score matrix run: checked whole, kept as the file it is, no Prediction rows."""
+    issues = IssueCollector(display, cap)
+    size = path.stat().st_size
+    if progress:
+        progress(0, size)
+    matrix = read_score_matrix(path, issues)
+    if matrix is not None:
+        _check_matrix_ids(matrix, dataset, issues)
+    issues.raise_if_any()
+    n_captions, n_clips = matrix.scores.shape
+    depth = n_clips if not max_depth else min(max_depth, n_clips)
+    run_name = name or path.stem
+    with transaction.atomic():
+        if Run.objects.filter(dataset=dataset, name=run_name).exists():
+            raise ImportRejected([FileIssue(display, None, "name",
+                                            f"a run named '{run_name}' already exists in '{dataset.name}'; choose another name")])
+        relative, placed = _keep_score_file(path, checksum)
+        try:
+            run = Run.objects.create(dataset=dataset, name=run_name, kind=Run.Kind.CLIP, uploader=uploader,
+                                     source_name=display, source_format="npz", checksum=checksum, depth=depth,
+                                     prediction_count=n_captions * depth, caption_count=n_captions,
+                                     scores_file=relative)
+        except BaseException:
+            if placed:
+                run_scores_path(relative).unlink(missing_ok=True)
+            raise
+    if progress:
+        progress(size, size)
+    return RunImportResult(run, created=True)
+
+
+def _check_matrix_ids(matrix: ScoreMatrix, dataset: Dataset, issues: IssueCollector) -> None:
+    for key, ids, model in (("caption_ids", matrix.caption_ids, Caption), ("clip_ids", matrix.clip_ids, Clip)):
+        known = set(model.objects.filter(dataset=dataset).values_list("external_id", flat=True))
+        what = "caption" if model is Caption else "clip"
+        for i, external_id in enumerate(ids):
+            if external_id not in known:
+                issues.add(None, f"{key}[{i}]", f"unknown {what} id '{external_id}' (not in this dataset)")
+
+
+def _keep_score_file(path: Path, checksum: str) -> tuple[str, bool]:
+    """Copies the file to RUNS_ROOT/<sha[:2]>/<sha>.npz (the upload is deleted after its job).
+    Returns the relative path and whether this call put it there; the same bytes imported into
+    another dataset share the file."""
+    relative = f"{checksum[:2]}/{checksum}.npz"
+    target = run_scores_path(relative)
+    if target.is_file():
+        return relative, False
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(f"{target.name}.{uuid.uuid4().hex[:8]}.partial")
+    try:
+        shutil.copyfile(path, partial)
+        os.replace(partial, target)  # readers never see a half-copied file
+    finally:
+        partial.unlink(missing_ok=True)
+    return relative, True
 
 
 class _GroupChecks:
@@ -141,7 +226,8 @@ class _GroupChecks:
 
 
 def _stream_into_stage(rows, stage: "_StagingTable", issues: IssueCollector, caption_pk: dict, clip_pk: dict,
-                       caption_field: str, clip_field: str, max_depth: int) -> tuple[str, str | None, bool]:
+                       caption_field: str, clip_field: str, max_depth: int,
+                       depth_source: str) -> tuple[str, str | None, bool]:
     """Streams valid rows into the staging table; returns (kind, run tag, whether the run was
     grouped by caption, in which case the whole-run checks have already been done)."""
     kind: str | None = None
@@ -161,8 +247,9 @@ def _stream_into_stage(rows, stage: "_StagingTable", issues: IssueCollector, cap
             issues.add(line, row.where and f"{row.where}.clip_id" or clip_field,
                        f"unknown clip id '{row.clip_id}' (not in this dataset)")
             ok = False
-        if row.rank > max_depth:
-            issues.add(line, "rank", f"rank {row.rank} is deeper than the maximum run depth {max_depth}")
+        if max_depth and row.rank > max_depth:
+            issues.add(line, "rank", f"rank {row.rank} is deeper than the maximum run depth {max_depth} ({depth_source}); "
+                                     f"{DEPTH_ADVICE}")
             ok = False
         row_kind = Run.Kind.MOMENT if row.start is not None else Run.Kind.CLIP
         if kind is None:

@@ -27,9 +27,10 @@ from collections.abc import Callable, Iterable, Sequence
 from django.db import transaction
 
 from annotation.analysis.sampled_pools import PooledDocument, build_sampled_pool, validate_strata
-from annotation.models import (Caption, Clip, Dataset, Job, PairProvenance, Pool, PooledPair, PoolRun, Prediction, Run,
+from annotation.models import (Caption, Clip, Dataset, Job, PairProvenance, Pool, PooledPair, PoolRun, Run,
                                SampledDocument, SampledPoolDesign)
 from annotation.models.reports import ImportedJudgment
+from annotation.selectors.score_matrix_runs import run_prediction_rows
 from annotation.services.bulk import rows_insert
 from annotation.services.jobs import job_create, job_enqueue, task_names
 from annotation.services.pools import BATCH, PoolError, _apply_imported_judgments, needs_second_label, queue_positions
@@ -76,9 +77,7 @@ def sampled_pool_create(*, dataset: Dataset, name: str, runs: Iterable[Run], str
     caption_ext = dict(Caption.objects.filter(dataset=dataset).values_list("pk", "external_id"))
     clip_ext = dict(Clip.objects.filter(dataset=dataset).values_list("pk", "external_id"))
     ranked: dict[str, dict[str, list[str]]] = {str(run.pk): {} for run in runs}
-    rows = (Prediction.objects.filter(run__in=runs, rank__lte=depth).order_by("run_id", "caption_id", "rank")
-            .values_list("run_id", "caption_id", "clip_id"))
-    for run, caption, clip in rows.iterator(chunk_size=BATCH):
+    for run, caption, clip, _ in run_prediction_rows(runs=runs, depth=depth):
         ranked[str(run)].setdefault(caption_ext[caption], []).append(clip_ext[clip])
     imported: dict[str, set[str]] = {}
     for caption, clip in ImportedJudgment.objects.filter(dataset=dataset).values_list("caption_id", "clip_id").iterator(

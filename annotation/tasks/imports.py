@@ -33,7 +33,7 @@ def import_run(job_id: int) -> None:
                              max_depth=p.get("max_depth"), progress=progress)
         run = outcome.run
         return {"run_id": run.pk, "name": run.name, "created": outcome.created, "kind": run.kind, "depth": run.depth,
-                "predictions": run.prediction_count, "captions": run.caption_count}
+                "predictions": run.prediction_count, "captions": run.caption_count, "format": run.source_format}
 
     job_execute(job_id=job_id, work=work)
 

@@ -101,8 +101,26 @@ class RunListApi(ListAPIView):
         return Run.objects.filter(dataset_id=self.kwargs["dataset_id"]).select_related("uploader")
 
 
+class MaxDepthField(serializers.CharField):
+    """A positive whole number, or "all" (also 0) for full rankings (given to the service as 0).
+    Left blank in a form, the default applies."""
+
+    def to_internal_value(self, data):
+        text = super().to_internal_value(data).strip().lower()
+        if text == "all":
+            return 0
+        try:
+            value = int(text)
+        except ValueError:
+            value = -1
+        if not 0 <= value < 2**31:
+            raise serializers.ValidationError("a positive whole number, or 'all' (or 0) to keep full rankings")
+        return value
+
+
 class RunImportApi(APIView):
-    """Admin: upload a run file (TREC, CSV, JSONL, JSON) for a dataset; imported by a background job."""
+    """Admin: upload a run file (TREC, CSV, JSONL, JSON, or an .npz score matrix) for a dataset;
+    imported by a background job."""
 
     permission_classes = [IsAdmin]
     parser_classes = [MultiPartParser, FormParser]
@@ -111,7 +129,10 @@ class RunImportApi(APIView):
         file = serializers.FileField()
         name = serializers.CharField(max_length=200, required=False, allow_blank=True)
         format = serializers.ChoiceField(choices=RUN_FORMATS, required=False, allow_blank=True)
-        max_depth = serializers.IntegerField(min_value=1, max_value=100_000, required=False)
+        max_depth = MaxDepthField(required=False,
+                                  help_text="Line files: refuse ranks deeper than this (default REJUDGE_MAX_RUN_DEPTH, "
+                                            "1000); score matrices: keep each caption's top N (default all). 'all' or 0: "
+                                            "full rankings.")
 
     @extend_schema(request=InputSerializer, responses={202: JobOutputSerializer})
     def post(self, request, dataset_id: int):

@@ -1,24 +1,44 @@
+import argparse
 from pathlib import Path
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.formats.errors import ImportRejected
 from annotation.formats.runs import RUN_FORMATS
 from annotation.models import Dataset
-from annotation.services.run_import import run_import
+from annotation.services.run_import import ALL_RANKS, run_import
 
 from ._progress import ConsoleProgress, rejected_to_command_error
 
 
+def max_depth(text: str) -> int:
+    """`all` (or 0) keeps full rankings; otherwise a positive whole number."""
+    if text.strip().lower() == "all":
+        return ALL_RANKS
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a positive whole number or 'all'")
+    return value
+
+
 class Command(BaseCommand):
-    help = "Import a run (ranked predictions) in TREC run, CSV, JSON Lines or JSON format into a dataset. All or nothing."
+    help = ("Import a run (ranked predictions) in TREC run, CSV, JSON Lines or JSON format, or a score matrix (.npz: "
+            "scores captions x clips, caption_ids, clip_ids) into a dataset. All or nothing.")
 
     def add_arguments(self, parser):
         parser.add_argument("path", type=Path)
         parser.add_argument("--dataset", required=True, help="Name of the dataset the run ranks.")
         parser.add_argument("--name", default="", help="Run name (default: the TREC run tag, else the file name).")
-        parser.add_argument("--format", choices=RUN_FORMATS, help="Default: from the extension (.csv, .jsonl, .json; else TREC).")
-        parser.add_argument("--max-depth", type=int, default=None, help="Refuse ranks deeper than this (default 1000).")
+        parser.add_argument("--format", choices=RUN_FORMATS,
+                            help="Default: from the extension (.csv, .jsonl, .json, .npz), a zip archive is npz; else TREC.")
+        parser.add_argument("--max-depth", type=max_depth, default=None, metavar="N|all",
+                            help=f"Line files: refuse ranks deeper than N (default {settings.REJUDGE['MAX_RUN_DEPTH']}, "
+                                 "from REJUDGE_MAX_RUN_DEPTH). Score matrices: keep each caption's top N (default: "
+                                 "every clip). 'all' or 0 keeps full rankings.")
 
     def handle(self, *args, **opts):
         path: Path = opts["path"]
@@ -37,4 +57,5 @@ class Command(BaseCommand):
         verb = "imported" if outcome.created else "already imported (same file), nothing changed:"
         self.stdout.write(self.style.SUCCESS(
             f"{verb} run '{run.name}' (id {run.pk}, {run.kind}): {run.prediction_count:,} predictions "
-            f"for {run.caption_count:,} captions, depth {run.depth}"))
+            f"for {run.caption_count:,} captions, depth {run.depth}"
+            + (" (a score matrix: rankings are read from the stored file)" if run.scores_file else "")))
