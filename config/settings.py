@@ -158,6 +158,7 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "django_filters",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI and Redoc as static files: the docs pages use no CDN
     "csp",
     "axes",
     "annotation",
@@ -279,6 +280,10 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Human relevance judgments for text-to-video retrieval benchmarks.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # /api/v1/docs/ and /api/v1/redoc/ (api/docs.py) load these from STATIC_URL, never from a CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
     # One name for the relevant / not relevant answer, wherever a field carries it (an admin's
     # decision, a resolved label, a known answer).
     "ENUM_NAME_OVERRIDES": {"PairAnswerEnum": "annotation.models.pools.PooledPair.Answer"},
@@ -352,6 +357,11 @@ REJUDGE = {
     "IMPORT_BATCH_SIZE": env_int("REJUDGE_IMPORT_BATCH_SIZE", 5000),
     "LEASE_SECONDS": env_int("REJUDGE_LEASE_SECONDS", 300),
     "BROKEN_REPORTS_BEFORE_SET_ASIDE": env_int("REJUDGE_BROKEN_REPORTS_BEFORE_SET_ASIDE", 3),
+    # A relevant / not relevant answer needs the clip watched this long (its span if shorter); the
+    # server refuses one sooner than this after the lease was handed out. 0 turns the floor off.
+    "MIN_WATCH_SECONDS": float(os.environ.get("REJUDGE_MIN_WATCH_SECONDS") or 2.0),
+    # A judging page nobody has touched this long gives its pairs back (after a visible countdown).
+    "IDLE_RELEASE_SECONDS": env_int("REJUDGE_IDLE_RELEASE_SECONDS", 300),
 }
 
 LOGGING = {

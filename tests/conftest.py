@@ -38,6 +38,13 @@ def _fresh_cache():
 
 
 @pytest.fixture(autouse=True)
+def _no_minimum_watch(settings):
+    """Most tests answer a pair the moment they lease it; the minimum-watch floor has its own
+    tests (tests/api/test_minimum_watch.py, tests/browser/test_judging_gates.py), which turn it on."""
+    settings.REJUDGE = {**settings.REJUDGE, "MIN_WATCH_SECONDS": 0}
+
+
+@pytest.fixture(autouse=True)
 def _isolated_files(settings, tmp_path):
     # PBKDF2 is slow on purpose; tests create many accounts.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

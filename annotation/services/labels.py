@@ -13,17 +13,19 @@ from dataclasses import dataclass
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
-from annotation.models import Label, Lease, Pool, PooledPair, PoolMembership, RaterProfile
-from annotation.services.queue import PAIR_FLAG_FIELDS, refresh_pair_flags
+from annotation.models import Clip, Label, Lease, Pool, PooledPair, PoolMembership, RaterProfile
+from annotation.services.queue import PAIR_FLAG_FIELDS, min_watch_seconds, refresh_pair_flags
 
 PAIR_FIELDS = PAIR_FLAG_FIELDS + ["vote_count", "required_labels", "state", "resolved_label", "resolved_at", "broken_reports"]
 
 
 class LabelRefused(ValueError):
-    """The submission cannot be accepted as sent; `code` says why (the API maps it to a status)."""
+    """The submission cannot be accepted as sent; `code` says why (the API maps it to a status).
+    `seconds_left`: for `too_soon`, how long until the same answer would be taken."""
 
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(self, code: str, message: str, *, seconds_left: float | None = None) -> None:
         self.code = code
+        self.seconds_left = seconds_left
         super().__init__(message)
 
 
@@ -78,12 +80,15 @@ _LABEL_BY_CLIENT_ID_SQL = "SELECT * FROM {label} WHERE rater_id = %(rater)s AND 
 # The rater's lease and its pair, the pair locked (pair first, then lease: the queue's lock
 # order), with whether the rater may still label in this pool.
 _LEASED_PAIR_LOCKED_SQL = """
-SELECT pp.*, s.id AS lease_pk, s.state AS lease_state, pl.broken_reports_limit AS pool_broken_reports_limit,
+SELECT pp.*, s.id AS lease_pk, s.state AS lease_state, s.created_at AS lease_created_at,
+       pl.broken_reports_limit AS pool_broken_reports_limit,
+       v.start AS clip_start, v."end" AS clip_end, v.duration AS clip_duration,
        EXISTS (SELECT 1 FROM {membership} m WHERE m.pool_id = pp.pool_id AND m.rater_id = %(rater)s) AS rater_is_member,
        EXISTS (SELECT 1 FROM {profile} r WHERE r.user_id = %(rater)s AND r.paused) AS rater_paused,
        (SELECT m.training FROM {membership} m WHERE m.pool_id = pp.pool_id AND m.rater_id = %(rater)s) AS member_training,
        EXISTS (SELECT 1 FROM {pair} t WHERE t.pool_id = pp.pool_id AND t.role = %(training)s) AS pool_has_training
 FROM {lease} s JOIN {pair} pp ON pp.id = s.pair_id JOIN {pool} pl ON pl.id = pp.pool_id
+     JOIN {clip} v ON v.id = pp.clip_id
 WHERE s.token = %(token)s AND s.rater_id = %(rater)s {lock}
 """
 
@@ -100,7 +105,7 @@ def _sql(template: str) -> str:
     lock = ("FOR UPDATE OF pp" if features.has_select_for_update_of else "FOR UPDATE") if features.has_select_for_update else ""
     return template.format(label=Label._meta.db_table, lease=Lease._meta.db_table, pair=PooledPair._meta.db_table,
                            pool=Pool._meta.db_table, membership=PoolMembership._meta.db_table,
-                           profile=RaterProfile._meta.db_table, lock=lock)
+                           profile=RaterProfile._meta.db_table, clip=Clip._meta.db_table, lock=lock)
 
 
 def _label_by_client_id(rater, client_id: str) -> Label | None:
@@ -150,6 +155,9 @@ def _submit_locked(rater, client_id, token, value, seconds, comment, now) -> Sub
     if pair.lease_state == Lease.State.COMPLETED:
         raise LabelRefused("conflict", "this lease has already been used for an answer")
 
+    if value in Label.VOTES:
+        _check_watched(pair, now)
+
     # None: the lease named ran out before the answer came (a late answer keeps the rules below).
     live_lease_id = _complete_lease(pair.pk, rater, now)
     label = Label(pair=pair, rater=rater, value=value, client_id=client_id, seconds=seconds, comment=comment[:5000],
@@ -188,6 +196,22 @@ def _submit_locked(rater, client_id, token, value, seconds, comment, now) -> Sub
     pair.save(update_fields=PAIR_FIELDS)
     label.pair = pair
     return SubmitResult(label, True, None)
+
+
+def _check_watched(pair, now) -> None:
+    """A vote needs the clip seen: the page holds its answers until the clip has played the
+    minimum, and the server refuses a vote that comes sooner after the lease was handed out (the
+    clip cannot have played longer than its lease has existed), so a script cannot skip the clip.
+    "Doesn't play" and "ambiguous" stay open: a clip that never loads must still be reported."""
+    if pair.start is not None and pair.end is not None:
+        minimum = min_watch_seconds(pair.start, pair.end, None)
+    else:
+        minimum = min_watch_seconds(pair.clip_start, pair.clip_end, pair.clip_duration)
+    left = minimum - (now - pair.lease_created_at).total_seconds()
+    if left > 0:
+        left = round(left, 2)
+        raise LabelRefused("too_soon", f"the clip has not been watched long enough; send the answer again in {left:g} s",
+                           seconds_left=left)
 
 
 def _resolve(pair: PooledPair, now, *, latest_vote: str) -> None:

@@ -48,6 +48,24 @@ def item_id_for(kind: str, pk: int) -> str:
     return digest[:24]
 
 
+def min_watch_seconds(start: float | None, end: float | None, duration: float | None) -> float:
+    """How long a clip must have played before a relevant / not relevant answer is taken: the
+    REJUDGE MIN_WATCH_SECONDS setting, or the clip's span (or length) when that is shorter, so a
+    half-second clip is not held for two. The page enforces it on play time; label_submit on the
+    lease's age, which no page can shorten."""
+    cap = max(0.0, float(settings.REJUDGE.get("MIN_WATCH_SECONDS", 2.0)))
+    span = end - start if start is not None and end is not None and end > start else duration
+    return round(min(cap, span) if span and span > 0 else cap, 2)
+
+
+def pair_min_watch(pair) -> float:
+    """A moment pair's own span wins over its clip's."""
+    if pair.start is not None and pair.end is not None:
+        return min_watch_seconds(pair.start, pair.end, None)
+    clip = pair.clip
+    return min_watch_seconds(clip.start, clip.end, clip.duration)
+
+
 class LeaseGone(Exception):
     """The lease is no longer live (expired, completed or released)."""
 

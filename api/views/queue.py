@@ -7,6 +7,9 @@ tell pairs added after the pool (gold, training) from pool pairs; whether a labe
 for admins only."""
 from __future__ import annotations
 
+import math
+
+from django.conf import settings
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view, inline_serializer
 from rest_framework import serializers, status
@@ -18,7 +21,7 @@ from rest_framework.views import APIView
 from annotation.models import Label, Lease, Pool
 from annotation.selectors.pools import rater_pools, rater_progress
 from annotation.services.labels import LabelRefused, label_submit
-from annotation.services.queue import LeaseGone, item_id_for, lease_next, lease_release, lease_renew
+from annotation.services.queue import LeaseGone, item_id_for, lease_next, lease_release, lease_renew, pair_min_watch
 from api.params import query_int
 from api.permissions import IsRater
 
@@ -41,6 +44,11 @@ class AssignmentSerializer(serializers.Serializer):
     caption = serializers.SerializerMethodField()
     clip = serializers.SerializerMethodField()
     expires_at = serializers.DateTimeField()
+    min_watch_seconds = serializers.SerializerMethodField(
+        help_text="Seconds the clip must play before relevant / not relevant is taken (sooner: 409 too_soon).")
+
+    def get_min_watch_seconds(self, lease) -> float:
+        return pair_min_watch(lease.pair)
 
     def get_item_id(self, lease) -> str:
         return item_id_for("pair", lease.pair_id)
@@ -82,7 +90,8 @@ class NextPairApi(APIView):
                                         default=list, max_length=10)
 
     @extend_schema(request=InputSerializer, responses=inline_serializer(
-        "NextPair", {"assignment": AssignmentSerializer(allow_null=True), "reason": serializers.CharField(allow_null=True)}))
+        "NextPair", {"assignment": AssignmentSerializer(allow_null=True), "reason": serializers.CharField(allow_null=True),
+                     "idle_release_seconds": serializers.IntegerField()}))
     def post(self, request, pool_id: int):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -90,7 +99,7 @@ class NextPairApi(APIView):
         if assignment.reason == "not_a_member":
             raise NotFound("no such pool")  # the same for pools that exist and those that do not
         body = {"assignment": AssignmentSerializer(assignment.lease).data if assignment.lease else None,
-                "reason": assignment.reason}
+                "reason": assignment.reason, "idle_release_seconds": settings.REJUDGE["IDLE_RELEASE_SECONDS"]}
         return Response(body)
 
 
@@ -149,7 +158,8 @@ class RaterLabelSerializer(serializers.ModelSerializer):
         return item_id_for("pair", label.pair_id)
 
 
-REFUSAL_STATUS = {"invalid": 400, "not_found": 404, "forbidden": 403, "paused": 403, "training": 403, "conflict": 409}
+REFUSAL_STATUS = {"invalid": 400, "not_found": 404, "forbidden": 403, "paused": 403, "training": 403, "conflict": 409,
+                  "too_soon": 409}
 
 
 class LabelSubmitApi(APIView):
@@ -179,7 +189,12 @@ class LabelSubmitApi(APIView):
             result = label_submit(rater=request.user, client_id=v["client_id"], lease=v["lease_id"], value=v["value"],
                                   seconds=v.get("seconds"), comment=v["comment"])
         except LabelRefused as refused:
-            return Response({"detail": str(refused), "code": refused.code}, status=REFUSAL_STATUS[refused.code])
+            body = {"detail": str(refused), "code": refused.code}
+            headers = None
+            if refused.seconds_left is not None:
+                body["seconds_left"] = refused.seconds_left
+                headers = {"Retry-After": str(max(1, math.ceil(refused.seconds_left)))}
+            return Response(body, status=REFUSAL_STATUS[refused.code], headers=headers)
         body = {"label": RaterLabelSerializer(result.label).data, "feedback": result.feedback}
         return Response(body, status=201 if result.created else 200)
 
