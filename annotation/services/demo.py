@@ -68,12 +68,26 @@ def demo_load() -> dict:
     return {"dataset": dataset, "runs": runs, "accounts": accounts, "pool": pool, "study": study}
 
 
+# Known pairs name their caption by its text, not its id: ids are numbered by position in
+# demo_captions(), and pairs keyed by id once slipped by one (a blue shape x the blue triangle
+# was taught as "not relevant"). tests/annotation/test_demo_known_pairs.py checks every answer
+# against what the clip shows and the caption says.
 DEMO_TRAINING = (
-    ("cap01", "demo01", "relevant", "Every element is present: a red circle, moving left to right, on a white background."),
-    ("cap01", "demo04", "not_relevant", "The shape is a square, not a circle: one element missing is enough to say no."),
-    ("cap17", "demo07", "not_relevant", "The triangle moves left to right, not up: the activity must match too."),
+    ("a red circle moves from left to right on a white background", "demo01", "relevant",
+     "Every element is present: a red circle, moving left to right, on a white background."),
+    ("a red circle moves from left to right on a white background", "demo04", "not_relevant",
+     "The shape is a square, not a circle: one element missing is enough to say no."),
+    ("a triangle rises up", "demo07", "not_relevant",
+     "The triangle moves left to right, not up: the activity must match too."),
 )
-DEMO_GOLD = (("cap13", "demo05", "relevant"), ("cap15", "demo08", "not_relevant"))
+DEMO_GOLD = (("a green shape moves", "demo05", "relevant"), ("something falls down", "demo08", "not_relevant"))
+
+
+def _caption_id(text: str) -> str:
+    ids = [c.caption_id for c in demo_captions() if c.text == text]
+    if len(ids) != 1:
+        raise ValueError(f"demo known pair names caption '{text}', which {len(ids)} demo captions have")
+    return ids[0]
 
 
 def _demo_pool(dataset, runs, raters):
@@ -83,9 +97,9 @@ def _demo_pool(dataset, runs, raters):
     if pool is None:
         pool = pool_create(dataset=dataset, name="demo-pool", runs=runs, depth=5, redundancy=0.3, seed=1,
                            gold_rate=0.1, training_pass_mark=0.66)
-        known_pairs_add(pool=pool, items=[{"caption": c, "clip": v, "answer": a, "role": "training", "explanation": e}
-                                          for c, v, a, e in DEMO_TRAINING]
-                        + [{"caption": c, "clip": v, "answer": a, "role": "gold"} for c, v, a in DEMO_GOLD])
+        known_pairs_add(pool=pool, items=[{"caption": _caption_id(t), "clip": v, "answer": a, "role": "training",
+                                           "explanation": e} for t, v, a, e in DEMO_TRAINING]
+                        + [{"caption": _caption_id(t), "clip": v, "answer": a, "role": "gold"} for t, v, a in DEMO_GOLD])
     memberships_grant(pool=pool, users=raters)
     return pool
 
