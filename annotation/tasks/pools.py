@@ -5,7 +5,7 @@ from celery import shared_task
 
 from annotation.models import Dataset, Pool, Run
 from annotation.services.jobs import job_execute, task_names
-from annotation.services.pools import pool_add_run, pool_create
+from annotation.services.pools import known_pairs_add, pool_add_run, pool_create
 from annotation.services.queue import leases_expire
 
 
@@ -20,8 +20,13 @@ def build_pool(job_id: int) -> None:
                            redundancy=p.get("redundancy", 0.1), seed=p.get("seed", 0), gold_rate=p.get("gold_rate", 0.0),
                            training_pass_mark=p.get("training_pass_mark", 0.8), lease_seconds=p.get("lease_seconds", 300),
                            broken_reports_limit=p.get("broken_reports_limit", 3), progress=progress)
+        # Checked when the build was asked for (the build form's copy or CSV), so they fit this dataset.
+        if p.get("known_pairs"):
+            known_pairs_add(pool=pool, items=p["known_pairs"])
         return {"pool_id": pool.pk, "name": pool.name, "pairs": pool.pairs.filter(role="pool").count(),
-                "double_labelled": pool.pairs.filter(role="pool", required_labels__gte=2).count()}
+                "double_labelled": pool.pairs.filter(role="pool", required_labels__gte=2).count(),
+                "training_pairs": pool.pairs.filter(role="training").count(),
+                "gold_pairs": pool.pairs.filter(role="gold").count()}
 
     job_execute(job_id=job_id, work=work)
 

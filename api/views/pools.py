@@ -15,6 +15,7 @@ from annotation.models import Dataset, Pool, PooledPair, PoolMembership, Run
 from annotation.selectors.pools import pairs_needing_admin, pool_list, pool_progress, pool_throughput
 from annotation.services.labels import LabelRefused, pair_adjudicate, pair_requeue
 from annotation.services.jobs.pools import pool_add_run_start, pool_build_start
+from annotation.services.pool_known_pairs import known_pairs_for_build
 from annotation.services.pools import PoolError, known_pairs_add, known_pairs_import_csv
 from annotation.services.raters import membership_revoke, memberships_grant, training_reset
 from api.params import query_int
@@ -48,9 +49,13 @@ class PoolListApi(ListAPIView):
 
 
 class PoolBuildApi(APIView):
-    """Admin: build a pool from runs' top-k pairs (a background job; 202 + status URL)."""
+    """Admin: build a pool from runs' top-k pairs (a background job; 202 + status URL). JSON, or
+    multipart when it brings a known-pairs CSV: training and gold pairs come from
+    `known_pairs_from` (another pool of the dataset) or `known_pairs_file` (header
+    caption,clip,answer,role[,explanation]), checked before the job starts."""
 
     permission_classes = [IsAdmin]
+    parser_classes = [JSONParser, MultiPartParser, FormParser]
 
     class InputSerializer(serializers.Serializer):
         dataset = serializers.IntegerField()
@@ -64,15 +69,21 @@ class PoolBuildApi(APIView):
         training_pass_mark = serializers.FloatField(min_value=0, max_value=1, default=0.8)
         lease_seconds = serializers.IntegerField(min_value=10, max_value=24 * 3600, default=300)
         broken_reports_limit = serializers.IntegerField(min_value=1, max_value=100, default=3)
+        known_pairs_from = serializers.IntegerField(required=False, allow_null=True, default=None)
+        known_pairs_file = serializers.FileField(required=False, allow_null=True, default=None)
 
-    @extend_schema(request=InputSerializer)
+    @extend_schema(request={"application/json": InputSerializer, "multipart/form-data": InputSerializer})
     def post(self, request):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         v = dict(data.validated_data)
         dataset = get_object_or_404(Dataset, pk=v.pop("dataset"))
         name, run_ids = v.pop("name"), v.pop("runs")
+        source, upload = v.pop("known_pairs_from"), v.pop("known_pairs_file")
         try:
+            known = known_pairs_for_build(dataset=dataset, source_pool_id=source, upload=upload)
+            if known:
+                v["known_pairs"] = known
             job = pool_build_start(dataset=dataset, name=name, run_ids=run_ids, options=v, created_by=request.user)
         except PoolError as exc:
             raise ValidationError({"detail": str(exc)}) from exc

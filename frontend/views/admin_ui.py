@@ -12,6 +12,7 @@ from annotation.formats.runs import RUN_FORMATS
 from annotation.models import Job, Pool, PooledPair
 from annotation.selectors.dashboard import (dataset_runs, datasets_overview, pool_agreement, pool_known_pair_counts,
                                             pool_rater_summary, pools_overview, raters_overview, recent_jobs)
+from annotation.selectors.known_pairs import known_pair_sources
 from annotation.selectors.pools import pairs_needing_admin, pool_progress
 from frontend.views.access import page_for
 
@@ -33,7 +34,7 @@ def dataset_detail(request, dataset_id: int):
     dataset = get_object_or_404(datasets_overview(), pk=dataset_id)
     return render(request, "frontend/admin_ui/dataset.html",
                   {"dataset": dataset, "runs": dataset_runs(dataset=dataset), "run_formats": RUN_FORMATS,
-                   "pools": pools_overview(dataset_id=dataset.pk)})
+                   "pools": pools_overview(dataset_id=dataset.pk), "known_sources": known_pair_sources(dataset_id=dataset.pk)})
 
 
 @page_for("admin")
