@@ -9,11 +9,13 @@ from django.conf import settings
 
 from annotation.demo.scenes import SCENES, demo_captions, demo_run_rows
 from annotation.demo.video import render_clip
-from annotation.models import Dataset, Pool, RankingStudy
+from annotation.models import Artefact, Dataset, Pool, RankingStudy
 from annotation.services.dataset_import import dataset_import
+from annotation.services.exports import export_create
 from annotation.services.pools import known_pairs_add, pool_create
 from annotation.services.ranking import ranking_memberships_grant, ranking_study_create
 from annotation.services.raters import memberships_grant
+from annotation.services.reports import report_create
 from annotation.services.run_import import run_import
 from annotation.services.users import api_token_for, user_ensure
 
@@ -65,7 +67,20 @@ def demo_load() -> dict:
         accounts.append(entry)
     pool = _demo_pool(dataset, runs, raters)
     study = _demo_ranking_study(dataset, raters)
-    return {"dataset": dataset, "runs": runs, "accounts": accounts, "pool": pool, "study": study}
+    report, export = _demo_report_and_export(pool)
+    return {"dataset": dataset, "runs": runs, "accounts": accounts, "pool": pool, "study": study,
+            "report": report, "export": export}
+
+
+def _demo_report_and_export(pool):
+    """One report and one export of the demo pool, so that the researcher's first look at the
+    reports page (or GET /api/v1/reports/ with the token) finds something to open and download.
+    Made once; admins make fresh ones as labels come in."""
+    report = pool.reports.filter(kind="agreement").first() or report_create(pool=pool, kind="agreement")
+    export = (Artefact.objects.filter(dataset=pool.dataset_id, kind="qrels", report__isnull=True,
+                                      params__pool_id=pool.pk).first()
+              or export_create(pool=pool, fmt="qrels"))
+    return report, export
 
 
 # Known pairs name their caption by its text, not its id: ids are numbered by position in

@@ -33,7 +33,11 @@ def _summary(pairs, votes_per_pair: np.ndarray, n_votes: int) -> dict:
         "multiply_labelled_pairs": int((votes_per_pair >= 2).sum()),
         "labels": n_votes,
         "resolved": resolved,
-        "resolved_percent": 100.0 * resolved / judged if judged else None,
+        # Two shares, each saying what it is out of: beside 178 open pairs, "resolved 100%" read as
+        # the pool's progress when it was the share of decided pairs that reached a majority.
+        "decided_pairs": judged,
+        "resolved_percent_of_decided_pairs": 100.0 * resolved / judged if judged else None,
+        "resolved_percent_of_all_pairs": 100.0 * resolved / n if n else None,
         "relevant": int((pairs.resolved == 1).sum()),
         "not_relevant": int((pairs.resolved == 0).sum()),
         "disagreements": disagreements,

@@ -1,6 +1,7 @@
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from annotation.selectors.pools import pool_progress
 from annotation.services.demo import demo_load
 
 
@@ -25,8 +26,13 @@ class Command(BaseCommand):
             f"demo dataset '{dataset.name}': {dataset.clips.count()} clips, {dataset.captions.count()} captions, "
             f"runs: {', '.join(r.name for r in summary['runs'])}"))
         pool, study = summary["pool"], summary["study"]
-        self.stdout.write(f"pool '{pool.name}' (id {pool.pk}): {pool.pairs.filter(role='pool').count()} pairs to judge, "
-                          f"3 training pairs first; ranking study '{study.name}' (id {study.pk})")
+        # Pairs still to judge, not the pool's size: a second run finds some already decided.
+        progress = pool_progress(pool=pool)
+        self.stdout.write(f"pool '{pool.name}' (id {pool.pk}): {progress['left']} of {progress['pairs']} pairs left to judge, "
+                          f"{pool.pairs.filter(role='training').count()} training pairs first; "
+                          f"ranking study '{study.name}' (id {study.pk})")
+        self.stdout.write(f"report '{summary['report'].title}' (id {summary['report'].pk}) and export "
+                          f"'{summary['export'].name}' (id {summary['export'].pk}) are on the reports page, /reports/")
         self.stdout.write("accounts (demo only, change them anywhere else):")
         for account in summary["accounts"]:
             extra = f"  API token {account['api_token']}" if "api_token" in account else ""

@@ -78,7 +78,9 @@ def test_agreement_report_by_hand():
     assert report.params == {"n_boot": 200, "seed": 3, "confidence": 0.95}
     assert r["summary"] == {
         "pairs": 5, "labelled_pairs": 5, "multiply_labelled_pairs": 4, "labels": 10, "resolved": 4,
-        "resolved_percent": 100.0, "relevant": 2, "not_relevant": 2, "disagreements": 0, "open": 1, "escalated": 0,
+        # 4 of the 4 decided pairs resolved (none without a majority); 4 of all 5 pairs.
+        "decided_pairs": 4, "resolved_percent_of_decided_pairs": 100.0, "resolved_percent_of_all_pairs": 80.0,
+        "relevant": 2, "not_relevant": 2, "disagreements": 0, "open": 1, "escalated": 0,
         "set_aside": 0, "complete_percent": 80.0, "resolved_by_admin": 0, "decided_by_imported_judgments": 0,
         "original_positive_pairs": 0, "original_positives_judged_not_relevant": 0}
     first, everything = r["agreement"]["first_two"], r["agreement"]["all"]
@@ -123,7 +125,8 @@ def test_imported_disagreements_are_listed_and_count_in_resolution():
     r = report_create(pool=pool, kind="agreement", params={"n_boot": 0}).result
     s = r["summary"]
     assert (s["resolved"], s["disagreements"], s["open"]) == (1, 1, 2)
-    assert s["resolved_percent"] == pytest.approx(50.0)
+    # 1 resolved of 2 decided (1 + 1 without majority); 1 of all 4 pairs.
+    assert (s["decided_pairs"], s["resolved_percent_of_decided_pairs"], s["resolved_percent_of_all_pairs"]) == (2, 50.0, 25.0)
     assert s["decided_by_imported_judgments"] == 2
     assert [d["pair_id"] for d in r["disagreements"]] == [pairs[0].pk]
     assert r["disagreements"][0]["imported"] is True
