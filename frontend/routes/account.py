@@ -1,0 +1,8 @@
+"""Page routes of the signed-in user's own account."""
+from django.urls import path
+
+from frontend.views import account
+
+urlpatterns = [
+    path("account/token/", account.api_token, name="account-token"),
+]
