@@ -1,12 +1,15 @@
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView
 
+from api import docs
 from api.views import accounts, datasets, jobs
 
 app_name = "api"
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(permission_classes=[]), name="schema"),
+    path("docs/", docs.swagger_page, name="docs"),
+    path("redoc/", docs.redoc_page, name="redoc"),
     path("me/", accounts.MeApi.as_view(), name="me"),
     path("datasets/", datasets.DatasetListApi.as_view(), name="dataset-list"),
     path("datasets/import/", datasets.DatasetImportApi.as_view(), name="dataset-import"),
@@ -21,4 +24,5 @@ urlpatterns = [
     path("", include("api.routes.judgment_sets")),
     path("", include("api.routes.proxies")),
     path("", include("api.routes.moments")),
+    path("", include("api.routes.researchers")),
 ]

@@ -15,4 +15,6 @@ urlpatterns = [
     path("", include("frontend.routes.reports")),
     path("", include("frontend.routes.proxies")),
     path("", include("frontend.routes.moments")),
+    path("", include("frontend.routes.account")),
+    path("", include("frontend.routes.researchers")),
 ]

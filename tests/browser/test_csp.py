@@ -184,11 +184,13 @@ def test_every_page_passes_the_content_security_policy(browser, server, site, tm
         researcher = session("researcher")
         researcher.visit("/reports/")
         researcher.visit(f"/moments/pools/{site['spans'].pk}/")
+        researcher.visit("/account/token/")
 
         # An admin: every admin page, with their forms and charts.
         admin = session("admin")
         for path in ("/admin-ui/", f"/admin-ui/datasets/{dataset.pk}/", "/admin-ui/pools/", f"/admin-ui/pools/{pool.pk}/",
-                     f"/admin-ui/pools/{pool.pk}/attention/", "/admin-ui/raters/", f"/admin-ui/jobs/{site['job'].pk}/",
+                     f"/admin-ui/pools/{pool.pk}/attention/", "/admin-ui/raters/", "/admin-ui/researchers/",
+                     f"/admin-ui/jobs/{site['job'].pk}/",
                      "/reports/", *(f"/reports/{r.pk}/" for r in site["reports"]), "/moments/",
                      f"/moments/pools/{site['spans'].pk}/", f"/moments/pools/{site['deep'].pk}/",
                      f"/moments/pools/{site['spans'].pk}/moment-metrics/{site['moment_metrics'].pk}/",

@@ -1,0 +1,9 @@
+"""Routes of researcher accounts (admin only)."""
+from django.urls import path
+
+from api.views import researchers
+
+urlpatterns = [
+    path("researchers/", researchers.ResearcherListCreateApi.as_view(), name="researcher-list"),
+    path("researchers/<int:user_id>/", researchers.ResearcherDetailApi.as_view(), name="researcher-detail"),
+]
