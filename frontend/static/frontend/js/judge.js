@@ -7,7 +7,12 @@
    Safety: an answer is stored in the outbox (localStorage) before the screen moves on and stays
    there until the server acknowledges it, so a cut connection, an expired session or a closed
    tab loses nothing. Leases are kept alive by a heartbeat; an answer whose lease ran out is still
-   sent (the server stores it, counted or as surplus). */
+   sent (the server stores it, counted or as surplus).
+
+   Seeing: relevant / not relevant open only once the clip has played its minimum (the
+   assignment's min_watch_seconds, which the server enforces too); while it loads the stage says
+   so. A clip that fails, or shows no new frame for a while, leaves only "doesn't play" and
+   "ambiguous". A key that is not taken says why, at once. */
 import { api, newClientId } from "./api.js";
 import { Outbox } from "./outbox.js";
 import { PlayerControls, SpanPlayer } from "./player.js";
@@ -15,6 +20,10 @@ import { showSaveStatus } from "./status.js";
 import { WorkSlots } from "./work_slots.js";
 
 const ARM_DELAY_MS = 250; // a key pressed twice must not also answer the pair that replaced it
+const SLOW_LOAD_MS = 5000; // no frame this long after the pair showed: say so, and offer 3 and 4
+const STALL_MS = 4000; // playing, and no new frame this long: stalled
+const GATE_TICK_MS = 100;
+const VOTES = new Set(["relevant", "not_relevant"]);
 const KEY_VALUES = { 1: "relevant", 2: "not_relevant", 3: "ambiguous", 4: "broken" };
 const VALUE_NAMES = { relevant: "Relevant", not_relevant: "Not relevant", ambiguous: "Ambiguous", broken: "Clip doesn't play" };
 
@@ -39,12 +48,16 @@ class JudgePage {
     this.el = Object.fromEntries(
       ["work", "caption", "answers", "comment-form", "comment", "comment-cancel", "feedback", "feedback-title", "feedback-answer",
         "feedback-explanation", "feedback-continue", "state", "state-title", "state-text", "state-retry", "today", "left",
-        "pool-progress", "training-banner", "notice", "clip-error", "guidelines", "guidelines-open", "save-status"]
+        "pool-progress", "training-banner", "notice", "clip-error", "guidelines", "guidelines-open", "save-status",
+        "clip-loading", "answer-hint", "key-cue"]
         .map((id) => [id, document.getElementById(id)]));
     this.players = [...root.querySelectorAll("video.clip")].map((video) => new SpanPlayer(video));
     this.controls = new PlayerControls(root.querySelector("[data-player-controls]"));
     this.state = "loading";
     this.armedAt = 0;
+    this.gate = "wait"; // wait: no answer yet | limited: only 3 and 4 (the clip fails or stalls) | all
+    this.gateTimer = 0;
+    this.cueTimer = 0;
     this.answerStartedAt = null;
     this.awaitingFeedback = null; // client id of the training answer whose feedback is shown next
     this.progress = null;
@@ -122,9 +135,12 @@ class JudgePage {
     this.el.feedback.hidden = true;
     this.el.answers.hidden = false;
     slot.shownAt = performance.now();
+    this.showCue("");
+    this.gate = null;
     this.arm();
     this.renderTraining();
     this.setState("working");
+    this.updateGate();
     this.measureSwap(slot);
   }
 
@@ -157,14 +173,83 @@ class JudgePage {
     }
   }
 
-  /* Answers (and Continue) count only ARM_DELAY_MS after what they answer appeared. */
+  /* Answers (and Continue) count only ARM_DELAY_MS after what they answer appeared. data-armed
+     says that the page takes an answer now (tests and the benchmark wait for it). */
   arm() {
     this.armedAt = performance.now() + ARM_DELAY_MS;
     this.root.dataset.armed = "false";
     clearTimeout(this.armTimer);
-    this.armTimer = setTimeout(() => {
-      this.root.dataset.armed = "true";
-    }, ARM_DELAY_MS);
+    this.armTimer = setTimeout(() => this.renderArmed(), ARM_DELAY_MS);
+  }
+
+  renderArmed() {
+    const open = performance.now() >= this.armedAt && (this.state === "feedback" || (this.gate && this.gate !== "wait"));
+    this.root.dataset.armed = String(open);
+  }
+
+  minWatch(slot) {
+    const seconds = Number(slot?.assignment.min_watch_seconds);
+    return Number.isFinite(seconds) && seconds > 0 ? seconds : 0;
+  }
+
+  /* Which answers the pair on screen takes now, checked every GATE_TICK_MS while it shows. */
+  updateGate() {
+    clearTimeout(this.gateTimer);
+    const slot = this.slots.current;
+    if (!slot || this.state === "feedback") return;
+    const player = slot.player;
+    const need = this.minWatch(slot);
+    const sinceShown = performance.now() - slot.shownAt;
+    const slow = !player.failed && !player.ready && sinceShown >= SLOW_LOAD_MS;
+    const stalled = player.ready && player.watched < need && player.stuckFor(STALL_MS);
+    let gate = "wait";
+    if (player.watched >= need) gate = "all";
+    else if (player.failed || slow || stalled) gate = "limited";
+    if (gate !== this.gate) {
+      this.gate = gate;
+      this.root.dataset.gate = gate;
+      for (const button of this.el.answers.querySelectorAll("button[data-value]")) {
+        button.disabled = gate === "wait" || (gate === "limited" && VOTES.has(button.dataset.value));
+      }
+      this.renderArmed();
+    }
+    const loading = this.el["clip-loading"];
+    loading.hidden = player.failed || (player.ready && !stalled);
+    loading.dataset.slow = String(slow || stalled);
+    const loadingText = stalled ? "The clip has stalled. If it does not go on, press 4 (doesn't play) or 3 (ambiguous)."
+      : slow ? "This clip is slow to load. If it does not start, press 4 (doesn't play) or 3 (ambiguous)."
+        : "Loading the clip…";
+    if (loading.textContent !== loadingText) loading.textContent = loadingText;
+    const hint = this.el["answer-hint"];
+    hint.hidden = gate === "all";
+    const hintText = gate === "limited" ? "Relevant and not relevant open once the clip has played."
+      : !player.wantPlaying && player.ready ? `Play the clip: answers open after ${need.toFixed(1)} s of it.`
+        : `Answers open after ${need.toFixed(1)} s of the clip (${Math.max(0, need - player.watched).toFixed(1)} s to go).`;
+    if (hint.textContent !== hintText) hint.textContent = hintText;
+    if (gate !== "all" || !loading.hidden) this.gateTimer = setTimeout(() => this.updateGate(), GATE_TICK_MS);
+  }
+
+  /* A key or click that is not taken says why, where the answers are. */
+  showCue(text) {
+    clearTimeout(this.cueTimer);
+    this.el["key-cue"].textContent = text;
+    if (text) this.cueTimer = setTimeout(() => { this.el["key-cue"].textContent = ""; }, 3000);
+  }
+
+  /* Whether the answer `value` is taken now; if not, the cue says why. */
+  accepts(value) {
+    if (performance.now() < this.armedAt) {
+      this.showCue("That key came just as a new pair appeared, so it was not taken. Press it again for this pair.");
+      return false;
+    }
+    const gate = this.gate || "wait";
+    if (gate === "all" || (gate === "limited" && !VOTES.has(value))) return true;
+    const player = this.slots.current?.player;
+    const left = Math.max(0, this.minWatch(this.slots.current) - (player ? player.watched : 0));
+    this.showCue(gate === "limited"
+      ? "This clip does not play: press 4 (doesn't play) or 3 (ambiguous)."
+      : `Watch the clip first: answers open after it has played ${left.toFixed(1)} s more.`);
+    return false;
   }
 
   onClipFailed(player) {
@@ -176,6 +261,7 @@ class JudgePage {
   choose(value, { viaClick = false } = {}) {
     if (this.state !== "working") return;
     if (viaClick) this.el.work.focus({ preventScroll: true }); // so Space plays, not re-presses the button
+    if (!this.accepts(value)) return;
     if (value === "ambiguous") this.openComment();
     else this.answer(value);
   }
@@ -183,8 +269,9 @@ class JudgePage {
   answer(value, comment = "") {
     const slot = this.slots.current;
     if (!slot || slot.answered || (this.state !== "working" && this.state !== "comment")) return;
-    if (performance.now() < this.armedAt) return;
+    if (!this.accepts(value)) return;
     slot.answered = true;
+    clearTimeout(this.gateTimer);
     this.answerStartedAt = performance.now();
     const clientId = newClientId();
     this.outbox.add({

@@ -123,8 +123,15 @@ export class Outbox extends EventTarget {
         return false;
       }
       const { status, data } = response;
-      if (status === 200 || status === 201 || status === 409) {
-        // 409: this pair already has an answer of ours (sent from another tab); nothing to add.
+      if (status === 409 && data && data.code === "too_soon") {
+        // The server wants the clip watched longer than its lease has existed (the page holds
+        // answers until then, so only a wrong clock gets here): the same answer goes again then.
+        this.flushSoon(Math.max(250, Math.ceil(Number(data.seconds_left || 1) * 1000) + 100));
+        return false;
+      }
+      if (status === 200 || status === 201) {
+        // A resend of an answer already stored comes back 200 with that answer. A 409 is not
+        // "saved": the pair has another answer of ours, or was given back; that goes to refused.
         localStorage.removeItem(this.prefix + item.clientId);
         this.dispatchEvent(new CustomEvent("acked", { detail: { item, status, data } }));
         continue;

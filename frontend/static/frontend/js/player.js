@@ -6,6 +6,10 @@
    the span and loops back to its start, checking on every animation frame while it plays
    (timeupdate fires only every ~250 ms, long enough to show frames past the end).
 
+   It also counts how long the clip has really played (wall-clock time while its frames advance),
+   which the judging page needs before it takes a vote, and notices a clip that loads slowly or
+   stalls.
+
    PlayerControls binds the play/replay/speed/scrubber/sound controls to whichever player is on
    screen; the speed and sound choices carry over from clip to clip. */
 
@@ -23,7 +27,14 @@ export class SpanPlayer extends EventTarget {
     this.wantPlaying = false;
     this.failed = false;
     this.frame = 0;
+    this.watched = 0; // seconds of real playback since load()
+    this.lastTick = 0;
+    this.lastTime = -1;
+    this.lastAdvanceAt = 0; // performance.now() when a new frame last showed (or when play was asked for)
     video.addEventListener("loadedmetadata", () => this.onMetadata());
+    for (const type of ["playing", "waiting", "loadeddata", "canplay"]) {
+      video.addEventListener(type, () => this.dispatchEvent(new Event("state")));
+    }
     video.addEventListener("seeking", () => this.clamp());
     video.addEventListener("play", () => this.watch());
     video.addEventListener("pause", () => this.onPause());
@@ -40,6 +51,9 @@ export class SpanPlayer extends EventTarget {
     this.clip = clip;
     this.failed = false;
     this.wantPlaying = false;
+    this.watched = 0;
+    this.lastTime = -1;
+    this.lastAdvanceAt = performance.now();
     this.hasSpan = clip.start != null && clip.end != null && clip.end > clip.start;
     this.start = this.hasSpan ? clip.start : 0;
     this.end = this.hasSpan ? clip.end : null;
@@ -51,6 +65,11 @@ export class SpanPlayer extends EventTarget {
 
   get ready() {
     return this.video.readyState >= HTMLMediaElement.HAVE_CURRENT_DATA;
+  }
+
+  /* Asked to play, and no new frame for `ms` (never loaded, or stalled mid-way). */
+  stuckFor(ms) {
+    return !this.failed && this.wantPlaying && performance.now() - this.lastAdvanceAt >= ms;
   }
 
   get spanEnd() {
@@ -94,12 +113,28 @@ export class SpanPlayer extends EventTarget {
 
   watch() {
     cancelAnimationFrame(this.frame);
+    this.lastTick = performance.now();
     const tick = () => {
       if (this.video.paused) return;
       this.check();
+      this.countPlayback();
       this.frame = requestAnimationFrame(tick);
     };
     this.frame = requestAnimationFrame(tick);
+  }
+
+  /* Play time counts only while frames advance: a black stage waiting for data is not watching. */
+  countPlayback() {
+    const now = performance.now();
+    const t = this.video.currentTime;
+    if (this.ready && t !== this.lastTime && this.lastTime >= 0) {
+      this.watched += Math.min(0.25, (now - this.lastTick) / 1000); // a frame after a hidden tab is not 10 s watched
+      this.lastAdvanceAt = now;
+    } else if (this.ready && this.lastTime < 0) {
+      this.lastAdvanceAt = now;
+    }
+    this.lastTime = t;
+    this.lastTick = now;
   }
 
   onPause() {
@@ -114,6 +149,7 @@ export class SpanPlayer extends EventTarget {
   }
 
   play() {
+    if (!this.wantPlaying) this.lastAdvanceAt = performance.now();
     this.wantPlaying = true;
     const t = this.video.currentTime;
     if (t < this.start - EDGE || (this.hasSpan && t >= this.spanEnd - EDGE)) this.video.currentTime = this.start;
@@ -227,11 +263,15 @@ export class PlayerControls {
     this.muteButton.querySelector("[data-text]").textContent = this.muted ? "Sound off" : "Sound on";
   }
 
+  /* The button's name is its text (no aria-label that could drift from it): Play, Pause, or
+     Loading while it is asked to play and has no frame to show yet. */
   renderState() {
     const playing = Boolean(this.player && this.player.wantPlaying);
-    this.playButton.setAttribute("aria-label", playing ? "Pause" : "Play");
-    this.playButton.querySelector("[data-text]").textContent = playing ? "Pause" : "Play";
-    this.playButton.dataset.playing = String(playing);
+    const loading = playing && !this.player.failed && !this.player.ready;
+    const text = loading ? "Loading…" : playing ? "Pause" : "Play";
+    const label = this.playButton.querySelector("[data-text]");
+    if (label.textContent !== text) label.textContent = text;
+    this.playButton.dataset.playing = loading ? "loading" : String(playing);
   }
 
   renderTime() {
