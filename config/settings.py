@@ -367,7 +367,13 @@ REJUDGE = {
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "filters": {"client_errors_without_traceback": {"()": "config.logging_filters.ClientErrorsWithoutTraceback"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["client_errors_without_traceback"]}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
-    "loggers": {"django.db.backends": {"level": "INFO"}},
+    "loggers": {
+        "django.db.backends": {"level": "INFO"},
+        # Django's default config gives "django" its own console handler (DEBUG only) and lets it
+        # propagate to the root's: every 4xx was printed twice. One handler, no propagation.
+        "django": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO"), "propagate": False},
+    },
 }
