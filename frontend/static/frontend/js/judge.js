@@ -12,7 +12,12 @@
    Seeing: relevant / not relevant open only once the clip has played its minimum (the
    assignment's min_watch_seconds, which the server enforces too); while it loads the stage says
    so. A clip that fails, or shows no new frame for a while, leaves only "doesn't play" and
-   "ambiguous". A key that is not taken says why, at once. */
+   "ambiguous". A key that is not taken says why, at once.
+
+   One tab per pool: the server hands a rater's held pairs back to whoever asks, so two tabs would
+   show the same pairs and one tab's answers would be refused. A Web Lock per rater and pool lets
+   one tab judge; another says so and can take the work over (the first then stops and says so).
+   An answer the server refuses is never shown as saved: the page says which one and why. */
 import { api, newClientId } from "./api.js";
 import { Outbox } from "./outbox.js";
 import { PlayerControls, SpanPlayer } from "./player.js";
@@ -38,7 +43,10 @@ const STATES = {
   signed_out: ["Signed out", "Your session has ended. Log in again: the answers on this device are sent then."],
   no_access: ["No access to this pool", "This pool does not exist, or an admin has removed your access."],
   server_error: ["The server has a problem", "Trying again in a few seconds."],
+  other_tab: ["This pool is open in another tab", "Answers go from one tab at a time, so none is lost. Go on in the other tab, or move the work to this one."],
+  moved_away: ["Judging moved to another tab", "You took this pool's work over in another tab. Your answers from here are saved."],
 };
+const TAKE_OVER_STATES = new Set(["other_tab", "moved_away"]);
 
 class JudgePage {
   constructor(root) {
@@ -49,7 +57,7 @@ class JudgePage {
       ["work", "caption", "answers", "comment-form", "comment", "comment-cancel", "feedback", "feedback-title", "feedback-answer",
         "feedback-explanation", "feedback-continue", "state", "state-title", "state-text", "state-retry", "today", "left",
         "pool-progress", "training-banner", "notice", "clip-error", "guidelines", "guidelines-open", "save-status",
-        "clip-loading", "answer-hint", "key-cue"]
+        "clip-loading", "answer-hint", "key-cue", "state-take"]
         .map((id) => [id, document.getElementById(id)]));
     this.players = [...root.querySelectorAll("video.clip")].map((video) => new SpanPlayer(video));
     this.controls = new PlayerControls(root.querySelector("[data-player-controls]"));
@@ -61,7 +69,17 @@ class JudgePage {
     this.answerStartedAt = null;
     this.awaitingFeedback = null; // client id of the training answer whose feedback is shown next
     this.progress = null;
-    this.slots = new WorkSlots({
+    this.lockName = `rejudge.judge.${root.dataset.user}.${this.poolId}`;
+    this.waitForTab = null; // aborts the queued lock request of a tab waiting for the other to close
+    this.slots = this.makeSlots();
+    this.progressTimer = 0;
+    this.armTimer = 0;
+    this.timings = [];
+    window.rejudgeTimings = this.timings; // submit-to-next-clip times, read by the latency benchmark
+  }
+
+  makeSlots() {
+    return new WorkSlots({
       nextUrl: `/api/v1/pools/${this.poolId}/next/`,
       heartbeatUrl: (leaseId) => `/api/v1/leases/${leaseId}/heartbeat/`,
       workId: (assignment) => assignment.item_id,
@@ -73,10 +91,6 @@ class JudgePage {
       onState: (state) => this.setState(STATES[state] ? state : "no_work_left"),
       onLeaseLost: () => this.leaseLost(),
     });
-    this.progressTimer = 0;
-    this.armTimer = 0;
-    this.timings = [];
-    window.rejudgeTimings = this.timings; // submit-to-next-clip times, read by the latency benchmark
   }
 
   isMine(item) {
@@ -90,7 +104,10 @@ class JudgePage {
   start() {
     showSaveStatus(this.el["save-status"], this.outbox);
     this.outbox.addEventListener("acked", (event) => this.onAcked(event.detail));
-    this.outbox.addEventListener("refused", (event) => this.onAcked(event.detail));
+    this.outbox.addEventListener("refused", (event) => {
+      this.onRefused(event.detail);
+      this.onAcked(event.detail);
+    });
     this.outbox.addEventListener("change", () => this.onConnectionChange());
     for (const player of this.players) player.addEventListener("failed", () => this.onClipFailed(player));
     document.addEventListener("keydown", (event) => this.onKey(event));
@@ -114,10 +131,76 @@ class JudgePage {
     this.el["comment-cancel"].addEventListener("click", () => this.closeComment());
     this.el["feedback-continue"].addEventListener("click", () => this.continueAfterFeedback());
     this.el["state-retry"].addEventListener("click", () => this.slots.refill());
+    this.el["state-take"].addEventListener("click", () => this.takeOver());
     this.el["guidelines-open"].addEventListener("click", () => this.toggleGuidelines());
     this.setState("loading");
     this.refreshProgress();
+    this.claimTab();
+  }
+
+  /* ---- one tab per pool ------------------------------------------------------------------ */
+
+  claimTab() {
+    if (!navigator.locks) {
+      this.slots.start();
+      return;
+    }
+    this.requestTab({ ifAvailable: true });
+  }
+
+  /* A lock request that, once granted, judges here until the tab closes or another steals it. */
+  requestTab(options) {
+    let granted = false;
+    return navigator.locks.request(this.lockName, options, (lock) => {
+      if (!lock) {
+        this.elsewhere();
+        return null;
+      }
+      granted = true;
+      return this.holdTab();
+    }).catch((error) => {
+      if (granted) this.movedAway(); // stolen: the request of the holder rejects
+      else if (error.name !== "AbortError") throw error; // aborted while queued: we took over
+    });
+  }
+
+  /* Another tab judges this pool: say so, and take over by ourselves once it closes. */
+  elsewhere() {
+    this.setState("other_tab");
+    this.waitForTab = new AbortController();
+    this.requestTab({ signal: this.waitForTab.signal });
+  }
+
+  takeOver() {
+    this.waitForTab?.abort();
+    this.waitForTab = null;
+    this.requestTab({ steal: true });
+  }
+
+  /* Runs while this tab holds the lock; the promise never settles, so the lock is held until the
+     tab closes or another tab steals it. */
+  holdTab() {
+    this.waitForTab = null;
+    this.slots.stop();
+    this.slots = this.makeSlots(); // answers the other tab left in the outbox count as sent
+    this.setState("loading");
     this.slots.start();
+    return new Promise(() => {});
+  }
+
+  /* Another tab took the work over: stop at once; it resumes the leases held here. */
+  movedAway() {
+    this.slots.stop();
+    this.setState("moved_away");
+  }
+
+  onRefused({ item, status, data }) {
+    if (!this.isMine(item)) return;
+    const value = VALUE_NAMES[item.body.value] || item.body.value;
+    const why = (data && data.detail) || `HTTP ${status}`;
+    this.el.notice.hidden = false;
+    this.el.notice.dataset.kind = "refused";
+    this.el.notice.textContent = `An answer was not stored (${value}): ${why}.`;
   }
 
   /* ---- showing a pair ------------------------------------------------------------------- */
@@ -130,7 +213,7 @@ class JudgePage {
     this.root.dataset.pairId = String(slot.workId);
     this.root.dataset.leaseId = String(slot.leaseId);
     this.root.dataset.mode = slot.assignment.mode;
-    this.el.notice.hidden = true;
+    if (this.el.notice.dataset.kind !== "refused") this.el.notice.hidden = true; // a refusal stays in view
     this.closeComment({ focus: false });
     this.el.feedback.hidden = true;
     this.el.answers.hidden = false;
@@ -168,7 +251,8 @@ class JudgePage {
       const [title, text] = STATES[state] || STATES.loading;
       this.el["state-title"].textContent = title;
       this.el["state-text"].textContent = text;
-      this.el["state-retry"].hidden = state === "loading" || state === "no_access";
+      this.el["state-retry"].hidden = state === "loading" || state === "no_access" || TAKE_OVER_STATES.has(state);
+      this.el["state-take"].hidden = !TAKE_OVER_STATES.has(state);
       for (const player of this.players) player.pause();
     }
   }
@@ -359,6 +443,7 @@ class JudgePage {
 
   leaseLost() {
     this.el.notice.hidden = false;
+    this.el.notice.dataset.kind = "lease";
     this.el.notice.textContent = "Your hold on this pair ran out. Answer anyway: your answer is saved.";
   }
 
@@ -382,6 +467,7 @@ class JudgePage {
     const after = this.progress.training.status;
     if (before === "pending" && after === "passed") {
       this.el.notice.hidden = false;
+      this.el.notice.dataset.kind = "training";
       this.el.notice.textContent = `Training passed (score ${Math.round((this.progress.training.score || 0) * 100)}%). From now on your answers count.`;
     }
     this.renderProgress();

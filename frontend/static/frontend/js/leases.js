@@ -23,8 +23,15 @@ export class Heartbeat {
     this.due = 0;
   }
 
+  stop() {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    this.timer = 0;
+  }
+
   /* Beat within `ms` (an earlier beat already due stays). */
   within(ms) {
+    if (this.stopped) return;
     const due = Date.now() + ms;
     if (this.timer && this.due <= due) return;
     clearTimeout(this.timer);
@@ -36,6 +43,7 @@ export class Heartbeat {
   }
 
   async beat() {
+    if (this.stopped) return;
     let nextMs = MAX_MS;
     for (const slot of this.slots()) {
       if (!slot || slot.answered || slot.leaseGone) continue;

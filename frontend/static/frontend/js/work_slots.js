@@ -53,6 +53,7 @@ export class WorkSlots {
     }
     this.refilling = null;
     this.refillAgain = false;
+    this.stopped = false;
     this.retryTimer = 0;
     this.heartbeat = new Heartbeat({
       url: heartbeatUrl,
@@ -66,13 +67,13 @@ export class WorkSlots {
   }
 
   start() {
-    this.outbox.addEventListener("acked", (event) => this.landed(event.detail.item));
-    this.outbox.addEventListener("refused", (event) => this.landed(event.detail.item));
+    this.outbox.addEventListener("acked", (event) => !this.stopped && this.landed(event.detail.item));
+    this.outbox.addEventListener("refused", (event) => !this.stopped && this.landed(event.detail.item));
     this.outbox.addEventListener("change", () => {
-      if (this.outbox.connection === "online" && CONNECTION_TROUBLE.has(this.stateShown)) this.refill();
+      if (!this.stopped && this.outbox.connection === "online" && CONNECTION_TROUBLE.has(this.stateShown)) this.refill();
     });
     document.addEventListener("visibilitychange", () => {
-      if (document.visibilityState === "visible") {
+      if (!this.stopped && document.visibilityState === "visible") {
         this.heartbeat.beat();
         this.refill();
       }
@@ -80,6 +81,25 @@ export class WorkSlots {
     // Answers left from an earlier visit go first, so that their leases are done before we ask.
     const flushed = this.sentItems().length ? this.outbox.flush() : Promise.resolve();
     flushed.finally(() => this.refill());
+  }
+
+  /* This screen stops working (another tab took over, or the rater is on a break): no more asks,
+     no heartbeats, nothing shown. The leases stay as they are; `release()` gives them back. */
+  stop() {
+    this.stopped = true;
+    clearTimeout(this.retryTimer);
+    this.heartbeat.stop();
+    for (const slot of [this.current, this.preloaded]) if (slot) slot.player.pause();
+    this.current = null;
+    this.preloaded = null;
+  }
+
+  /* The unanswered leases on screen and preloaded, given back to the pool. */
+  async release(releaseUrl) {
+    const slots = [this.current, this.preloaded].filter((slot) => slot && !slot.answered && !slot.leaseGone);
+    this.stop();
+    await Promise.all(slots.map((slot) => api(releaseUrl(slot.leaseId), { method: "POST", json: {} }).catch(() => null)));
+    return slots.length;
   }
 
   /* Call once the answer for `slot` is safe in the outbox. */
@@ -117,6 +137,7 @@ export class WorkSlots {
   }
 
   refill() {
+    if (this.stopped) return Promise.resolve();
     if (this.refilling) {
       this.refillAgain = true;
       return this.refilling;
@@ -157,7 +178,9 @@ export class WorkSlots {
         if (!this.current) this.showState("server_error");
         return this.retryIn(POLL_BUSY_MS * 2);
       }
+      if (this.stopped) return;
       const { assignment, reason } = response.data;
+      if (response.data.idle_release_seconds != null) this.idleReleaseSeconds = response.data.idle_release_seconds;
       if (!assignment) return this.noAssignment(reason);
       const workId = this.workId(assignment);
       if (this.sentWork.has(workId)) {
@@ -188,6 +211,7 @@ export class WorkSlots {
 
   retryIn(ms) {
     clearTimeout(this.retryTimer);
+    if (this.stopped) return;
     this.retryTimer = setTimeout(() => this.refill(), ms);
   }
 
