@@ -20,7 +20,12 @@ from .fields import MAX_ID_LENGTH, csv_header, csv_records, is_scalar, json_obje
 from .score_matrix import is_npz
 from .text_lines import LineSource, NumberedLines
 
-RUN_FORMATS = ("trec", "csv", "jsonl", "json", "npz")  # npz: a score matrix, read by formats.score_matrix
+# npz: a score matrix, read by formats.score_matrix; qvhighlights: Moment-DETR's prediction jsonl.
+RUN_FORMATS = ("trec", "csv", "jsonl", "json", "npz", "qvhighlights")
+#: Formats whose predictions keep the file's order as their ranks, as the official evaluation reads
+#: them: a window may repeat and scores need not fall (Moment-DETR's standalone_eval takes R1 from
+#: the first window in the file and sorts by score only for mAP).
+FILE_ORDER_FORMATS = ("qvhighlights",)
 
 
 class RunRow(NamedTuple):
@@ -228,7 +233,26 @@ def read_json(source: LineSource, issues: IssueCollector) -> Iterator[RunRow]:
                 yield row
 
 
-READERS = {"trec": read_trec, "csv": read_csv, "jsonl": read_jsonl, "json": read_json}
+def read_qvhighlights(source: LineSource, issues: IssueCollector) -> Iterator[RunRow]:
+    """QVHighlights predictions (`{"qid", "vid", "pred_relevant_windows": [[start, end, score], ...]}`
+    a line) as moment rows: caption = qid, clip = vid, rank = position in the file's list."""
+    from .moment_files import read_qvhighlights_predictions  # moment_files is large; only this format needs it
+
+    for record in read_qvhighlights_predictions(source, issues):
+        if record.video is None:
+            issues.add(record.line, "vid", "missing: a stored moment run needs the video of each query")
+            continue
+        for rank, (start, end, score) in enumerate(record.windows, start=1):
+            where = f"pred_relevant_windows[{rank - 1}]"
+            if end <= start:
+                issues.add(record.line, where, f"the window [{start:g}, {end:g}] has no length, so it cannot be stored "
+                                               f"as a moment (evaluate scores the file as it is, IoU 0 for it)")
+                continue
+            yield RunRow(record.line, record.qid, record.video, rank, score, start, end)
+
+
+READERS = {"trec": read_trec, "csv": read_csv, "jsonl": read_jsonl, "json": read_json,
+           "qvhighlights": read_qvhighlights}
 
 
 def guess_run_format(path: Path) -> str:

@@ -29,14 +29,14 @@ from django.conf import settings
 from django.db import connection, transaction
 
 from annotation.formats.errors import FileIssue, ImportRejected, IssueCollector
-from annotation.formats.runs import READERS, RUN_FORMATS, guess_run_format
+from annotation.formats.runs import FILE_ORDER_FORMATS, READERS, RUN_FORMATS, guess_run_format
 from annotation.formats.score_matrix import ScoreMatrix, read_score_matrix
 from annotation.formats.text_lines import LineSource, ProgressFn, file_checksum
 from annotation.models import Caption, Clip, Dataset, Prediction, Run
 from annotation.selectors.score_matrix_runs import run_scores_path
 
 ID_FIELDS = {"trec": ("query_id", "doc_id"), "csv": ("caption_id", "clip_id"),
-             "jsonl": ("caption_id", "clip_id"), "json": ("caption_id", "clip_id")}
+             "jsonl": ("caption_id", "clip_id"), "json": ("caption_id", "clip_id"), "qvhighlights": ("qid", "vid")}
 #: max_depth value that keeps full rankings (`--max-depth all`).
 ALL_RANKS = 0
 DEPTH_ADVICE = "import with --max-depth N (REST: max_depth), or --max-depth all to keep full rankings"
@@ -88,11 +88,13 @@ def run_import(*, dataset: Dataset, path: Path, name: str | None = None, fmt: st
     with transaction.atomic():
         stage = _StagingTable()
         try:
+            file_order = fmt in FILE_ORDER_FORMATS
             kind, tag, grouped = _stream_into_stage(READERS[fmt](source, issues), stage, issues, caption_pk, clip_pk,
-                                                    caption_field, clip_field, max_depth, depth_source)
+                                                    caption_field, clip_field, max_depth, depth_source,
+                                                    file_order=file_order)
             source.check_not_empty()
             if not grouped and not issues.full:
-                _check_whole_run(stage, issues, kind, caption_pk, cap)
+                _check_whole_run(stage, issues, kind, caption_pk, cap, file_order=file_order)
             if issues:
                 raise ImportRejected(sorted(issues.issues, key=lambda i: (i.line is None, i.line or 0)),
                                      truncated=issues.truncated)
@@ -179,8 +181,9 @@ class _GroupChecks:
     checks as SQL over the staging table instead.
     """
 
-    def __init__(self, issues: IssueCollector, kind_of_first_row: str | None = None) -> None:
+    def __init__(self, issues: IssueCollector, kind_of_first_row: str | None = None, *, file_order: bool = False) -> None:
         self.issues = issues
+        self.file_order = file_order  # repeats and any score order allowed (FILE_ORDER_FORMATS)
         self.grouped = True
         self.caption: int | None = None
         self.caption_name = ""
@@ -203,12 +206,12 @@ class _GroupChecks:
         else:
             self.ranks[row.rank] = line
         first = self.items.get(key)
-        if first is not None:
+        if first is not None and not self.file_order:
             what = "the same moment" if len(key) > 1 else "the same clip"
             self.issues.add(line, "doc_id", f"caption '{caption_name}' lists {what} twice (first on line {first})")
         else:
             self.items[key] = line
-        if row.score is not None:
+        if row.score is not None and not self.file_order:
             self.scores.append((row.rank, row.score, line))
 
     def finish_group(self) -> None:
@@ -227,13 +230,13 @@ class _GroupChecks:
 
 def _stream_into_stage(rows, stage: "_StagingTable", issues: IssueCollector, caption_pk: dict, clip_pk: dict,
                        caption_field: str, clip_field: str, max_depth: int,
-                       depth_source: str) -> tuple[str, str | None, bool]:
+                       depth_source: str, *, file_order: bool = False) -> tuple[str, str | None, bool]:
     """Streams valid rows into the staging table; returns (kind, run tag, whether the run was
     grouped by caption, in which case the whole-run checks have already been done)."""
     kind: str | None = None
     first_kind_line = None
     tag = None
-    groups = _GroupChecks(issues)
+    groups = _GroupChecks(issues, file_order=file_order)
     for row in rows:
         line = row.line
         ok = True
@@ -272,11 +275,14 @@ def _stream_into_stage(rows, stage: "_StagingTable", issues: IssueCollector, cap
     return kind or Run.Kind.CLIP, tag, groups.grouped
 
 
-def _check_whole_run(stage: "_StagingTable", issues: IssueCollector, kind: str, caption_pk: dict, cap: int) -> None:
+def _check_whole_run(stage: "_StagingTable", issues: IssueCollector, kind: str, caption_pk: dict, cap: int, *,
+                     file_order: bool = False) -> None:
     """The group checks as SQL over the staging table, for files whose captions are not grouped."""
     caption_name = {pk: ext for ext, pk in caption_pk.items()}
     for line, caption, rank, first in stage.duplicates(["caption_id", "rank"], cap):
         issues.add(line or None, "rank", f"caption '{caption_name[caption]}' has rank {rank} twice (first on line {first})")
+    if file_order:
+        return
     same_clip = ["caption_id", "clip_id"] + (["start", '"end"'] if kind == Run.Kind.MOMENT else [])
     for line, caption, _, first in stage.duplicates(same_clip, cap):
         what = "the same moment" if kind == Run.Kind.MOMENT else "the same clip"

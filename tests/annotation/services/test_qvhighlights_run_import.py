@@ -1,0 +1,73 @@
+"""A QVHighlights prediction file imported as a stored moment run: ranks are the file's order, a
+repeated window and scores out of order are kept (Moment-DETR's standalone_eval reads them so),
+and what cannot be stored is refused with line and field."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from annotation.formats.errors import ImportRejected
+from annotation.models import Prediction, Run
+from annotation.services.run_import import run_import
+
+from .judgment_sets.helpers import dataset_from_ids
+
+pytestmark = pytest.mark.django_db
+PRED = Path(__file__).resolve().parents[2] / "fixtures" / "moments" / "qvh_pred.jsonl"
+
+
+@pytest.fixture
+def dataset(tmp_path):
+    records = [json.loads(line) for line in PRED.read_text().splitlines()]
+    return dataset_from_ids(tmp_path, queries=[str(r["qid"]) for r in records], items=[r["vid"] for r in records],
+                            name="qvh")
+
+
+def test_windows_keep_the_files_order_repeats_included(dataset):
+    run = run_import(dataset=dataset, path=PRED, fmt="qvhighlights", name="moment-detr").run
+    assert (run.kind, run.source_format, run.caption_count, run.prediction_count, run.depth) == (
+        Run.Kind.MOMENT, "qvhighlights", 2, 7, 5)
+    rows = list(Prediction.objects.filter(run=run).order_by("caption__external_id", "rank")
+                .values_list("caption__external_id", "clip__external_id", "rank", "start", "end", "score"))
+    # qid 1 lists [20, 40] twice at the top (both kept, as the official evaluation keeps them);
+    # qid 3's scores rise nowhere, qid 2 has no window and no row.
+    assert rows == [("1", "vidA_0.0_150.0", 1, 20, 40, 0.9), ("1", "vidA_0.0_150.0", 2, 20, 40, 0.9),
+                    ("1", "vidA_0.0_150.0", 3, 0, 10, 0.8), ("1", "vidA_0.0_150.0", 4, 60, 100, 0.5),
+                    ("1", "vidA_0.0_150.0", 5, 120, 130, 0.4),
+                    ("3", "vidC_0.0_150.0", 1, 40, 60, 0.7), ("3", "vidC_0.0_150.0", 2, 30, 60, 0.6)]
+
+
+def test_scores_that_rise_are_kept_in_file_order(dataset, tmp_path):
+    path = tmp_path / "rising.jsonl"
+    path.write_text('{"qid": 1, "vid": "vidA_0.0_150.0", "pred_relevant_windows": [[0, 5, 0.2], [10, 20, 0.9]]}\n')
+    run = run_import(dataset=dataset, path=path, fmt="qvhighlights").run
+    assert list(Prediction.objects.filter(run=run).order_by("rank").values_list("score", flat=True)) == [0.2, 0.9]
+
+
+def test_what_cannot_be_stored_is_refused_by_line_and_field(dataset, tmp_path):
+    path = tmp_path / "bad.jsonl"
+    path.write_text('{"qid": 1, "vid": "vidA_0.0_150.0", "pred_relevant_windows": [[5, 5, 0.3]]}\n'
+                    '{"qid": 3, "vid": "nope", "pred_relevant_windows": [[1, 2, 0.3]]}\n'
+                    '{"qid": 77, "pred_relevant_windows": [[1, 2, 0.3]]}\n')
+    with pytest.raises(ImportRejected) as caught:
+        run_import(dataset=dataset, path=path, fmt="qvhighlights")
+    assert [str(issue) for issue in caught.value.issues] == [
+        "bad.jsonl, line 1, field 'pred_relevant_windows[0]': the window [5, 5] has no length, so it cannot be stored "
+        "as a moment (evaluate scores the file as it is, IoU 0 for it)",
+        "bad.jsonl, line 2, field 'vid': unknown clip id 'nope' (not in this dataset)",
+        "bad.jsonl, line 3, field 'vid': missing: a stored moment run needs the video of each query"]
+    assert not Run.objects.exists()
+
+
+def test_a_moment_pool_merges_the_repeated_window_into_one_judged_span(dataset):
+    from annotation.models import PooledPair
+    from annotation.services.moment_pools import moment_pool_create
+
+    run = run_import(dataset=dataset, path=PRED, fmt="qvhighlights").run
+    pool = moment_pool_create(dataset=dataset, name="p", runs=[run], depth=10, iou_threshold=0.7)
+    spans = sorted(PooledPair.objects.filter(pool=pool, caption__external_id="1", role="pool")
+                   .values_list("start", "end"))
+    # [20, 40] twice -> one span; [0, 10], [60, 100], [120, 130] overlap nothing at IoU 0.7.
+    assert spans == [(0, 10), (20, 40), (60, 100), (120, 130)]
