@@ -88,6 +88,14 @@ def load_sample_eval_qrels(source: LineSource, issues: IssueCollector) -> Strati
     The caller raises `issues.raise_if_any()`: a file with any bad line is refused whole.
     """
     qrels: StratifiedQrels = {}
+    for row in unique_sample_eval_rows(source, issues):
+        qrels.setdefault(row.topic, {})[row.shot] = (row.stratum, row.rel)
+    source.check_not_empty()
+    return qrels
+
+
+def unique_sample_eval_rows(source: LineSource, issues: IssueCollector) -> Iterator[SampleEvalRow]:
+    """The file's rows, a shot listed twice for a topic reported (with its first line) and skipped."""
     first_line: dict[tuple[str, str], int] = {}
     for row in read_sample_eval_qrels(source, issues):
         key = (row.topic, row.shot)
@@ -96,9 +104,7 @@ def load_sample_eval_qrels(source: LineSource, issues: IssueCollector) -> Strati
                                          f"{first_line[key]}")
             continue
         first_line[key] = row.line
-        qrels.setdefault(row.topic, {})[row.shot] = (row.stratum, row.rel)
-    source.check_not_empty()
-    return qrels
+        yield row
 
 
 def stratum_table(qrels: StratifiedQrels) -> list[StratumRow]:

@@ -50,7 +50,7 @@ from annotation.analysis.repeats import REPEAT_RULES
 from annotation.formats import moment_files, rater_labels
 from annotation.formats.fire_json import FireJsonReader
 from annotation.formats.qrels import NOT_JUDGED, read_qrels
-from annotation.formats.sample_eval_qrels import read_sample_eval_qrels
+from annotation.formats.sample_eval_qrels import unique_sample_eval_rows
 from annotation.formats.text_lines import LineSource, ProgressFn, file_checksum
 from annotation.models import Caption, Clip, Dataset
 from annotation.models.reports import ImportedJudgment, JudgmentSet
@@ -222,6 +222,18 @@ def _read_fire(path: Path, issues: IssueCollector, stage: _Stage, dataset: Datas
     stage.counts["file_datasets"] = reader.metadata.get("datasets") or []
 
 
+def _pair(issues: IssueCollector, dataset: Dataset, line: int, captions: dict[str, int], clips: dict[str, int],
+          query: tuple[str, str], item: tuple[str, str]) -> tuple[int, int] | None:
+    """(caption pk, clip pk) of a record naming them by id as (field, value), or None after saying
+    which of the two the dataset lacks."""
+    caption_id, clip_id = captions.get(query[1]), clips.get(item[1])
+    if caption_id is None:
+        issues.add(line, query[0], f"no caption '{query[1]}' in '{dataset.name}'")
+    if clip_id is None:
+        issues.add(line, item[0], f"no clip '{item[1]}' in '{dataset.name}'")
+    return None if caption_id is None or clip_id is None else (caption_id, clip_id)
+
+
 def _read_qrels(path: Path, issues: IssueCollector, stage: _Stage, dataset: Dataset, progress: ProgressFn | None) -> None:
     captions = dict(Caption.objects.filter(dataset=dataset).values_list("external_id", "id"))
     clips = dict(Clip.objects.filter(dataset=dataset).values_list("external_id", "id"))
@@ -231,13 +243,10 @@ def _read_qrels(path: Path, issues: IssueCollector, stage: _Stage, dataset: Data
         if row.relevance == NOT_JUDGED:
             stage.counts["not_judged_lines"] += 1
             continue
-        caption_id, clip_id = captions.get(row.caption_id), clips.get(row.clip_id)
-        if caption_id is None:
-            issues.add(row.line, "query_id", f"no caption '{row.caption_id}' in '{dataset.name}'")
-        if clip_id is None:
-            issues.add(row.line, "doc_id", f"no clip '{row.clip_id}' in '{dataset.name}'")
-        if caption_id is None or clip_id is None:
+        pair = _pair(issues, dataset, row.line, captions, clips, ("query_id", row.caption_id), ("doc_id", row.clip_id))
+        if pair is None:
             continue
+        caption_id, clip_id = pair
         label = ImportedJudgment.Label.RELEVANT if row.relevance > 0 else ImportedJudgment.Label.NOT_RELEVANT
         stage.add(caption_id=caption_id, clip_id=clip_id, label=label, line=row.line, field="relevance",
                   place=f"line {row.line}", extra={"relevance": row.relevance})
@@ -253,24 +262,14 @@ def _read_sample_eval(path: Path, issues: IssueCollector, stage: _Stage, dataset
     captions = dict(Caption.objects.filter(dataset=dataset).values_list("external_id", "id"))
     clips = dict(Clip.objects.filter(dataset=dataset).values_list("external_id", "id"))
     source = LineSource(path, issues, progress)
-    first_line: dict[tuple[str, str], int] = {}
     strata: set[tuple[str, str]] = set()
-    for row in read_sample_eval_qrels(source, issues):
+    for row in unique_sample_eval_rows(source, issues):
         stage.counts["records"] += 1
-        key = (row.topic, row.shot)
-        if key in first_line:
-            issues.add(row.line, "shot", f"shot '{row.shot}' of topic '{row.topic}' is already listed on line "
-                                         f"{first_line[key]}")
-            continue
-        first_line[key] = row.line
         strata.add((row.topic, row.stratum))
-        caption_id, clip_id = captions.get(row.topic), clips.get(row.shot)
-        if caption_id is None:
-            issues.add(row.line, "topic", f"no caption '{row.topic}' in '{dataset.name}'")
-        if clip_id is None:
-            issues.add(row.line, "shot", f"no clip '{row.shot}' in '{dataset.name}'")
-        if caption_id is None or clip_id is None:
+        pair = _pair(issues, dataset, row.line, captions, clips, ("topic", row.topic), ("shot", row.shot))
+        if pair is None:
             continue
+        caption_id, clip_id = pair
         if row.rel == NOT_JUDGED:
             stage.counts["pooled_not_judged"] += 1
             continue
@@ -301,10 +300,8 @@ def _read_rater_labels(path: Path, issues: IssueCollector, stage: _Stage, datase
         stage.counts["labels"] += 1
         if by_pair:
             query, item = label.unit
-            if query not in captions:
-                issues.add(label.line, columns.get("query", "query"), f"no caption '{query}' in '{dataset.name}'")
-            if item not in clips:
-                issues.add(label.line, columns.get("item", "item"), f"no clip '{item}' in '{dataset.name}'")
+            _pair(issues, dataset, label.line, captions, clips, (columns.get("query", "query"), query),
+                  (columns.get("item", "item"), item))
         units.add(label.unit)
         raters.add(label.rater)
         cells[(label.unit, label.rater)] += 1
