@@ -17,7 +17,10 @@
    One tab per pool: the server hands a rater's held pairs back to whoever asks, so two tabs would
    show the same pairs and one tab's answers would be refused. A Web Lock per rater and pool lets
    one tab judge; another says so and can take the work over (the first then stops and says so).
-   An answer the server refuses is never shown as saved: the page says which one and why. */
+   An answer the server refuses is never shown as saved: the page says which one and why.
+
+   Breaks: a page nobody touches gives its pairs back after the server's idle_release_seconds,
+   counting down in view for the last part; "Take a break" gives them back at once. */
 import { api, newClientId } from "./api.js";
 import { Outbox } from "./outbox.js";
 import { PlayerControls, SpanPlayer } from "./player.js";
@@ -43,10 +46,17 @@ const STATES = {
   signed_out: ["Signed out", "Your session has ended. Log in again: the answers on this device are sent then."],
   no_access: ["No access to this pool", "This pool does not exist, or an admin has removed your access."],
   server_error: ["The server has a problem", "Trying again in a few seconds."],
+  break: ["You are on a break", ""],
   other_tab: ["This pool is open in another tab", "Answers go from one tab at a time, so none is lost. Go on in the other tab, or move the work to this one."],
   moved_away: ["Judging moved to another tab", "You took this pool's work over in another tab. Your answers from here are saved."],
 };
 const TAKE_OVER_STATES = new Set(["other_tab", "moved_away"]);
+const BREAK_TEXT = {
+  asked: "Your pairs went back to the pool so that others can judge them meanwhile. Your answers are saved.",
+  idle: "Nothing was pressed for a while, so your pairs went back to the pool for others. Your answers are saved.",
+};
+const IDLE_DEFAULT_SECONDS = 300;
+const IDLE_WARN_MAX_SECONDS = 60; // the countdown shows for the last minute (half the time if shorter)
 
 class JudgePage {
   constructor(root) {
@@ -57,7 +67,7 @@ class JudgePage {
       ["work", "caption", "answers", "comment-form", "comment", "comment-cancel", "feedback", "feedback-title", "feedback-answer",
         "feedback-explanation", "feedback-continue", "state", "state-title", "state-text", "state-retry", "today", "left",
         "pool-progress", "training-banner", "notice", "clip-error", "guidelines", "guidelines-open", "save-status",
-        "clip-loading", "answer-hint", "key-cue", "state-take"]
+        "clip-loading", "answer-hint", "key-cue", "state-take", "state-resume", "break", "idle-warning"]
         .map((id) => [id, document.getElementById(id)]));
     this.players = [...root.querySelectorAll("video.clip")].map((video) => new SpanPlayer(video));
     this.controls = new PlayerControls(root.querySelector("[data-player-controls]"));
@@ -71,6 +81,8 @@ class JudgePage {
     this.progress = null;
     this.lockName = `rejudge.judge.${root.dataset.user}.${this.poolId}`;
     this.waitForTab = null; // aborts the queued lock request of a tab waiting for the other to close
+    this.lastActivity = performance.now();
+    this.idleTimer = 0;
     this.slots = this.makeSlots();
     this.progressTimer = 0;
     this.armTimer = 0;
@@ -132,6 +144,12 @@ class JudgePage {
     this.el["feedback-continue"].addEventListener("click", () => this.continueAfterFeedback());
     this.el["state-retry"].addEventListener("click", () => this.slots.refill());
     this.el["state-take"].addEventListener("click", () => this.takeOver());
+    this.el["state-resume"].addEventListener("click", () => this.resume());
+    this.el.break.addEventListener("click", () => this.takeBreak("asked"));
+    for (const type of ["keydown", "pointerdown", "wheel", "touchstart"]) {
+      document.addEventListener(type, () => this.noteActivity(), { capture: true, passive: true });
+    }
+    this.idleTimer = setInterval(() => this.checkIdle(), 1000);
     this.el["guidelines-open"].addEventListener("click", () => this.toggleGuidelines());
     this.setState("loading");
     this.refreshProgress();
@@ -186,6 +204,52 @@ class JudgePage {
     this.setState("loading");
     this.slots.start();
     return new Promise(() => {});
+  }
+
+  /* ---- breaks --------------------------------------------------------------------------- */
+
+  noteActivity() {
+    this.lastActivity = performance.now();
+    if (!this.el["idle-warning"].hidden) this.el["idle-warning"].hidden = true;
+  }
+
+  holdsWork() {
+    return this.state === "working" || this.state === "comment" || this.state === "feedback";
+  }
+
+  checkIdle() {
+    const warning = this.el["idle-warning"];
+    if (!this.holdsWork()) {
+      warning.hidden = true;
+      return;
+    }
+    const limit = Number(this.slots.idleReleaseSeconds) || IDLE_DEFAULT_SECONDS;
+    const left = Math.ceil(limit - (performance.now() - this.lastActivity) / 1000);
+    if (left <= 0) {
+      warning.hidden = true;
+      this.takeBreak("idle");
+    } else if (left <= Math.min(IDLE_WARN_MAX_SECONDS, limit / 2)) {
+      const clock = `${Math.floor(left / 60)}:${String(left % 60).padStart(2, "0")}`;
+      warning.textContent = `Still there? Your pairs go back to the pool in ${clock}. Press any key to keep them.`;
+      warning.hidden = false;
+    }
+  }
+
+  async takeBreak(reason) {
+    if (!this.holdsWork() && this.state !== "loading") return;
+    const slots = this.slots;
+    this.slots = this.makeSlots(); // not started until the rater resumes
+    this.slots.idleReleaseSeconds = slots.idleReleaseSeconds;
+    this.breakReason = reason;
+    this.setState("break");
+    await slots.release((leaseId) => `/api/v1/leases/${leaseId}/release/`);
+  }
+
+  resume() {
+    if (this.state !== "break") return;
+    this.noteActivity();
+    this.setState("loading");
+    this.slots.start();
   }
 
   /* Another tab took the work over: stop at once; it resumes the leases held here. */
@@ -248,11 +312,15 @@ class JudgePage {
     this.el.work.hidden = !working;
     this.el.state.hidden = working;
     if (!working) {
-      const [title, text] = STATES[state] || STATES.loading;
+      const [title, stateText] = STATES[state] || STATES.loading;
+      const text = state === "break" ? BREAK_TEXT[this.breakReason] || BREAK_TEXT.asked : stateText;
       this.el["state-title"].textContent = title;
       this.el["state-text"].textContent = text;
       this.el["state-retry"].hidden = state === "loading" || state === "no_access" || TAKE_OVER_STATES.has(state);
       this.el["state-take"].hidden = !TAKE_OVER_STATES.has(state);
+      this.el["state-retry"].hidden ||= state === "break";
+      this.el["state-resume"].hidden = state !== "break";
+      if (state === "break") this.el["state-resume"].focus({ preventScroll: true });
       for (const player of this.players) player.pause();
     }
   }
