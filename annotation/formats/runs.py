@@ -20,12 +20,15 @@ from .fields import MAX_ID_LENGTH, csv_header, csv_records, is_scalar, json_obje
 from .score_matrix import is_npz
 from .text_lines import LineSource, NumberedLines
 
-# npz: a score matrix, read by formats.score_matrix; qvhighlights: Moment-DETR's prediction jsonl.
-RUN_FORMATS = ("trec", "csv", "jsonl", "json", "npz", "qvhighlights")
+# npz: a score matrix, read by formats.score_matrix; qvhighlights: Moment-DETR's prediction jsonl;
+# tvr: TVRetrieval's submission JSON (its VCMR list).
+RUN_FORMATS = ("trec", "csv", "jsonl", "json", "npz", "qvhighlights", "tvr")
 #: Formats whose predictions keep the file's order as their ranks, as the official evaluation reads
 #: them: a window may repeat and scores need not fall (Moment-DETR's standalone_eval takes R1 from
-#: the first window in the file and sorts by score only for mAP).
-FILE_ORDER_FORMATS = ("qvhighlights",)
+#: the first window in the file and sorts by score only for mAP; TVRetrieval's ignores scores).
+FILE_ORDER_FORMATS = ("qvhighlights", "tvr")
+#: Formats read as one JSON document rather than line by line.
+WHOLE_FILE_FORMATS = ("tvr",)
 
 
 class RunRow(NamedTuple):
@@ -251,8 +254,35 @@ def read_qvhighlights(source: LineSource, issues: IssueCollector) -> Iterator[Ru
             yield RunRow(record.line, record.qid, record.video, rank, score, start, end)
 
 
+def read_tvr(source: LineSource, issues: IssueCollector) -> Iterator[RunRow]:
+    """A TVR submission's VCMR list (video corpus moment retrieval) as moment rows: caption =
+    desc_id, clip = the video named by video2idx, rank = position in the file (the official
+    evaluation ignores scores, and the reader keeps none). SVMR and VR lists are not stored."""
+    from .moment_files import read_tvr_predictions
+
+    submission = read_tvr_predictions(source.path, issues, source.progress)
+    if issues:
+        return
+    if "VCMR" not in submission.tasks:
+        issues.add(None, "VCMR", "missing: a stored run takes the VCMR list (video corpus moment retrieval)")
+        return
+    names = {index: name for name, index in submission.video_index.items()}
+    for qid, rows in submission.tasks["VCMR"].items():
+        for rank, (index, start, end) in enumerate(rows.tolist(), start=1):
+            where = f"VCMR[desc_id={qid}].predictions[{rank - 1}]"
+            video = names.get(int(index))
+            if video is None:
+                issues.add(None, f"{where}[0]", f"video index {int(index)} is not in video2idx")
+                continue
+            if end <= start:
+                issues.add(None, where, f"the window [{start:g}, {end:g}] has no length, so it cannot be stored as a "
+                                        f"moment (evaluate scores the file as it is)")
+                continue
+            yield RunRow(None, qid, video, rank, None, start, end, None, f"VCMR[desc_id={qid}]")
+
+
 READERS = {"trec": read_trec, "csv": read_csv, "jsonl": read_jsonl, "json": read_json,
-           "qvhighlights": read_qvhighlights}
+           "qvhighlights": read_qvhighlights, "tvr": read_tvr}
 
 
 def guess_run_format(path: Path) -> str:

@@ -29,14 +29,15 @@ from django.conf import settings
 from django.db import connection, transaction
 
 from annotation.formats.errors import FileIssue, ImportRejected, IssueCollector
-from annotation.formats.runs import FILE_ORDER_FORMATS, READERS, RUN_FORMATS, guess_run_format
+from annotation.formats.runs import FILE_ORDER_FORMATS, READERS, RUN_FORMATS, WHOLE_FILE_FORMATS, guess_run_format
 from annotation.formats.score_matrix import ScoreMatrix, read_score_matrix
 from annotation.formats.text_lines import LineSource, ProgressFn, file_checksum
 from annotation.models import Caption, Clip, Dataset, Prediction, Run
 from annotation.selectors.score_matrix_runs import run_scores_path
 
 ID_FIELDS = {"trec": ("query_id", "doc_id"), "csv": ("caption_id", "clip_id"),
-             "jsonl": ("caption_id", "clip_id"), "json": ("caption_id", "clip_id"), "qvhighlights": ("qid", "vid")}
+             "jsonl": ("caption_id", "clip_id"), "json": ("caption_id", "clip_id"), "qvhighlights": ("qid", "vid"),
+             "tvr": ("desc_id", "video")}
 #: max_depth value that keeps full rankings (`--max-depth all`).
 ALL_RANKS = 0
 DEPTH_ADVICE = "import with --max-depth N (REST: max_depth), or --max-depth all to keep full rankings"
@@ -92,7 +93,8 @@ def run_import(*, dataset: Dataset, path: Path, name: str | None = None, fmt: st
             kind, tag, grouped = _stream_into_stage(READERS[fmt](source, issues), stage, issues, caption_pk, clip_pk,
                                                     caption_field, clip_field, max_depth, depth_source,
                                                     file_order=file_order)
-            source.check_not_empty()
+            if fmt not in WHOLE_FILE_FORMATS:  # a JSON document's reader reports an empty file itself
+                source.check_not_empty()
             if not grouped and not issues.full:
                 _check_whole_run(stage, issues, kind, caption_pk, cap, file_order=file_order)
             if issues:

@@ -1,4 +1,4 @@
-"""A QVHighlights prediction file imported as a stored moment run: ranks are the file's order, a
+"""QVHighlights and TVR prediction files imported as stored moment runs: ranks are the file's order, a
 repeated window and scores out of order are kept (Moment-DETR's standalone_eval reads them so),
 and what cannot be stored is refused with line and field."""
 from __future__ import annotations
@@ -71,3 +71,34 @@ def test_a_moment_pool_merges_the_repeated_window_into_one_judged_span(dataset):
                    .values_list("start", "end"))
     # [20, 40] twice -> one span; [0, 10], [60, 100], [120, 130] overlap nothing at IoU 0.7.
     assert spans == [(0, 10), (20, 40), (60, 100), (120, 130)]
+
+
+TVR_PRED = PRED.parent / "tvr_pred.json"
+
+
+def test_a_tvr_submissions_vcmr_list_becomes_a_moment_run_in_file_order(tmp_path):
+    submission = json.loads(TVR_PRED.read_text())
+    dataset = dataset_from_ids(tmp_path, queries=[str(r["desc_id"]) for r in submission["VCMR"]],
+                               items=list(submission["video2idx"]), name="tvr")
+    run = run_import(dataset=dataset, path=TVR_PRED, fmt="tvr", name="xml").run
+    names = {index: name for name, index in submission["video2idx"].items()}
+    expected = [(str(r["desc_id"]), names[p[0]], rank, float(p[1]), float(p[2]))
+                for r in submission["VCMR"] for rank, p in enumerate(r["predictions"], start=1)]
+    rows = list(Prediction.objects.filter(run=run).order_by("caption__external_id", "rank")
+                .values_list("caption__external_id", "clip__external_id", "rank", "start", "end"))
+    assert rows == sorted(expected, key=lambda row: (row[0], row[2])) and run.kind == Run.Kind.MOMENT
+    assert set(Prediction.objects.filter(run=run).values_list("score", flat=True)) == {None}  # TVR ignores scores
+
+
+def test_a_tvr_file_without_vcmr_or_with_an_unknown_video_is_refused(tmp_path):
+    dataset = dataset_from_ids(tmp_path, queries=["101"], items=["a"], name="tvr")
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"video2idx": {"a": 0}, "VCMR": [{"desc_id": 101, "predictions": [[5, 1, 2, 0.3]]}]}')
+    with pytest.raises(ImportRejected, match="field 'VCMR\\[desc_id=101\\].predictions\\[0\\]\\[0\\]': video index 5 "
+                                             "is not in video2idx"):
+        run_import(dataset=dataset, path=bad, fmt="tvr")
+    only_vr = tmp_path / "vr.json"
+    only_vr.write_text('{"video2idx": {"a": 0}, "VR": [{"desc_id": 101, "predictions": [[0, 0, 0, 0.3]]}]}')
+    with pytest.raises(ImportRejected, match="field 'VCMR': missing: a stored run takes the VCMR list"):
+        run_import(dataset=dataset, path=only_vr, fmt="tvr")
+    assert not Run.objects.exists()
