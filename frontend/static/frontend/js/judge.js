@@ -129,7 +129,16 @@ class JudgePage {
     });
     this.el["comment-form"].addEventListener("submit", (event) => {
       event.preventDefault();
-      this.answer("ambiguous", this.el.comment.value.trim());
+      const comment = this.el.comment.value.trim();
+      if (!comment) {
+        // The guidelines ask why a pair is ambiguous: the admin who settles it needs the reason.
+        this.showCue("Write a few words on why you cannot decide; the admin who settles the pair needs them.");
+        this.el.comment.setAttribute("aria-invalid", "true");
+        this.el.comment.focus();
+        return;
+      }
+      this.el.comment.removeAttribute("aria-invalid");
+      this.answer("ambiguous", comment);
     });
     this.el.comment.addEventListener("keydown", (event) => {
       if (event.key === "Enter" && !event.shiftKey) {
@@ -298,7 +307,7 @@ class JudgePage {
     if (startedAt == null) return;
     const record = () => requestAnimationFrame(() => {
       const elapsed = performance.now() - startedAt;
-      this.timings.push({ pairId: slot.workId, ms: elapsed, preloaded: slot.wasPreloaded });
+      this.timings.push({ pairId: slot.workId, ms: elapsed, preloaded: slot.wasPreloaded, startedAt });
       performance.measure("rejudge:next-clip", { start: startedAt, end: performance.now() });
     });
     if (slot.player.ready) requestAnimationFrame(record);
@@ -490,6 +499,7 @@ class JudgePage {
     this.awaitingFeedback = null;
     this.el.feedback.hidden = true;
     this.el.work.focus({ preventScroll: true });
+    this.answerStartedAt = performance.now(); // the swap is timed from Continue, not from the answer read about
     this.slots.advance();
   }
 
@@ -596,9 +606,17 @@ class JudgePage {
       return;
     }
     if (this.state === "feedback") {
+      // Space and R work on the clip here as everywhere, even with Continue focused; Enter goes on.
+      const player = this.slots.current?.player;
       if (key === "Enter" && !onButton) {
         event.preventDefault();
         this.continueAfterFeedback();
+      } else if (key === " ") {
+        event.preventDefault();
+        player?.toggle();
+      } else if (key === "r" || key === "R") {
+        event.preventDefault();
+        player?.replay();
       } else if (key === "g" || key === "G") {
         event.preventDefault();
         this.toggleGuidelines();
