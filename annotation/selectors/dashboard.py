@@ -1,13 +1,17 @@
 """Reads for the admin pages: overviews of datasets, pools and raters, and agreement so far."""
 from __future__ import annotations
 
+from datetime import timedelta
+
 import numpy as np
 from django.contrib.auth import get_user_model
+from django.core.cache import cache
 from django.db.models import Avg, Count, F, IntegerField, Max, OuterRef, Prefetch, Q, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotation import roles
+from annotation.analysis.activity import IDLE_CUTOFF_SECONDS, active_seconds, labels_per_hour
 from annotation.analysis.agreement import agreement_report
 from annotation.models import Dataset, Job, Label, Pool, PooledPair, PoolMembership, Run
 from annotation.selectors.pools import pool_progress
@@ -139,3 +143,95 @@ def _count_of_in_pool(model, **condition):
     rows = (model.objects.filter(pool=OuterRef("pool"), **condition).order_by().values("pool")
             .annotate(n=Count("pk")).values("n"))
     return Coalesce(Subquery(rows, output_field=IntegerField()), 0)
+
+
+LIVE_WINDOW_HOURS = 24
+LIVE_BASELINE_SECONDS = 600
+PRODUCTION = (PooledPair.Role.POOL, PooledPair.Role.GOLD)
+
+
+def _label_counts(labels) -> dict:
+    """Pool labels (all and surplus) and each rater's production labels, over `labels`."""
+    rows = labels.values_list("rater_id", "pair__role").annotate(
+        n=Count("pk"), surplus=Count("pk", filter=~Q(surplus_reason=""))).order_by()
+    counts = {"total": 0, "surplus": 0, "per_rater": {}}
+    for rater_id, role, n, surplus in rows:
+        if role == PooledPair.Role.POOL:
+            counts["total"] += n
+            counts["surplus"] += surplus
+        if role in PRODUCTION:
+            counts["per_rater"][rater_id] = counts["per_rater"].get(rater_id, 0) + n
+    return counts
+
+
+def _label_baseline(pool: Pool) -> dict:
+    """Label counts up to a label id, cached for LIVE_BASELINE_SECONDS: counting every label of a
+    500K-pair pool joins them all to their pairs (0.4 s), too much for a poll every 5 s. A poll
+    adds the labels above that id, a range of the primary key. Production labels are never
+    deleted (a training reset removes training answers only), so the baseline stays right."""
+    key = f"pool-live-baseline:{pool.pk}:{pool.created_at.timestamp()}"
+    baseline = cache.get(key)
+    if baseline is None:
+        top = Label.objects.order_by("-pk").values_list("pk", flat=True).first() or 0
+        baseline = _label_counts(Label.objects.filter(pair__pool=pool, pk__lte=top)) | {"max_id": top}
+        cache.set(key, baseline, LIVE_BASELINE_SECONDS)
+    return baseline
+
+
+def pool_live(*, pool: Pool, now=None, idle_cutoff: float = IDLE_CUTOFF_SECONDS) -> dict:
+    """What the pool page polls every few seconds: progress counts, labels in the last hour, and
+    each member's labels (all, today, last hour), active time and rate over the last 24 hours.
+
+    Kept cheap at 500K-pair pools (bench/bench_pool_live.py): pair counts come from one GROUP BY
+    over the (pool, role, state) index; label counts from a cached baseline plus the labels
+    above its id; the per-rater times from the members' last day of labels through the (rater,
+    created_at) index. Active time and rate: annotation/analysis/activity.py (gaps under
+    `idle_cutoff` count)."""
+    now = now or timezone.now()
+    since = now - timedelta(hours=LIVE_WINDOW_HOURS)
+    hour_ago = now - timedelta(hours=1)
+    today = timezone.localtime(now).replace(hour=0, minute=0, second=0, microsecond=0)
+    members = list(PoolMembership.objects.filter(pool=pool).select_related("rater").order_by("rater__username"))
+    member_ids = [m.rater_id for m in members]
+    by_state, relevant = {}, 0
+    for state, answer, n in (PooledPair.objects.filter(pool=pool, role=PooledPair.Role.POOL)
+                             .values_list("state", "resolved_label").annotate(n=Count("pk")).order_by()):
+        by_state[state] = by_state.get(state, 0) + n
+        if state == PooledPair.State.RESOLVED and answer == PooledPair.Answer.RELEVANT:
+            relevant += n
+    pairs = sum(by_state.values())
+    baseline = _label_baseline(pool)
+    newer = _label_counts(Label.objects.filter(pair__pool=pool, pk__gt=baseline["max_id"]))
+    recent = (Label.objects.filter(rater_id__in=member_ids, created_at__gte=min(since, today), pair__pool=pool)
+              .values_list("rater_id", "created_at", "seconds", "pair__role"))
+    per_rater: dict[int, list] = {rater_id: [] for rater_id in member_ids}
+    for rater_id, created_at, seconds, role in recent:
+        per_rater[rater_id].append((created_at, seconds, role))
+    raters, last_hour = [], 0
+    for member in members:
+        rows = per_rater[member.rater_id]
+        # Every label in the pool is time at work (training included); the counts shown are the
+        # production labels (pool and gold pairs), as in the raters table.
+        window = [(t, s) for t, s, _ in rows if t >= since]
+        active = active_seconds([t.timestamp() for t, _ in window], [s for _, s in window], idle_cutoff=idle_cutoff)
+        hour = sum(1 for t, _, role in rows if t >= hour_ago and role in PRODUCTION)
+        last_hour += hour
+        raters.append({
+            "rater_id": member.rater_id, "rater": member.rater.username,
+            "labels": baseline["per_rater"].get(member.rater_id, 0) + newer["per_rater"].get(member.rater_id, 0),
+            "labels_today": sum(1 for t, _, role in rows if t >= today and role in PRODUCTION),
+            "labels_last_hour": hour,
+            "labels_window": len(window),
+            "active_seconds": round(active, 1),
+            "rate_per_hour": labels_per_hour(len(window), active),
+            "last_label_at": max((t for t, _, _ in rows), default=None),
+        })
+    return {
+        "at": now.isoformat(), "window_hours": LIVE_WINDOW_HOURS, "idle_cutoff_seconds": idle_cutoff,
+        "pairs": pairs, "by_state": {state: by_state.get(state, 0) for state in PooledPair.State.values},
+        "left": by_state.get(PooledPair.State.OPEN, 0),
+        "resolved_fraction": by_state.get(PooledPair.State.RESOLVED, 0) / pairs if pairs else None,
+        "relevant": relevant,
+        "labels": baseline["total"] + newer["total"], "surplus_labels": baseline["surplus"] + newer["surplus"],
+        "labels_last_hour": last_hour, "raters": raters,
+    }

@@ -17,6 +17,7 @@ urlpatterns = [
     path("pools/build/", pools.PoolBuildApi.as_view(), name="pool-build"),
     path("pools/<int:pool_id>/", pools.PoolDetailApi.as_view(), name="pool-detail"),
     path("pools/<int:pool_id>/stats/", pools.PoolStatsApi.as_view(), name="pool-stats"),
+    path("pools/<int:pool_id>/live/", pools.PoolLiveApi.as_view(), name="pool-live"),
     path("pools/<int:pool_id>/runs/", pools.PoolAddRunApi.as_view(), name="pool-add-run"),
     path("pools/<int:pool_id>/members/", pools.PoolMembersApi.as_view(), name="pool-members"),
     path("pools/<int:pool_id>/members/<int:user_id>/", pools.PoolMemberApi.as_view(), name="pool-member"),

@@ -12,6 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.models import Dataset, Pool, PooledPair, PoolMembership, Run
+from annotation.selectors.dashboard import pool_live
 from annotation.selectors.pools import pairs_needing_admin, pool_list, pool_progress, pool_throughput
 from annotation.services.labels import LabelRefused, pair_adjudicate, pair_requeue
 from annotation.services.jobs.pools import pool_add_run_start, pool_build_start
@@ -110,6 +111,17 @@ class PoolStatsApi(APIView):
         pool = get_object_or_404(Pool, pk=pool_id)
         return Response(pool_throughput(pool=pool, hours=query_int(request, "hours", default=48, min_value=1,
                                                                    max_value=366 * 24)))
+
+
+class PoolLiveApi(APIView):
+    """Admin: what the pool page polls every few seconds: pairs by state, labels, labels in the
+    last hour, and each member's labels, active time and rate (labels per active hour) over the
+    last 24 hours. Gaps between a rater's labels longer than `idle_cutoff_seconds` are breaks."""
+
+    permission_classes = [IsAdmin]
+
+    def get(self, request, pool_id: int):
+        return Response(pool_live(pool=get_object_or_404(Pool, pk=pool_id)))
 
 
 class PoolAddRunApi(APIView):

@@ -11,7 +11,7 @@ from annotation.formats.datasets import DATASET_FORMATS
 from annotation.formats.runs import RUN_FORMATS
 from annotation.models import Job, Pool, PooledPair
 from annotation.selectors.dashboard import (dataset_runs, datasets_overview, pool_agreement, pool_known_pair_counts,
-                                            pool_rater_summary, pools_overview, raters_overview, recent_jobs)
+                                            pool_live, pool_rater_summary, pools_overview, raters_overview, recent_jobs)
 from annotation.selectors.known_pairs import known_pair_sources
 from annotation.selectors.pools import pairs_needing_admin, pool_progress
 from frontend.views.access import page_for
@@ -37,6 +37,20 @@ def dataset_detail(request, dataset_id: int):
                    "pools": pools_overview(dataset_id=dataset.pk), "known_sources": known_pair_sources(dataset_id=dataset.pk)})
 
 
+def active_text(seconds: float) -> str:
+    """Kept the same as page.js activeText: the live poll rewrites these cells."""
+    minutes = round(seconds / 60)
+    if seconds < 60:
+        return f"{round(seconds)} s"
+    return f"{minutes // 60} h {minutes % 60:02d} min" if minutes >= 60 else f"{minutes} min"
+
+
+def rate_text(rate: float | None) -> str:
+    if rate is None:
+        return "–"
+    return f"{rate:.0f}/h" if rate >= 10 else f"{rate:.1f}/h"
+
+
 @page_for("admin")
 def pool_list(request):
     return render(request, "frontend/admin_ui/pools.html", {"pools": pools_overview()})
@@ -47,8 +61,14 @@ def pool_detail(request, pool_id: int):
     pool = get_object_or_404(Pool.objects.select_related("dataset"), pk=pool_id)
     members = list(pool_rater_summary(pool=pool))
     member_ids = {m.rater_id for m in members}
+    live = pool_live(pool=pool)
+    by_rater = {r["rater_id"]: r for r in live["raters"]}
+    for m in members:
+        m.live = by_rater.get(m.rater_id, {})
+        m.active_text = active_text(m.live.get("active_seconds", 0.0))
+        m.rate_text = rate_text(m.live.get("rate_per_hour"))
     return render(request, "frontend/admin_ui/pool.html", {
-        "pool": pool, "progress": pool_progress(pool=pool), "agreement": pool_agreement(pool=pool),
+        "pool": pool, "progress": pool_progress(pool=pool), "agreement": pool_agreement(pool=pool), "live": live,
         "members": members, "known": pool_known_pair_counts(pool=pool),
         "other_raters": [r for r in raters_overview() if r.pk not in member_ids],
         "runs": pool.runs.all(), "addable_runs": dataset_runs(dataset=pool.dataset).exclude(pools=pool),

@@ -72,6 +72,7 @@ PERMISSIONS = {
     "GET /api/v1/pools/{pool_id}/infap/{report_id}/":                (403, 403, 403, 403, ALLOW, ALLOW),
     "POST /api/v1/pools/{pool_id}/judgment-sets/":                   (403, 403, 403, 403, 403, ALLOW),
     "POST /api/v1/pools/{pool_id}/known-pairs/":                     (403, 403, 403, 403, 403, ALLOW),
+    "GET /api/v1/pools/{pool_id}/live/":                             (403, 403, 403, 403, 403, ALLOW),
     "GET /api/v1/pools/{pool_id}/members/":                          (403, 403, 403, 403, 403, ALLOW),
     "POST /api/v1/pools/{pool_id}/members/":                         (403, 403, 403, 403, 403, ALLOW),
     "DELETE /api/v1/pools/{pool_id}/members/{user_id}/":             (403, 403, 403, 403, 403, ALLOW),

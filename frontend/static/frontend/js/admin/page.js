@@ -2,10 +2,10 @@
 import { api } from "../api.js";
 import { barChart, hourlySeries, timeChart } from "./charts.js";
 import { bindApiButtons, bindApiForms, bindJobProgress } from "./forms.js";
+import { poolLive } from "./pool_live.js";
 
 async function poolCharts(root) {
   const pool = root.dataset.pool;
-  const totalLabels = Number(root.dataset.labels) || 0;
   const select = root.querySelector("[name=hours]");
   const draw = async () => {
     const hours = Number(select.value);
@@ -16,6 +16,7 @@ async function poolCharts(root) {
       root.querySelector("[data-chart=progress]").textContent = "Could not load the numbers.";
       return;
     }
+    const totalLabels = Number(root.dataset.labels) || 0;
     const perHour = hourlySeries(response.data.per_hour, hours);
     const inWindow = perHour.reduce((sum, p) => sum + p.value, 0);
     let running = Math.max(0, totalLabels - inWindow);
@@ -24,14 +25,11 @@ async function poolCharts(root) {
     timeChart(root.querySelector("[data-chart=hourly]"), perHour, { title: "Labels per hour", unit: "labels" });
     const perRater = response.data.per_rater.map((r) => ({ label: r.rater, value: r.labels }));
     barChart(root.querySelector("[data-chart=raters]"), perRater, { title: `Labels per rater, last ${hours} hours`, unit: "labels" });
-    const rates = root.querySelector("[data-rates]");
-    rates.textContent = perRater.length
-      ? `Per rater over the last ${hours} hours: ${perRater.map((r) => `${r.label} ${(r.value / hours).toFixed(1)}/h`).join(", ")}.`
-      : "";
     root.dataset.drawn = "true";
   };
   select.addEventListener("change", draw);
   await draw();
+  return draw;
 }
 
 /* The adjudication queue: decided or requeued pairs leave the list; the tab count follows. */
@@ -47,6 +45,16 @@ bindApiForms();
 bindApiButtons();
 bindJobProgress();
 const charts = document.getElementById("pool-charts");
-if (charts) poolCharts(charts);
+const redraw = charts ? poolCharts(charts) : null;
+const live = document.getElementById("pool-live");
+if (live) {
+  poolLive(live, {
+    onLabels: async (total) => {
+      if (!charts) return;
+      charts.dataset.labels = String(total);
+      (await redraw)?.();
+    },
+  });
+}
 const queue = document.getElementById("attention-queue");
 if (queue) attentionQueue(queue);
