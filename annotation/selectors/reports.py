@@ -374,6 +374,34 @@ def export_qrels_rows(*, pool: Pool, originals: bool) -> Iterator[tuple[str, str
 # a stored report as tables (the pages and the CSV downloads show the same ones)
 
 
+# Column names stay snake_case in CSV downloads (scripts read them); pages show these words.
+# Names not listed (a tool's measure names like P_5 or ndcg_cut_10, metric labels like R@1) are
+# shown as they are: they are the names people look up.
+COLUMN_LABELS = {
+    "measure": "Measure", "value": "Value", "labels": "Labels", "multiply_labelled_pairs": "Multiply labelled pairs",
+    "pairable_labels": "Pairable labels", "percent_agreement": "Percent agreement",
+    "percent_agreement_low": "Percent agreement low", "percent_agreement_high": "Percent agreement high",
+    "alpha": "Alpha", "alpha_low": "Alpha low", "alpha_high": "Alpha high",
+    "bootstrap_replicates": "Bootstrap replicates", "confidence": "Confidence", "rater": "Rater",
+    "compared": "Compared", "agreement_with_resolved": "Agreement with resolved", "gold_labels": "Gold labels",
+    "gold_accuracy": "Gold accuracy", "median_seconds": "Median seconds", "ambiguous": "Ambiguous",
+    "broken": "Broken", "pair_id": "Pair", "caption_id": "Caption id", "caption": "Caption", "clip_id": "Clip id",
+    "votes": "Votes", "run": "Run", "captions_answered": "Captions answered", "metric": "Metric",
+    "original": "Original", "corrected": "Corrected", "a": "A", "b": "B", "c": "C", "run_a": "Run A",
+    "run_b": "Run B", "topk_overlap": "Top-k overlap", "rbo": "RBO", "positives_removed": "Positives removed",
+    "length": "Length (words)", "captions": "Captions", "total_positives": "Total positives",
+    "mean_positives": "Mean positives", "median_positives": "Median positives", "tau": "Tau",
+    "p_value": "p-value", "runs": "Runs", "n_pairs": "Pairs", "n_original": "Original pairs",
+    "n_sampled": "Sampled pairs", "precision": "Precision", "precision_low": "Precision low",
+    "precision_high": "Precision high", "full_pool_precision": "Full pool precision",
+    "false_negatives": "False negatives", "false_negatives_low": "False negatives low",
+    "false_negatives_high": "False negatives high", "queries_scored": "Queries scored",
+    "queries_unanswered": "Queries unanswered", "queries_without_judgments": "Queries without judgments",
+    "rule": "Rule", "query": "Query", "level": "Level", "labels_used": "Labels used",
+    "repeated_cells": "Repeated cells", "seed": "Seed",
+}
+
+
 @dataclass
 class ReportTable:
     name: str
@@ -381,12 +409,20 @@ class ReportTable:
     columns: list[str]
     rows: list[list]
 
+    @property
+    def headers(self) -> list[str]:
+        """The columns in words, for pages (the CSV keeps `columns`)."""
+        return [COLUMN_LABELS.get(column, column) for column in self.columns]
+
 
 def _measure_rows(values: dict, skip: tuple[str, ...] = ("note",)) -> list[list]:
     return [[key.replace("_", " "), value] for key, value in values.items() if key not in skip]
 
 
-def _agreement_tables(result: dict) -> list[ReportTable]:
+def _agreement_tables(result: dict, rater_names: dict | None = None) -> list[ReportTable]:
+    def rater(pseudonym):
+        return rater_names.get(pseudonym, pseudonym) if rater_names is not None else pseudonym
+
     agreement_rows = []
     for variant in ("first_two", "all"):
         a = result["agreement"][variant]
@@ -400,10 +436,11 @@ def _agreement_tables(result: dict) -> list[ReportTable]:
                     ["labels", "multiply_labelled_pairs", "pairable_labels", "percent_agreement", "percent_agreement_low",
                      "percent_agreement_high", "alpha", "alpha_low", "alpha_high", "bootstrap_replicates", "confidence"],
                     agreement_rows),
-        ReportTable("raters", "Per rater", rater_columns, [[r[c] for c in rater_columns] for r in result["raters"]]),
+        ReportTable("raters", "Per rater", rater_columns,
+                    [[rater(r["rater"]), *(r[c] for c in rater_columns[1:])] for r in result["raters"]]),
         ReportTable("disagreements", "Unresolved disagreements", ["pair_id", "caption_id", "caption", "clip_id", "votes"],
                     [[d["pair_id"], d["caption_id"], d["caption"], d["clip_id"],
-                      "; ".join(f"{v['rater']}: {v['value']}" for v in d["votes"]) or "imported"]
+                      "; ".join(f"{rater(v['rater'])}: {v['value']}" for v in d["votes"]) or "imported"]
                      for d in result["disagreements"]]),
     ]
 
@@ -563,7 +600,26 @@ _TABLES = {"agreement": _agreement_tables, "metrics": _metrics_tables, "sample_e
            "evaluation": _evaluation_tables, "judgment_set_agreement": _judgment_set_agreement_tables}
 
 
-def report_tables(*, report: Report) -> list[ReportTable]:
-    """The report's tables in the papers' layout; empty for kinds this area does not lay out."""
+def report_tables(*, report: Report, rater_names: dict | None = None) -> list[ReportTable]:
+    """The report's tables in the papers' layout; empty for kinds this area does not lay out.
+    rater_names (pseudonym -> text, from report_rater_names) replaces the platform's rater
+    pseudonyms on pages; CSV downloads keep the bare pseudonyms."""
     builder = _TABLES.get(report.kind)
-    return builder(report.result) if builder and report.result else []
+    if not builder or not report.result:
+        return []
+    return builder(report.result, rater_names) if builder is _agreement_tables else builder(report.result)
+
+
+def report_rater_names(*, report: Report, usernames: bool) -> dict[int, str]:
+    """Pseudonym -> how a page names the rater of a pool report. Admins manage raters by user
+    name (the pool and rater pages name them so); everyone else sees reports as exports are,
+    pseudonymous, written 'rater 1001' so the id does not read as a count ('1,001')."""
+    if report.kind != "agreement" or not isinstance(report.result, dict):
+        return {}
+    seen = {r["rater"] for r in report.result.get("raters", [])}
+    seen |= {v["rater"] for d in report.result.get("disagreements", []) for v in d.get("votes", [])}
+    seen.discard(None)
+    names = {p: f"rater {p}" for p in seen}
+    if usernames:
+        names |= dict(RaterProfile.objects.filter(pseudonym__in=seen).values_list("pseudonym", "user__username"))
+    return names

@@ -16,8 +16,8 @@ from django.utils.safestring import SafeString, mark_safe
 from annotation import roles
 from annotation.models import Dataset, Pool
 from annotation.models.reports import JudgmentSet
-from annotation.selectors.reports import (artefact_list, judgment_sets_listed, report_list, report_tables,
-                                          scorable_runs)
+from annotation.selectors.reports import (artefact_list, judgment_sets_listed, report_list, report_rater_names,
+                                          report_tables, scorable_runs)
 from annotation.services.evaluation import CONVENTIONS
 from annotation.services.exports import EXPORT_FORMATS
 from annotation.services.judgment_sets.agreement import LEVELS
@@ -231,8 +231,10 @@ def report_detail(request, report_id: int):
     report = get_object_or_404(report_list(), pk=report_id)
     if report.result is None:
         raise Http404("this report has no result")
-    tables = [{"name": t.name, "title": t.title, "columns": t.columns,
-               "rows": [[_cell(v) for v in row] for row in t.rows]} for t in report_tables(report=report)]
+    names = report_rater_names(report=report, usernames=roles.is_admin(request.user))
+    tables = [{"name": t.name, "title": t.title, "columns": t.headers,
+               "rows": [[_cell(v) for v in row] for row in t.rows]}
+              for t in report_tables(report=report, rater_names=names)]
     result = report.result if isinstance(report.result, dict) else {}
     notes = [v for k, v in result.items() if k.endswith("note") and isinstance(v, str)]
     notes += [v["note"] for v in result.values() if isinstance(v, dict) and isinstance(v.get("note"), str)]
