@@ -5,6 +5,13 @@
    Tables a page script adds later (job problems, lists) are wrapped as they appear. */
 
 const wrapped = new WeakSet();
+const names = new Map();
+
+function uniqueName(name) {
+  const count = (names.get(name) || 0) + 1;
+  names.set(name, count);
+  return count === 1 ? name : `${name} (${count})`;
+}
 
 function nameFor(table) {
   const caption = table.querySelector("caption");
@@ -38,7 +45,9 @@ function wrap(table) {
     box.append(table);
   }
   if (!box.hasAttribute("role")) box.setAttribute("role", "region");
-  if (!box.hasAttribute("aria-label") && !box.hasAttribute("aria-labelledby")) box.setAttribute("aria-label", nameFor(table));
+  // "Table: ..." so the region does not repeat its section's landmark name (axe landmark-unique);
+  // a second table under the same heading gets a number.
+  if (!box.hasAttribute("aria-label") && !box.hasAttribute("aria-labelledby")) box.setAttribute("aria-label", uniqueName(`Table: ${nameFor(table)}`));
   if (box.getAttribute("tabindex") === "0") box.dataset.alwaysFocusable = "true";
   updateFocusable(box);
   resized.observe(box);
