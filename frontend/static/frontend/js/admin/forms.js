@@ -7,7 +7,9 @@
    When the API answers with a job (202 + status URL), its progress is shown until it ends.
 
    After success: data-after="reload" reloads the page; data-after="job-link" offers a link taken
-   from the job's result (data-result-link="/admin-ui/pools/{pool_id}/"). */
+   from the job's result (data-result-link="/admin-ui/pools/{pool_id}/"). A job whose result says
+   created: false (the same file imported before) shows data-already-text, filled from the result,
+   instead. */
 import { api, errorText } from "../api.js";
 
 const POLL_MS = 500;
@@ -213,6 +215,13 @@ function afterSuccess(form, status, data) {
   const out = form.querySelector("[data-job]") || form;
   const done = (job) => {
     if (job && job.status !== "succeeded") return;
+    // The same file sent again: the job finds the earlier import (result.created false). Say so
+    // and stay on the page, rather than reloading onto a list that did not change.
+    if (job && job.result && job.result.created === false && setting(form, "already-text")) {
+      const text = setting(form, "already-text").replace(/\{(\w+)\}/g, (_, k) => job.result[k]);
+      out.append(element("p", { className: "banner notice already-imported", role: "status", text }));
+      return;
+    }
     if (setting(form, "after") === "reload") setTimeout(() => location.reload(), 900);
     if (setting(form, "result-link") && job && job.result) {
       const href = setting(form, "result-link").replace(/\{(\w+)\}/g, (_, k) => job.result[k]);
