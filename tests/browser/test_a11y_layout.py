@@ -9,6 +9,8 @@ Content-Security-Policy does not govern."""
 from __future__ import annotations
 
 import json
+import os
+import re
 from pathlib import Path
 
 import pytest
@@ -241,3 +243,25 @@ def test_axe_finds_nothing_on_any_page(browser, server, site, viewport, scheme):
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         (SCREENSHOTS / f"axe-{scheme}-{viewport['width']}.json").write_text(json.dumps(found, indent=1))
     assert found == {}
+
+
+SCREENSHOT_SIZES = [{"width": 1440, "height": 900}, LAPTOP, PHONE]
+
+
+@pytest.mark.skipif(not os.environ.get("REJUDGE_SCREENSHOTS_DIR"), reason="bench/screenshots.py runs this")
+def test_screenshots_of_every_page(browser, server, site):  # noqa: F811
+    """Not a check: every page at 1440x900, 1280x720 and 390x844 in both schemes, saved for a
+    person to look at (bench/screenshots.py OUT sets REJUDGE_SCREENSHOTS_DIR=OUT)."""
+    out = Path(os.environ["REJUDGE_SCREENSHOTS_DIR"])
+    out.mkdir(parents=True, exist_ok=True)
+    saved = []
+    for viewport in SCREENSHOT_SIZES:
+        for scheme in ("light", "dark"):
+            def save(page, label, viewport=viewport, scheme=scheme):
+                name = re.sub(r"[^a-z0-9]+", "-", label.lower()).strip("-")
+                path = out / f"{viewport['width']}x{viewport['height']}-{scheme}-{name}.png"
+                page.screenshot(path=str(path), full_page=True)
+                saved.append(path)
+            each_page(browser, server, site, viewport, scheme, save)
+    print(f"{len(saved)} screenshots in {out}")
+    assert saved
