@@ -243,3 +243,51 @@ def _known_pairs_save(pool: Pool, objects: list[PooledPair]) -> int:
     fresh = [o for o in objects if (o.role, o.caption_id, o.clip_id) not in existing]
     PooledPair.objects.bulk_create(fresh)
     return len(fresh)
+
+
+POOL_SETTINGS = ("lease_seconds", "gold_rate", "training_pass_mark", "redundancy")
+
+
+@transaction.atomic
+def pool_settings_update(*, pool: Pool, changes: dict) -> dict:
+    """Change a pool's lease length, gold rate, training pass mark or redundancy after it was built.
+
+    What each change affects: `lease_seconds`, leases handed out from now on (live ones keep their
+    expiry); `gold_rate`, assignments from now on; `training_pass_mark`, training finished from now
+    on (a rater already passed or failed keeps that result; 'Retake training' re-judges them).
+    `redundancy`: pairs nobody has labelled or holds a lease on are drawn again with the new rate
+    (the same seeded draw as at build time, so raising the rate only adds second labels and
+    lowering it only removes them); pairs already labelled or leased keep their draw, and pairs a
+    later run brings in use the new rate. Returns the pool's settings and `redrawn`, how many
+    pairs changed their number of labels asked."""
+    unknown = set(changes) - set(POOL_SETTINGS)
+    if unknown:
+        raise PoolError(f"cannot change {', '.join(sorted(unknown))}; only {', '.join(POOL_SETTINGS)}")
+    locked = Pool.objects.select_for_update().get(pk=pool.pk)
+    for field, value in changes.items():
+        setattr(locked, field, value)
+    locked.save(update_fields=list(changes) or None)
+    redrawn = 0
+    if "redundancy" in changes:
+        redrawn = _redraw_redundancy(locked)
+    pool.__dict__.update({field: getattr(locked, field) for field in POOL_SETTINGS})
+    return {**{field: getattr(locked, field) for field in POOL_SETTINGS}, "redrawn": redrawn}
+
+
+def _redraw_redundancy(pool: Pool) -> int:
+    untouched = (PooledPair.objects.select_for_update()
+                 .filter(pool=pool, role=PooledPair.Role.POOL, state=PooledPair.State.OPEN, vote_count=0, active_leases=0)
+                 .values_list("pk", "caption__external_id", "clip__external_id", "required_labels"))
+    rows = list(untouched)
+    if not rows:
+        return 0
+    ids = np.array([r[0] for r in rows], dtype=np.int64)
+    double = needs_second_label([r[1] for r in rows], [r[2] for r in rows], pool.seed, pool.redundancy)
+    current = np.array([r[3] for r in rows], dtype=np.int64)
+    wanted = np.where(double, 2, 1)
+    redrawn = 0
+    for required in (1, 2):
+        change = ids[(wanted == required) & (current != required)]
+        for start in range(0, len(change), BATCH):
+            redrawn += PooledPair.objects.filter(pk__in=change[start:start + BATCH].tolist()).update(required_labels=required)
+    return redrawn

@@ -17,7 +17,7 @@ from annotation.selectors.pools import pairs_needing_admin, pool_list, pool_prog
 from annotation.services.labels import LabelRefused, pair_adjudicate, pair_requeue
 from annotation.services.jobs.pools import pool_add_run_start, pool_build_start
 from annotation.services.pool_known_pairs import known_pairs_for_build
-from annotation.services.pools import PoolError, known_pairs_add, known_pairs_import_csv
+from annotation.services.pools import PoolError, known_pairs_add, known_pairs_import_csv, pool_settings_update
 from annotation.services.raters import membership_revoke, memberships_grant, training_reset
 from api.params import query_int
 from api.parsers import JSONParser
@@ -92,13 +92,43 @@ class PoolBuildApi(APIView):
 
 
 class PoolDetailApi(APIView):
-    """Admins and researchers: a pool with its progress (pairs by state, labels)."""
+    """Admins and researchers: a pool with its progress (pairs by state, labels). Admins: PATCH
+    lease_seconds, gold_rate, training_pass_mark or redundancy (services/pools.py
+    pool_settings_update says what each change affects; `redrawn` counts the unlabelled pairs
+    whose number of labels asked changed with the redundancy)."""
 
     permission_classes = [IsAdminOrResearcherReadOnly]
+
+    class SettingsSerializer(serializers.Serializer):
+        # The same bounds as the build form.
+        lease_seconds = serializers.IntegerField(min_value=10, max_value=24 * 3600, required=False)
+        gold_rate = serializers.FloatField(min_value=0, max_value=1, required=False)
+        training_pass_mark = serializers.FloatField(min_value=0, max_value=1, required=False)
+        redundancy = serializers.FloatField(min_value=0, max_value=1, required=False)
+
+        def validate(self, attrs):
+            unknown = set(self.initial_data) - set(self.fields)
+            if unknown:
+                raise ValidationError({name: "cannot be changed after the pool is built" for name in sorted(unknown)})
+            if not attrs:
+                raise ValidationError({"non_field_errors": "nothing to change: send lease_seconds, gold_rate, "
+                                                           "training_pass_mark or redundancy"})
+            return attrs
 
     def get(self, request, pool_id: int):
         pool = get_object_or_404(Pool, pk=pool_id)
         return Response(PoolOutputSerializer(pool).data | {"progress": pool_progress(pool=pool)})
+
+    @extend_schema(request=SettingsSerializer)
+    def patch(self, request, pool_id: int):
+        pool = get_object_or_404(Pool, pk=pool_id)
+        data = self.SettingsSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            result = pool_settings_update(pool=pool, changes=dict(data.validated_data))
+        except PoolError as exc:
+            raise ValidationError({"detail": str(exc)}) from exc
+        return Response(PoolOutputSerializer(pool).data | {"redrawn": result["redrawn"]})
 
 
 class PoolStatsApi(APIView):

@@ -100,6 +100,7 @@ def test_admin_builds_a_pool_gives_access_and_watches_it(page, server):
     escalated = PooledPair.objects.get(pool=setup.pool, state="adjudication")
     page.fill(f"#note-{escalated.pk}", "both shapes are there")
     page.click("text=Decide: relevant")
+    page.click("text=Confirm: relevant")
     page.wait_for_selector("[data-empty]:not([hidden])")
     escalated.refresh_from_db()
     assert (escalated.state, escalated.resolved_label, escalated.resolved_by_admin) == ("resolved", "relevant", True)

@@ -32,8 +32,43 @@ async function poolCharts(root) {
   return draw;
 }
 
+const DECISION_NAMES = { relevant: "relevant", not_relevant: "not relevant" };
+
+/* A decision is two steps: "Decide: …" asks, "Confirm: …" sends (through bindApiButtons), and
+   Cancel takes the question back. The two decide buttons differ in colour as well as in text. */
+function askToConfirm(button) {
+  const pair = button.closest("[data-api-scope]");
+  const box = pair.querySelector("[data-confirm-box]");
+  const name = DECISION_NAMES[button.dataset.decide];
+  const confirm = document.createElement("button");
+  confirm.type = "button";
+  confirm.className = button.dataset.decide === "relevant" ? "primary" : "danger";
+  confirm.dataset.api = button.dataset.decideUrl;
+  confirm.dataset.body = JSON.stringify({ label: button.dataset.decide });
+  confirm.dataset.withField = "note";
+  confirm.textContent = `Confirm: ${name}`;
+  const cancel = document.createElement("button");
+  cancel.type = "button";
+  cancel.textContent = "Cancel";
+  cancel.addEventListener("click", () => {
+    box.hidden = true;
+    box.replaceChildren();
+    button.focus();
+  });
+  const question = document.createElement("p");
+  question.setAttribute("role", "status");
+  question.textContent = `Resolve this pair as ${name}? The raters' labels stay with it.`;
+  box.replaceChildren(question, confirm, cancel);
+  box.hidden = false;
+  confirm.focus();
+}
+
 /* The adjudication queue: decided or requeued pairs leave the list; the tab count follows. */
 function attentionQueue(root) {
+  root.addEventListener("click", (event) => {
+    const button = event.target.closest("button[data-decide]");
+    if (button) askToConfirm(button);
+  });
   root.addEventListener("api-done", () => {
     const count = document.querySelector("[aria-current=page] [data-count]");
     if (count) count.textContent = String(Math.max(0, Number(count.textContent) - 1));
