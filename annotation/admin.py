@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from annotation.models import Caption, Clip, Dataset, Job, Run
+from annotation.models import Caption, Clip, Dataset, Job, LabelChange, Run
 from annotation.services.datasets import dataset_counts_refresh
 
 
@@ -55,3 +55,19 @@ class RunAdmin(admin.ModelAdmin):
 class JobAdmin(admin.ModelAdmin):
     list_display = ["id", "kind", "status", "created_by", "created_at", "finished_at"]
     list_filter = ["status", "kind"]
+
+
+@admin.register(LabelChange)
+class LabelChangeAdmin(admin.ModelAdmin):
+    """The audit trail of answers raters took back: read-only, it is evidence."""
+
+    list_display = ["changed_at", "changed_by", "label", "old_value", "new_value"]
+    list_filter = ["new_value"]
+    raw_id_fields = ["label"]
+    readonly_fields = ["label", "changed_by", "old_value", "new_value", "old_comment", "new_comment", "changed_at"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False

@@ -1,6 +1,6 @@
 from .datasets import Caption, Clip, Dataset
 from .jobs import Job, JobAttempt
-from .labels import Label, Lease
+from .labels import Label, LabelChange, Lease
 from .pools import PairProvenance, Pool, PooledPair, PoolMembership, PoolRun, RaterProfile
 from .reports import Artefact, Report
 from .runs import Prediction, Run

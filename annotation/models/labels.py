@@ -75,3 +75,20 @@ class Label(models.Model):
             models.CheckConstraint(condition=Q(seconds__isnull=True) | Q(seconds__gte=0), name="label_seconds_nonnegative"),
         ]
         indexes = [models.Index(fields=["rater", "created_at"], name="label_rater_time")]
+
+
+class LabelChange(models.Model):
+    """The audit trail of answers a rater took back and gave again: one row per change, so the
+    label itself always holds the current answer (never a second label on the pair)."""
+
+    label = models.ForeignKey(Label, on_delete=models.CASCADE, related_name="changes")
+    changed_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+")
+    old_value = models.CharField(max_length=14, choices=Label.Value.choices)
+    new_value = models.CharField(max_length=14, choices=Label.Value.choices)
+    old_comment = models.TextField(blank=True)
+    new_comment = models.TextField(blank=True)
+    changed_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["label", "changed_at", "id"]
+        indexes = [models.Index(fields=["label", "changed_at"], name="labelchange_label_time")]

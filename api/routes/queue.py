@@ -7,6 +7,8 @@ urlpatterns = [
     # rater
     path("my/pools/", queue.MyPoolsApi.as_view(), name="my-pools"),
     path("my/labels/", queue.MyLabelsApi.as_view(), name="my-labels"),
+    path("my/recent-answers/", queue.MyRecentAnswersApi.as_view(), name="my-recent-answers"),
+    path("my/answers/<str:item_id>/change/", queue.MyAnswerChangeApi.as_view(), name="my-answer-change"),
     path("pools/<int:pool_id>/next/", queue.NextPairApi.as_view(), name="pool-next"),
     path("pools/<int:pool_id>/my-progress/", queue.MyProgressApi.as_view(), name="pool-my-progress"),
     path("leases/<str:lease_id>/heartbeat/", queue.LeaseHeartbeatApi.as_view(), name="lease-heartbeat"),

@@ -20,6 +20,7 @@ from rest_framework.views import APIView
 
 from annotation.models import Label, Lease, Pool
 from annotation.selectors.pools import rater_pools, rater_progress
+from annotation.services.label_changes import answer_change, recent_answers
 from annotation.services.labels import LabelRefused, label_submit
 from annotation.services.queue import LeaseGone, item_id_for, lease_next, lease_release, lease_renew, pair_min_watch
 from api.params import query_int
@@ -159,7 +160,7 @@ class RaterLabelSerializer(serializers.ModelSerializer):
 
 
 REFUSAL_STATUS = {"invalid": 400, "not_found": 404, "forbidden": 403, "paused": 403, "training": 403, "conflict": 409,
-                  "too_soon": 409}
+                  "too_soon": 409, "training_answer": 409, "used_by_report": 409, "not_a_vote": 409, "closed": 409}
 
 
 class LabelSubmitApi(APIView):
@@ -210,3 +211,64 @@ class MyLabelsApi(ListAPIView):
         labels = Label.objects.filter(rater=self.request.user).order_by("-created_at", "-id")
         pool = query_int(self.request, "pool", min_value=1)
         return labels.filter(pair__pool_id=pool) if pool else labels
+
+
+class RecentAnswerSerializer(serializers.Serializer):
+    """An answer as its rater sees it when reviewing: the opaque item id, never a pair or label id."""
+
+    item_id = serializers.CharField()
+    caption = serializers.CharField()
+    value = serializers.CharField()
+    comment = serializers.CharField()
+    answered_at = serializers.DateTimeField()
+    changed_at = serializers.DateTimeField(allow_null=True)
+    can_change = serializers.BooleanField()
+    why_not = serializers.CharField(allow_null=True, help_text="The refusal code a change would get now.")
+
+
+def _refusal_response(refused: LabelRefused) -> Response:
+    return Response({"detail": str(refused), "code": refused.code}, status=REFUSAL_STATUS[refused.code])
+
+
+@extend_schema_view(get=extend_schema(parameters=[OpenApiParameter("pool", int, required=True)],
+                                      responses=RecentAnswerSerializer(many=True)))
+class MyRecentAnswersApi(APIView):
+    """Rater: my last answers in a pool, newest first, each saying whether it can still be changed."""
+
+    permission_classes = [IsRater]
+
+    def get(self, request):
+        pool = query_int(request, "pool", min_value=1)
+        if not pool:
+            return Response({"detail": "pool is required", "code": "invalid"}, status=400)
+        try:
+            answers = recent_answers(rater=request.user, pool_id=pool)
+        except LabelRefused as refused:
+            return _refusal_response(refused)
+        return Response(RecentAnswerSerializer(answers, many=True).data)
+
+
+class MyAnswerChangeApi(APIView):
+    """Rater: replace my answer on the item `item_id` (relevant / not relevant only). The label is
+    rewritten, never duplicated, and the change is kept for admins. 409 with a `code` when the
+    answer can no longer change: training_answer, used_by_report, not_a_vote, closed."""
+
+    permission_classes = [IsRater]
+
+    class InputSerializer(serializers.Serializer):
+        value = serializers.ChoiceField(choices=[v for v in Label.VOTES])
+        comment = serializers.CharField(required=False, allow_blank=True, max_length=5000)
+
+    @extend_schema(request=InputSerializer, responses=inline_serializer(
+        "AnswerChanged", {"item_id": serializers.CharField(), "value": serializers.CharField(),
+                          "comment": serializers.CharField(), "changed_at": serializers.DateTimeField()}))
+    def post(self, request, item_id: str):
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        v = data.validated_data
+        try:
+            label, change = answer_change(rater=request.user, item_id=item_id, value=v["value"], comment=v.get("comment"))
+        except LabelRefused as refused:
+            return _refusal_response(refused)
+        return Response({"item_id": item_id, "value": label.value, "comment": label.comment,
+                         "changed_at": change.changed_at})

@@ -19,7 +19,7 @@ from annotation.selectors.ranking import ranking_task_display
 from annotation.services.exports import export_create
 from annotation.services.judgment_sets.imports import judgments_import
 from annotation.services.proxy_matrices import proxy_matrices_compute
-from annotation.services.queue import lease_next
+from annotation.services.queue import item_id_for, lease_next
 from annotation.services.ranking import ranking_lease_next, ranking_memberships_grant, ranking_study_create
 from annotation.services.raters import memberships_grant
 from annotation.services.reports import report_create
@@ -42,7 +42,7 @@ class World:
         values = {"dataset_id": ids["dataset"], "pool_id": ids["pool"], "pair_id": ids["pair"], "user_id": ids["rater"],
                   "report_id": ids["report"], "export_id": ids["export"], "artefact_id": ids["matrix"],
                   "job_id": ids["job"], "run_id": ids["run"], "study_id": ids["study"],
-                  "judgment_set_id": ids["judgment_set"],
+                  "judgment_set_id": ids["judgment_set"], "item_id": ids["item"],
                   "lease_id": ids["ranking_lease"] if path.startswith("/api/v1/ranking-leases/") else ids["lease"]}
         return values
 
@@ -85,6 +85,6 @@ def build_world() -> World:
     ids = {"judgment_set": judgment_set.pk, "dataset": dataset.pk, "pool": pool.pk, "pair": PooledPair.objects.filter(pool=pool).first().pk,
            "rater": rater.pk, "other_rater": other_rater.pk, "run": runs[0].pk, "study": study.pk,
            "lease": lease.token, "ranking_lease": ranking_lease.token, "report": report.pk,
-           "export": export.pk, "matrix": matrix.pk, "job": job.pk,
+           "export": export.pk, "matrix": matrix.pk, "job": job.pk, "item": item_id_for("pair", lease.pair_id),
            "ranking_order": [c["id"] for c in ranking_task_display(task=ranking_lease.task, rater=rater)]}
     return World(users=users, tokens=tokens, ids=ids, runs=runs)
