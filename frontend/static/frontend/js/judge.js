@@ -25,6 +25,7 @@ import { api, newClientId } from "./api.js";
 import { Outbox } from "./outbox.js";
 import { PlayerControls, SpanPlayer } from "./player.js";
 import { showSaveStatus } from "./status.js";
+import { Undo } from "./undo.js";
 import { WorkSlots } from "./work_slots.js";
 
 const ARM_DELAY_MS = 250; // a key pressed twice must not also answer the pair that replaced it
@@ -87,6 +88,7 @@ class JudgePage {
     this.progressTimer = 0;
     this.armTimer = 0;
     this.timings = [];
+    this.undo = new Undo({ poolId: this.poolId, outbox: this.outbox, cue: (text) => this.showCue(text) });
     window.rejudgeTimings = this.timings; // submit-to-next-clip times, read by the latency benchmark
   }
 
@@ -441,6 +443,7 @@ class JudgePage {
       body: { client_id: clientId, lease_id: slot.leaseId, value, seconds: Math.round((performance.now() - slot.shownAt) / 10) / 100, comment },
       meta: { kind: "label", poolId: this.poolId, itemId: slot.workId, leaseId: slot.leaseId, mode: slot.assignment.mode },
     });
+    this.undo.answered({ itemId: slot.workId, caption: slot.assignment.caption.text, value, mode: slot.assignment.mode });
     this.slots.sent(slot);
     this.renderProgress();
     if (slot.assignment.mode === "training") this.awaitFeedback(clientId, value);
@@ -599,6 +602,7 @@ class JudgePage {
     }
     const target = event.target;
     if (target.closest && target.closest("textarea, input:not([type=range]), select, [contenteditable]")) return;
+    if (this.undo.onKey(event)) return; // Backspace / Z, and keys while an undo panel has them
     const onButton = target.closest && target.closest("button, a");
     const key = event.key;
     if (event.repeat && (key in KEY_VALUES || key === "Enter")) {
