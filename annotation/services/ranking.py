@@ -141,7 +141,10 @@ def ranking_lease_next(*, study: RankingStudy, rater, exclude_leases=(), now=Non
     """The rater's next task in this study, leased for `study.lease_seconds`.
 
     Tasks the rater already holds come back first (a reloaded page resumes), except those whose
-    lease tokens are in `exclude_leases` (the ones the page already shows or preloads)."""
+    lease tokens are in `exclude_leases` (the ones the page already shows or preloads). A task
+    whose lease is listed is not claimed anew either: the page lists the leases it gave back with
+    "none of these fits", so that the same five captions do not come straight back to this rater
+    (the task stays open to everyone else)."""
     now = now or timezone.now()
     if not RankingMembership.objects.filter(study=study, rater=rater).exists():
         return RankingAssignment(None, "not_a_member")
@@ -160,7 +163,9 @@ def ranking_lease_next(*, study: RankingStudy, rater, exclude_leases=(), now=Non
             return RankingAssignment(lease)
     if len(held) >= MAX_HELD_PER_STUDY:
         return RankingAssignment(None, "holding_max")
-    lease = _claim_task(study, rater, now)
+    passed = list(RankingLease.objects.filter(rater=rater, task__study=study, token__in=excluded)
+                  .values_list("task_id", flat=True)) if excluded else []
+    lease = _claim_task(study, rater, now, passed)
     return RankingAssignment(lease, None if lease else "no_work_left")
 
 
@@ -169,7 +174,7 @@ def _not_mine(rater):
             & ~Exists(RankingLease.objects.filter(task=OuterRef("pk"), rater=rater, state=RankingLease.State.ACTIVE)))
 
 
-def _claim_task(study: RankingStudy, rater, now) -> RankingLease | None:
+def _claim_task(study: RankingStudy, rater, now, passed_tasks=()) -> RankingLease | None:
     """SKIP LOCKED lets raters take different tasks at once, but it also hides tasks that another
     request has locked for a moment (a submission under way). When only such tasks are left, wait
     for their locks instead of telling the rater there is no work."""
@@ -177,6 +182,8 @@ def _claim_task(study: RankingStudy, rater, now) -> RankingLease | None:
     for _ in range(6):
         with transaction.atomic():
             open_tasks = RankingTask.objects.filter(study=study, available=True).filter(_not_mine(rater))
+            if passed_tasks:
+                open_tasks = open_tasks.exclude(pk__in=passed_tasks)
             task = (open_tasks.select_for_update(skip_locked=not wait, of=("self",))
                     .order_by("-priority", "queue_order")
                     .first())

@@ -28,6 +28,10 @@ from annotation.services.queue import item_id_for
 from api.views.queue import LEASE_TOKEN_MAX, ClipSerializer
 
 
+# The page's held and preloaded leases, answers on their way, and the tasks skipped this session.
+RANKING_EXCLUDE_MAX = 50
+
+
 class RankingAssignmentSerializer(serializers.Serializer):
     lease_id = serializers.CharField(source="token", help_text="Opaque: send it with the ordering, heartbeat or release.")
     item_id = serializers.SerializerMethodField(help_text="Opaque and stable: the same task always has the same item id.")
@@ -60,13 +64,14 @@ class MyRankingStudiesApi(APIView):
 
 class RankingNextApi(APIView):
     """Rater: lease my next task in a study. Tasks I already hold come back first, except those
-    listed in `exclude` (the ones my page already shows or preloads)."""
+    listed in `exclude` (the ones my page already shows or preloads); a task whose lease is listed
+    (e.g. one I gave back with "none of these fits") is not handed to me again."""
 
     permission_classes = [IsRater]
 
     class InputSerializer(serializers.Serializer):
         exclude = serializers.ListField(child=serializers.CharField(max_length=LEASE_TOKEN_MAX), required=False,
-                                        default=list, max_length=10)
+                                        default=list, max_length=RANKING_EXCLUDE_MAX)
 
     @extend_schema(request=InputSerializer, responses=inline_serializer(
         "NextRankingTask", {"assignment": RankingAssignmentSerializer(allow_null=True),
