@@ -1,7 +1,13 @@
 /* The ranking screen: one clip, five captions to put in order by drag and drop or from the keyboard.
 
    Like the judging screen, it holds the task on screen and the next one (its clip preloading in
-   a second <video>), and sends each ordering through the outbox, so none is lost. */
+   a second <video>), and sends each ordering through the outbox, so none is lost.
+
+   Enter on an order nobody has moved asks first ("Submit this order as it is?"): the shown order
+   is a shuffle, and one stray key must not send it as a judgement. "None of these fits" (N) gives
+   the task back; the page then lists that lease when asking for work, so the server does not hand
+   the same five captions straight back. The skip itself is stored nowhere: a "none fits" verdict
+   would need a field on the submission. */
 import { api, newClientId } from "./api.js";
 import { Outbox } from "./outbox.js";
 import { PlayerControls, SpanPlayer } from "./player.js";
@@ -9,6 +15,7 @@ import { showSaveStatus } from "./status.js";
 import { WorkSlots } from "./work_slots.js";
 
 const ARM_DELAY_MS = 300;
+const MAX_EXCLUDE = 50; // RANKING_EXCLUDE_MAX in api/views/ranking.py
 const STATES = {
   loading: ["Loading the next clip…", ""],
   no_work_left: ["No work left", "Every task of this study that you may do has its orderings. Thank you!"],
@@ -20,6 +27,19 @@ const STATES = {
   server_error: ["The server has a problem", "Trying again in a few seconds."],
 };
 
+/* WorkSlots, plus the leases given back with "none of these fits" in `exclude`, newest first so
+   that a full list forgets the oldest skip. */
+class RankSlots extends WorkSlots {
+  constructor(options) {
+    super(options);
+    this.passedLeases = [];
+  }
+
+  excludedLeases() {
+    return [...new Set([...super.excludedLeases(), ...[...this.passedLeases].reverse()])].slice(0, MAX_EXCLUDE);
+  }
+}
+
 class RankPage {
   constructor(root) {
     this.root = root;
@@ -27,15 +47,20 @@ class RankPage {
     this.outbox = new Outbox(root.dataset.user);
     this.el = Object.fromEntries(
       ["work", "ranking", "submit-order", "announce", "state", "state-title", "state-text", "state-retry", "done", "notice",
-        "clip-error", "guidelines", "guidelines-open", "save-status", "study-name"]
+        "clip-error", "guidelines", "guidelines-open", "save-status", "study-name", "total", "left", "none-fits",
+        "confirm-untouched", "confirm-submit", "confirm-cancel"]
         .map((id) => [id, document.getElementById(id)]));
     this.players = [...root.querySelectorAll("video.clip")].map((video) => new SpanPlayer(video));
     this.controls = new PlayerControls(root.querySelector("[data-player-controls]"));
     this.state = "loading";
     this.armedAt = 0;
     this.doneCount = 0;
+    this.sentHere = new Set(); // client ids of orderings made on this page: counted once acknowledged
+    this.mine = null; // {submitted, left} from the server
+    this.totalsTimer = 0;
+    this.touched = false;
     this.dragged = null;
-    this.slots = new WorkSlots({
+    this.slots = new RankSlots({
       nextUrl: `/api/v1/ranking-studies/${this.studyId}/next/`,
       heartbeatUrl: (leaseId) => `/api/v1/ranking-leases/${leaseId}/heartbeat/`,
       workId: (assignment) => assignment.item_id,
@@ -62,7 +87,26 @@ class RankPage {
       });
     }
     document.addEventListener("keydown", (event) => this.onKey(event));
-    this.el["submit-order"].addEventListener("click", () => this.submit());
+    this.el["submit-order"].addEventListener("click", () => this.submit({ confirmed: true }));
+    this.el["none-fits"].addEventListener("click", () => this.skip());
+    this.el["confirm-submit"].addEventListener("click", () => this.submit({ confirmed: true }));
+    this.el["confirm-cancel"].addEventListener("click", () => this.cancelConfirm());
+    const ownItem = (item) => item.meta && item.meta.kind === "ranking" && item.meta.studyId === this.studyId;
+    this.outbox.addEventListener("acked", (event) => {
+      const item = event.detail.item;
+      if (!ownItem(item)) return;
+      if (this.sentHere.delete(item.clientId)) {
+        this.doneCount += 1;
+        this.el.done.textContent = String(this.doneCount);
+      }
+      this.refreshTotalsSoon();
+    });
+    this.outbox.addEventListener("refused", (event) => {
+      if (!ownItem(event.detail.item)) return;
+      this.sentHere.delete(event.detail.item.clientId);
+      this.refreshTotalsSoon();
+    });
+    this.outbox.addEventListener("change", () => this.renderTotals());
     this.el["state-retry"].addEventListener("click", () => this.slots.refill());
     this.el["guidelines-open"].addEventListener("click", () => this.toggleGuidelines());
     this.bindDragAndDrop();
@@ -72,22 +116,38 @@ class RankPage {
       const item = button.closest("li");
       this.move(item, this.indexOf(item) + Number(button.dataset.move));
     });
-    this.loadStudyName();
+    this.refreshTotals();
     this.setState("loading");
     this.slots.start();
   }
 
-  async loadStudyName() {
+  /* The study's name and the rater's totals in it (orderings in all, tasks left). */
+  async refreshTotals() {
     try {
       const response = await api("/api/v1/my/ranking-studies/");
       const study = response.ok && response.data.find((s) => s.id === this.studyId);
       if (study) {
         this.el["study-name"].textContent = `${study.name} · ${study.dataset}`;
         document.title = `${study.name} · Order captions · Rejudge`;
+        this.mine = { submitted: study.submitted, left: study.left };
+        this.renderTotals();
       }
     } catch {
-      /* the name is a nicety; the work goes on without it */
+      /* names and totals are a nicety; the work goes on without them */
     }
+  }
+
+  refreshTotalsSoon() {
+    clearTimeout(this.totalsTimer);
+    this.totalsTimer = setTimeout(() => this.refreshTotals(), 250);
+  }
+
+  renderTotals() {
+    if (!this.mine) return;
+    // Orderings still in the outbox count already: they are safe on this device.
+    const waiting = this.outbox.items((item) => item.meta && item.meta.kind === "ranking" && item.meta.studyId === this.studyId).length;
+    this.el.total.textContent = (this.mine.submitted + waiting).toLocaleString();
+    this.el.left.textContent = Math.max(0, this.mine.left - waiting).toLocaleString();
   }
 
   /* ---- showing a task ------------------------------------------------------------------- */
@@ -97,6 +157,8 @@ class RankPage {
     slot.player.play();
     this.el["clip-error"].hidden = !slot.player.failed;
     this.el.notice.hidden = true;
+    this.hideConfirm();
+    this.touched = false;
     this.renderCaptions(slot.assignment.captions);
     this.root.dataset.taskId = slot.assignment.item_id;
     slot.shownAt = performance.now();
@@ -155,6 +217,8 @@ class RankPage {
     const rest = items.filter((other) => other !== item);
     rest.splice(to, 0, item);
     this.el.ranking.replaceChildren(...rest);
+    this.touched = true;
+    this.hideConfirm();
     this.labelItems();
     item.focus({ preventScroll: true });
     this.el.announce.textContent = `Moved to place ${to + 1} of ${items.length}: ${item.querySelector(".text").textContent}`;
@@ -208,9 +272,12 @@ class RankPage {
     this.el.work.hidden = !working;
     this.el.state.hidden = working;
     if (!working) {
+      this.hideConfirm();
       const [title, text] = STATES[state] || STATES.loading;
       this.el["state-title"].textContent = title;
-      this.el["state-text"].textContent = text;
+      this.el["state-text"].textContent = state === "no_work_left" && this.slots.passedLeases.length
+        ? `${text} The clips you skipped as "none fits" went to the other raters; reload the page to see them again.`
+        : text;
       this.el["state-retry"].hidden = state === "loading" || state === "no_access";
       for (const player of this.players) player.pause();
     }
@@ -218,11 +285,24 @@ class RankPage {
 
   /* ---- submitting ----------------------------------------------------------------------- */
 
-  submit() {
+  ready() {
     const slot = this.slots.current;
-    if (!slot || slot.answered || this.state !== "working" || performance.now() < this.armedAt) return;
+    return slot && !slot.answered && this.state === "working" && performance.now() >= this.armedAt ? slot : null;
+  }
+
+  /* confirmed: the rater clicked a submit button, or answered "as it is?" (Enter on an untouched
+     order only asks). */
+  submit({ confirmed = false } = {}) {
+    const slot = this.ready();
+    if (!slot) return;
+    if (!confirmed && !this.touched) {
+      this.askConfirm();
+      return;
+    }
+    this.hideConfirm();
     slot.answered = true;
     const clientId = newClientId();
+    this.sentHere.add(clientId);
     const order = this.items().map((item) => Number(item.dataset.captionId));
     this.outbox.add({
       clientId,
@@ -231,9 +311,41 @@ class RankPage {
       meta: { kind: "ranking", studyId: this.studyId, itemId: slot.workId, leaseId: slot.leaseId },
     });
     this.slots.sent(slot);
-    this.doneCount += 1;
-    this.el.done.textContent = String(this.doneCount);
     this.slots.advance();
+  }
+
+  askConfirm() {
+    this.el["confirm-untouched"].hidden = false;
+    this.el["confirm-submit"].focus({ preventScroll: false });
+  }
+
+  confirming() {
+    return !this.el["confirm-untouched"].hidden;
+  }
+
+  hideConfirm() {
+    this.el["confirm-untouched"].hidden = true;
+  }
+
+  cancelConfirm() {
+    this.hideConfirm();
+    this.items()[0]?.focus({ preventScroll: true });
+  }
+
+  /* "None of these fits": the task goes back to the pool for the others; this rater is not
+     offered it again on this page (its lease is listed in `exclude`). */
+  skip() {
+    const slot = this.ready();
+    if (!slot) return;
+    slot.answered = true;
+    this.hideConfirm();
+    this.slots.passedLeases.push(slot.leaseId);
+    // Until the release lands, the lease still counts as held; ask again once it has.
+    api(`/api/v1/ranking-leases/${slot.leaseId}/release/`, { method: "POST", json: {} })
+      .catch(() => null) // offline: the lease runs out by itself
+      .finally(() => this.slots.refill());
+    this.slots.advance();
+    this.el.announce.textContent = "Skipped: none of these fits. The clip goes back to the other raters.";
   }
 
   /* ---- keyboard ------------------------------------------------------------------------- */
@@ -262,6 +374,17 @@ class RankPage {
       return;
     }
     if (this.state !== "working") return;
+    if (this.confirming()) {
+      // Only the answer to "as it is?" now: a digit or arrow here would move a caption unseen.
+      if (key === "Escape") {
+        event.preventDefault();
+        this.cancelConfirm();
+      } else if (key === "Enter" && !(target.closest && target.closest("button, a"))) {
+        event.preventDefault();
+        if (!event.repeat) this.submit({ confirmed: true });
+      }
+      return;
+    }
     const focused = target.closest && target.closest("#ranking > li");
     const selected = focused || this.items()[0];
     if (key === "ArrowUp" || key === "ArrowDown") {
@@ -311,6 +434,11 @@ class RankPage {
       case "M":
         event.preventDefault();
         this.controls.toggleMute();
+        break;
+      case "n":
+      case "N":
+        event.preventDefault();
+        if (!event.repeat) this.skip();
         break;
       default:
     }
