@@ -9,6 +9,8 @@ from __future__ import annotations
 import functools
 from collections import Counter
 from dataclasses import dataclass
+from datetime import datetime
+from datetime import timezone as dt_timezone
 
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
@@ -207,7 +209,12 @@ def _check_watched(pair, now) -> None:
         minimum = min_watch_seconds(pair.start, pair.end, None)
     else:
         minimum = min_watch_seconds(pair.clip_start, pair.clip_end, pair.clip_duration)
-    left = minimum - (now - pair.lease_created_at).total_seconds()
+    handed_out = pair.lease_created_at
+    if isinstance(handed_out, str):  # SQLite gives a raw query's extra column as stored text
+        handed_out = datetime.fromisoformat(handed_out)
+    if timezone.is_naive(handed_out):  # ... or naive: Django stores UTC there
+        handed_out = handed_out.replace(tzinfo=dt_timezone.utc)
+    left = minimum - (now - handed_out).total_seconds()
     if left > 0:
         left = round(left, 2)
         raise LabelRefused("too_soon", f"the clip has not been watched long enough; send the answer again in {left:g} s",
