@@ -123,8 +123,14 @@ def answer_change(*, rater, item_id: str, value: str, comment: str | None = None
         pair_id = Label.objects.filter(pk=label_pk).values_list("pair_id", flat=True).get()
         pair = PooledPair.objects.select_for_update().get(pk=pair_id)
         label = Label.objects.select_for_update().get(pk=label_pk)
-        if not PoolMembership.objects.filter(pool_id=pair.pool_id, rater=rater).exists():
+        training = PoolMembership.objects.filter(pool_id=pair.pool_id, rater=rater).values_list("training", flat=True).first()
+        if training is None:
             raise LabelRefused("forbidden", "you have no access to this pool")
+        # The training gate of label_submit holds for changes too: a rater sent back to training
+        # changes no pool or gold answer until passing it again.
+        if pair.role != PooledPair.Role.TRAINING and training != PoolMembership.Training.PASSED \
+                and PooledPair.objects.filter(pool_id=pair.pool_id, role=PooledPair.Role.TRAINING).exists():
+            raise LabelRefused("training", "you have not passed this pool's training; the answer was not changed")
         why = _refusal(label, pair, _pool_used_since(pair.pool_id))
         if why:
             raise LabelRefused(why, REFUSAL_MESSAGES[why])

@@ -14,7 +14,7 @@ from annotation.services.label_changes import answer_change, recent_answers
 from annotation.services.labels import LabelRefused, label_submit, pair_adjudicate
 from annotation.services.pools import known_pairs_add
 from annotation.services.queue import item_id_for, lease_next
-from annotation.services.raters import memberships_grant, rater_set_paused
+from annotation.services.raters import memberships_grant, rater_set_paused, training_reset
 from annotation.services.reports import report_create
 from tests.factories import make_pool_with_runs, make_rater
 
@@ -162,6 +162,22 @@ def test_a_paused_rater_cannot_change():
     with pytest.raises(LabelRefused) as refused:
         change(r1, pair_id, "not_relevant")
     assert refused.value.code == "paused"
+
+
+def test_a_rater_sent_back_to_training_cannot_change_pool_answers():
+    """Undo must not walk around the training gate: pool and gold answers are refused to a rater
+    who has not (again) passed training, as new answers are."""
+    pool, (r1, *_) = setup_pool(training_pass_mark=0.5)
+    known_pairs_add(pool=pool, items=[{"caption": "q1", "clip": "v1", "answer": "relevant", "role": "training"}])
+    answer(r1, pool, "relevant")  # the training pair: passed
+    pair_id = answer(r1, pool, "relevant")
+    assert PooledPair.objects.get(pk=pair_id).role == "pool"
+    training_reset(pool=pool, user=r1)
+    with pytest.raises(LabelRefused) as refused:
+        change(r1, pair_id, "not_relevant")
+    assert refused.value.code == "training"
+    assert Label.objects.get(pair_id=pair_id, rater=r1).value == "relevant"
+    assert not LabelChange.objects.exists()
 
 
 def test_training_answers_cannot_be_changed():
