@@ -456,31 +456,26 @@ def _display(path: Path, display: str | None) -> str:
     return display or Path(path).name
 
 
-def load_qvhighlights_ground_truth(path: Path, display: str | None = None) -> dict[str, MomentTruth]:
+def _load_lines_by_qid(path: Path, display: str | None, reader) -> dict:
+    """A JSON-lines file read whole by `reader`, keyed by query id; refused whole on any problem."""
     issues = IssueCollector(_display(path, display))
     source = LineSource(path, issues)
-    records = {r.qid: r for r in read_qvhighlights_ground_truth(source, issues)}
+    records = {r.qid: r for r in reader(source, issues)}
     source.check_not_empty()
     issues.raise_if_any()
     return records
+
+
+def load_qvhighlights_ground_truth(path: Path, display: str | None = None) -> dict[str, MomentTruth]:
+    return _load_lines_by_qid(path, display, read_qvhighlights_ground_truth)
 
 
 def load_qvhighlights_predictions(path: Path, display: str | None = None) -> dict[str, MomentRun]:
-    issues = IssueCollector(_display(path, display))
-    source = LineSource(path, issues)
-    records = {r.qid: r for r in read_qvhighlights_predictions(source, issues)}
-    source.check_not_empty()
-    issues.raise_if_any()
-    return records
+    return _load_lines_by_qid(path, display, read_qvhighlights_predictions)
 
 
 def load_tvr_ground_truth(path: Path, display: str | None = None) -> dict[str, MomentTruth]:
-    issues = IssueCollector(_display(path, display))
-    source = LineSource(path, issues)
-    records = {r.qid: r for r in read_tvr_ground_truth(source, issues)}
-    source.check_not_empty()
-    issues.raise_if_any()
-    return records
+    return _load_lines_by_qid(path, display, read_tvr_ground_truth)
 
 
 def load_tvr_predictions(path: Path, display: str | None = None, *,
