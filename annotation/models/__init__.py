@@ -6,3 +6,4 @@ from .reports import Artefact, Report
 from .runs import Prediction, Run
 from .ranking import *  # noqa: F401,F403  (each area module lists its models in __all__)
 from .moments import *  # noqa: F401,F403
+from .crowd import *  # noqa: F401,F403
