@@ -7,3 +7,4 @@ from .runs import Prediction, Run
 from .ranking import *  # noqa: F401,F403  (each area module lists its models in __all__)
 from .moments import *  # noqa: F401,F403
 from .crowd import *  # noqa: F401,F403
+from .judging import *  # noqa: F401,F403

@@ -20,6 +20,25 @@ class Pool(models.Model):
     training_pass_mark = models.FloatField(default=0.8)
     lease_seconds = models.PositiveIntegerField(default=300)
     broken_reports_limit = models.PositiveIntegerField(default=3, help_text="'Clip doesn't play' reports before a pair is set aside.")
+    # Judging order and stopping (annotation/services/judging). "pool_order" is the seeded random
+    # order every pool had before; the others rewrite queue_order per query as labels arrive.
+    judging_strategy = models.CharField(max_length=16, default="pool_order",
+                                        choices=[(s, s) for s in ("pool_order", "shallow_first", "move_to_front",
+                                                                  "bandit", "sampled")])
+    judging_warmup_depth = models.PositiveIntegerField(default=0, help_text="Pairs at rank <= this in any run go first.")
+    judging_bandit_variant = models.CharField(max_length=10, default="mm_ns",
+                                              choices=[("mm_ns", "MM-NS"), ("thompson", "Thompson sampling")])
+    judging_sample_rate = models.FloatField(default=0.3, help_text="'sampled': expected share of the pool judged.")
+    judging_top_stratum_depth = models.PositiveIntegerField(default=0, help_text="'sampled': ranks <= this always judged.")
+    judging_query_budget = models.PositiveIntegerField(null=True, blank=True, help_text="Judged pairs per query, then stop.")
+    judging_pool_budget = models.PositiveIntegerField(null=True, blank=True, help_text="Judged pairs in the pool, then stop.")
+    judging_stop_remaining_below = models.FloatField(null=True, blank=True,
+                                                     help_text="Stop a query when its estimated remaining relevant pairs fall below this.")
+    judging_stop_misses_in_a_row = models.PositiveIntegerField(null=True, blank=True,
+                                                               help_text="Stop a query after this many non-relevant judgments in a row.")
+    judging_stopped_reason = models.CharField(max_length=20, blank=True, help_text="'pool_budget' once the pool stopped.")
+    judging_stopped_at = models.DateTimeField(null=True, blank=True)
+    judging_judged_at_resume = models.PositiveIntegerField(default=0, help_text="Pool budget counts judgments after this.")
     runs = models.ManyToManyField(Run, through="PoolRun", related_name="pools")
     raters = models.ManyToManyField(settings.AUTH_USER_MODEL, through="PoolMembership", related_name="rater_pools")
     created_at = models.DateTimeField(auto_now_add=True)
@@ -66,6 +85,10 @@ class PooledPair(models.Model):
         ADJUDICATION = "adjudication", "Escalated to an admin"
         SET_ASIDE = "set_aside", "Set aside (clip does not play)"
         DISAGREEMENT = "disagreement", "No majority"
+        # Out of the queue by the pool's judging strategy (annotation/services/judging): the
+        # query or pool stopped (an admin can resume it), or the pair is outside the sample.
+        STOPPED = "stopped", "Stopped (judging rule)"
+        NOT_SAMPLED = "not_sampled", "Not in the sample"
 
     class Answer(models.TextChoices):
         RELEVANT = "relevant"
@@ -85,6 +108,8 @@ class PooledPair(models.Model):
     priority = models.PositiveSmallIntegerField(default=0, help_text="1 when started and needing more (finish first).")
     queue_order = models.BigIntegerField(default=0, help_text="Seeded random position in the queue.")
     resolved_label = models.CharField(max_length=14, choices=Answer.choices, blank=True)
+    inclusion_probability = models.FloatField(default=1.0, help_text="Chance the judging design judges this pair.")
+    judged_at = models.DateTimeField(null=True, blank=True, help_text="When the judging strategy counted it judged.")
     resolved_by_admin = models.BooleanField(default=False)
     known_answer = models.CharField(max_length=14, choices=Answer.choices, blank=True, help_text="Gold/training only.")
     explanation = models.TextField(blank=True, help_text="Training only: the guideline the answer rests on.")
