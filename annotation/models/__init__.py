@@ -8,3 +8,4 @@ from .ranking import *  # noqa: F401,F403  (each area module lists its models in
 from .moments import *  # noqa: F401,F403
 from .crowd import *  # noqa: F401,F403
 from .judging import *  # noqa: F401,F403
+from .judges import *  # noqa: F401,F403
