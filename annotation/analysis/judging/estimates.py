@@ -35,9 +35,10 @@ judgments at the same design), so ``n_needed = n * (width / target)^2`` and the 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 import numpy as np
+from scipy import stats
 
 __all__ = ["RunEstimate", "EstimateReport", "estimate_metrics", "MEASURES", "ESTIMATOR_NAME"]
 
@@ -68,7 +69,197 @@ class EstimateReport:
 
     def to_dict(self) -> dict:
         """JSON-ready form."""
-        raise NotImplementedError
+        return {
+            "estimator": self.estimator,
+            "design": self.design,
+            "conventions": dict(self.conventions),
+            "runs": [asdict(r) for r in self.runs],
+            "ranking": [
+                {"measure": m, "better": a, "worse": b, "p_ordered_right": p}
+                for m, (a, b, p) in zip(self.ranking_measures, self.ranking)
+            ],
+        }
+
+
+CONVENTIONS = {
+    "C@K": "1 if a relevant pair is in the run's top K (FIRE's Correct@K)",
+    "AP": "textbook AP: sum of precision at the relevant ranks divided by the number of relevant "
+          "pairs (corrected qrels: known originals plus pooled relevant pairs), as trec_eval's map",
+    "nDCG@K": "binary gains, 1/log2(rank+1) discount, ideal DCG from the number of relevant pairs, "
+              "as trec_eval's ndcg_cut",
+    "original_positive": "relevant whatever raters say; never estimated",
+    "unjudged": "a pair never judged counts through the inclusion probabilities of judged pairs; "
+                "a pair outside every ranking is non-relevant",
+    "mean": "over every query any run ranks (or with a known relevant); a run without a list for "
+            "a query scores 0 there",
+    "interval": "normal, estimate +- z se",
+    "judgments_for_width": "variance projected to fall as 1/n at the same design: "
+                           "n * (width / target)^2 - n",
+}
+
+
+def _parse_measure(measure: str) -> tuple[str, int | None]:
+    if measure == "AP":
+        return "AP", None
+    for prefix in ("C@", "nDCG@"):
+        if measure.startswith(prefix) and measure[len(prefix):].isdigit() and int(measure[len(prefix):]) > 0:
+            return prefix[:-1], int(measure[len(prefix):])
+    raise ValueError(f"unknown measure {measure!r}; expected C@K, AP or nDCG@K")
+
+
+def _discounts(k: int) -> np.ndarray:
+    return 1.0 / np.log2(np.arange(2, k + 2, dtype=np.float64))
+
+
+def _idcg(r: float, k: int) -> tuple[float, float]:
+    """Ideal DCG@k for r relevant pairs (r real: linear between integers) and its slope in r."""
+    d = _discounts(k)
+    whole = int(min(np.floor(r), k))
+    value = float(d[:whole].sum())
+    if whole < k:
+        frac = r - whole
+        return value + frac * float(d[whole]), float(d[whole])
+    return value, 0.0
+
+
+@dataclass
+class _Query:
+    yhat: np.ndarray      # I y / pi per item of the query (1 for known relevant)
+    s: np.ndarray         # I y (1 - pi) / pi^2: the per-item variance estimate of yhat
+    lists: dict           # run -> item positions in rank order (first occurrences)
+    n_judged: int
+
+
+def _prepare(rankings, judged, inclusion, known_relevant) -> tuple[list[str], dict[str, _Query]]:
+    known = {str(q): {str(i) for i in items} for q, items in (known_relevant or {}).items()}
+    queries: dict[str, None] = {}
+    for per_query in rankings.values():
+        for q in per_query:
+            queries[str(q)] = None
+    for q in known:
+        queries[q] = None
+    items_of: dict[str, dict[str, int]] = {q: {} for q in queries}
+    judged_of: dict[str, list[tuple[str, bool]]] = {q: [] for q in queries}
+    for key, relevant in judged.items():
+        try:
+            q, item = key
+        except (TypeError, ValueError):
+            raise ValueError(f"judged key {key!r} must be a (query, item) pair") from None
+        q, item = str(q), str(item)
+        if q in judged_of:
+            judged_of[q].append((item, bool(relevant)))
+    out: dict[str, _Query] = {}
+    for q in queries:
+        index = items_of[q]
+        lists = {}
+        for run, per_query in rankings.items():
+            ranked = per_query.get(q)
+            if not ranked:
+                continue
+            positions = []
+            seen = set()
+            for item in ranked:
+                item = str(item)
+                if item in seen:
+                    continue
+                seen.add(item)
+                positions.append(index.setdefault(item, len(index)))
+            lists[run] = np.asarray(positions, dtype=np.int64)
+        for item, _ in judged_of[q]:
+            index.setdefault(item, len(index))
+        for item in known.get(q, ()):
+            index.setdefault(item, len(index))
+        yhat = np.zeros(len(index))
+        s = np.zeros(len(index))
+        for item, relevant in judged_of[q]:
+            pi = float(_lookup(inclusion, q, item))
+            if not 0.0 < pi <= 1.0:
+                raise ValueError(f"inclusion probability of ({q!r}, {item!r}) is {pi}; must be in (0, 1]")
+            if relevant:
+                yhat[index[item]] = 1.0 / pi
+                s[index[item]] = (1.0 - pi) / pi**2
+        for item in known.get(q, ()):
+            yhat[index[item]] = 1.0
+            s[index[item]] = 0.0
+        out[q] = _Query(yhat, s, lists, len(judged_of[q]))
+    return list(queries), out
+
+
+def _lookup(inclusion, q, item) -> float:
+    return inclusion.get((q, item), 1.0)
+
+
+def _per_query(measure: str, k: int | None, qd: _Query, run: str):
+    """(estimate, variance, gradient or product data) of one run on one query."""
+    pos = qd.lists.get(run)
+    if pos is None:
+        return 0.0, 0.0, None
+    yhat, s = qd.yhat, qd.s
+    if measure == "C":
+        top = pos[:k]
+        z = 1.0 - yhat[top]
+        v = s[top]
+        t = float(np.prod(z))
+        return 1.0 - t, float(np.prod(z * z) - np.prod(z * z - v)), ("C", top)
+    r_hat = float(yhat.sum())
+    if measure == "AP":
+        ranks = np.arange(1, len(pos) + 1, dtype=np.float64)
+        y = yhat[pos]
+        above = np.concatenate([[0.0], np.cumsum(y)[:-1]])
+        numerator = float((y / ranks * (1.0 + above)).sum())
+        if r_hat <= 0:
+            return 0.0, 0.0, ("G", np.zeros(len(yhat)))
+        ap = numerator / r_hat
+        later = np.concatenate([np.cumsum((y / ranks)[::-1])[::-1][1:], [0.0]])
+        dn = np.zeros(len(yhat))
+        np.add.at(dn, pos, (1.0 + above) / ranks + later)
+        g = (dn - ap) / r_hat
+        return ap, float((g * g * s).sum()), ("G", g)
+    # nDCG@k
+    top = pos[:k]
+    d = _discounts(k)[: len(top)]
+    dcg = float((yhat[top] * d).sum())
+    idcg, slope = _idcg(r_hat, k)
+    if idcg <= 0:
+        return 0.0, 0.0, ("G", np.zeros(len(yhat)))
+    value = dcg / idcg
+    g = np.full(len(yhat), -value * slope / idcg)
+    np.add.at(g, top, d / idcg)
+    return value, float((g * g * s).sum()), ("G", g)
+
+
+def _difference_variance(qd: _Query, a, b) -> float:
+    """Variance estimate of (run a - run b) on one query from their gradient/product data."""
+    if a is None and b is None:
+        return 0.0
+    kind = (a or b)[0]
+    if kind == "G":
+        ga = a[1] if a is not None else 0.0
+        gb = b[1] if b is not None else 0.0
+        g = ga - gb
+        return float((g * g * qd.s).sum())
+    # C@K: exact unbiased estimate, T_x = prod_{top x} Z_i;  C_a - C_b = T_b - T_a.
+    z, v = 1.0 - qd.yhat, qd.s
+    set_a = set(a[1].tolist()) if a is not None else set()
+    set_b = set(b[1].tolist()) if b is not None else set()
+    if a is None or b is None:
+        # a run without a list scores exactly 0: the difference is the other run's C@K
+        top = (a or b)[1]
+        return float(np.prod(z[top] ** 2) - np.prod(z[top] ** 2 - v[top]))
+    ta = float(np.prod(z[list(set_a)])) if set_a else 1.0
+    tb = float(np.prod(z[list(set_b)])) if set_b else 1.0
+
+    def square_part(items):
+        items = list(items)
+        return float(np.prod(z[items] ** 2 - v[items])) if items else 1.0
+
+    def plain(items):
+        items = list(items)
+        return float(np.prod(z[items])) if items else 1.0
+
+    both = set_a & set_b
+    cross = square_part(both) * plain(set_a ^ set_b)
+    return (ta - tb) ** 2 - (square_part(set_a) - 2.0 * cross + square_part(set_b))
 
 
 def estimate_metrics(rankings: Mapping[str, Mapping[str, Sequence[str]]],    # run -> query -> ranked item ids
@@ -85,4 +276,50 @@ def estimate_metrics(rankings: Mapping[str, Mapping[str, Sequence[str]]],    # r
     estimate (best first) as adjacent pairs ``(better, worse, P(ordered right))``; the measure of
     each entry is in ``ranking_measures``. ``judgments_for_width`` is None without
     ``target_width`` or when the interval is already narrower."""
-    raise NotImplementedError
+    if not 0.0 < confidence < 1.0:
+        raise ValueError("confidence must be in (0, 1)")
+    if target_width is not None and target_width <= 0:
+        raise ValueError("target_width must be > 0")
+    parsed = [(m, *_parse_measure(m)) for m in measures]
+    runs = sorted(rankings)
+    query_ids, prepared = _prepare(rankings, judged, inclusion, known_relevant)
+    n_q = max(len(query_ids), 1)
+    z = float(stats.norm.ppf(0.5 + confidence / 2.0))
+    pis = [float(inclusion.get(key, 1.0)) for key in judged]
+    sampled = any(p < 1.0 for p in pis)
+    n_judged = len(judged)
+    out_runs: list[RunEstimate] = []
+    ranking: list[tuple[str, str, float]] = []
+    ranking_measures: list[str] = []
+    for name, kind, k in parsed:
+        values = {}
+        data = {}
+        for run in runs:
+            total, var = 0.0, 0.0
+            per = []
+            for q in query_ids:
+                value, variance, extra = _per_query(kind, k, prepared[q], run)
+                total += value
+                var += variance
+                per.append(extra)
+            data[run] = per
+            estimate = total / n_q
+            se = float(np.sqrt(max(var, 0.0))) / n_q
+            values[run] = estimate
+            more = None
+            width = 2.0 * z * se
+            if target_width is not None and width > target_width and n_judged > 0:
+                more = int(np.ceil(n_judged * (width / target_width) ** 2 - n_judged))
+            out_runs.append(RunEstimate(run, name, estimate, se, estimate - z * se, estimate + z * se, more))
+        order = sorted(runs, key=lambda r: (-values[r], r))
+        for better, worse in zip(order, order[1:]):
+            var = sum(_difference_variance(prepared[q], a, b)
+                      for q, a, b in zip(query_ids, data[better], data[worse]))
+            diff = values[better] - values[worse]
+            se_d = float(np.sqrt(max(var, 0.0))) / n_q
+            p = float(stats.norm.cdf(diff / se_d)) if se_d > 0 else (1.0 if diff > 0 else 0.5)
+            ranking.append((better, worse, p))
+            ranking_measures.append(name)
+    design = ("poisson sample: judged pairs weighted by 1/pi (independent inclusions)" if sampled
+              else "census: every judged pair has pi = 1 (unjudged pairs count as non-relevant)")
+    return EstimateReport(out_runs, ranking, ESTIMATOR_NAME, design, dict(CONVENTIONS), ranking_measures)

@@ -65,6 +65,10 @@ __all__ = [
     "prefix_inclusion_probabilities",
     "interleave",
     "pair_depths",
+    "ap_prior_weights",
+    "seeded_uniform",
+    "run_line",
+    "sampled_design",
 ]
 
 STRATEGIES = ("pool_order", "shallow_first", "move_to_front", "bandit", "sampled")
@@ -83,10 +87,189 @@ class StrategyParams:
     bandit_discount: float = 0.9   # "mm_ns": weight of an outcome per more recent outcome of the run
 
 
+_DEPTH_SENTINEL = 1 << 30  # depth of a pair no run ranks: after every real depth
+
+# Tags keep the seeded streams of the different random choices apart.
+_TAG_PAIR, _TAG_RUN, _TAG_SAMPLE, _TAG_THOMPSON = 1, 2, 3, 4
+_MASK64 = np.uint64(0xFFFFFFFFFFFFFFFF)
+
+
+def _splitmix(x: np.ndarray) -> np.ndarray:
+    """SplitMix64 finaliser, element-wise on uint64 (wraps modulo 2^64 by design)."""
+    with np.errstate(over="ignore"):
+        x = x + np.uint64(0x9E3779B97F4A7C15)
+        x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return x ^ (x >> np.uint64(31))
+
+
+def seeded_uniform(seed, query_key, index, tag: int, extra=0) -> np.ndarray:
+    """Uniform [0, 1) numbers that depend only on (seed, query_key, index, tag, extra), element-wise
+    over broadcast arrays. A counter-based hash rather than a Generator, so that the one-query
+    order and the simulation engine (vectorised over queries and replays) draw the same numbers."""
+    parts = np.broadcast_arrays(*(np.asarray(v, dtype=np.int64) for v in (seed, query_key, index, extra)))
+    h = _splitmix(np.full(parts[0].shape, np.uint64(tag)))
+    for part in parts:
+        h = _splitmix(h ^ part.astype(np.uint64))
+    return (h >> np.uint64(11)).astype(np.float64) * (1.0 / 9007199254740992.0)
+
+
+def _n_pairs(run_lists: Sequence[np.ndarray], n_pairs: int | None) -> int:
+    biggest = max((int(np.max(r)) for r in run_lists if len(r)), default=-1)
+    if n_pairs is None:
+        return biggest + 1
+    if biggest >= n_pairs:
+        raise ValueError(f"run_lists hold pair index {biggest} but n_pairs is {n_pairs}")
+    return int(n_pairs)
+
+
+def _lists(run_lists) -> list[np.ndarray]:
+    return [np.asarray(r, dtype=np.int64).reshape(-1) for r in run_lists]
+
+
 def pair_depths(run_lists: Sequence[np.ndarray], n_pairs: int | None = None) -> np.ndarray:
     """Best (minimum, 1-based) rank of each pair over the runs; pairs no run ranks get a large
     sentinel (they are judged last by depth-based orders)."""
-    raise NotImplementedError
+    lists = _lists(run_lists)
+    n = _n_pairs(lists, n_pairs)
+    depth = np.full(n, _DEPTH_SENTINEL, dtype=np.int64)
+    for lst in lists:
+        if len(lst):
+            np.minimum.at(depth, lst, np.arange(1, len(lst) + 1))
+    return depth
+
+
+def ap_prior_weights(run_lists: Sequence[np.ndarray], n_pairs: int | None = None) -> np.ndarray:
+    """Mean over runs of the AP-prior of each pair's rank (Aslam, Pavlu & Yilmaz 2006):
+    ``(1 + H_D - H_k) / (2 D)`` at rank k of a run listing D pairs, 0 where the run does not rank
+    the pair. It is the share of a run's AP that rank k carries on average, so sampling in
+    proportion to it spends judgments where the metrics are sensitive. A pair no run ranks gets
+    the smallest positive weight of the query (it must keep a chance to be drawn)."""
+    lists = _lists(run_lists)
+    n = _n_pairs(lists, n_pairs)
+    w = np.zeros(n)
+    for lst in lists:
+        d = len(lst)
+        if not d:
+            continue
+        harmonic = np.cumsum(1.0 / np.arange(1, d + 1))
+        np.add.at(w, lst, (1.0 + harmonic[-1] - harmonic) / (2.0 * d))
+    w /= max(len(lists), 1)
+    positive = w[w > 0]
+    w[w <= 0] = positive.min() if positive.size else 1.0
+    return w
+
+
+def _first_by_depth(depth: np.ndarray, tie: np.ndarray, pairs: np.ndarray) -> np.ndarray:
+    return pairs[np.lexsort((tie[pairs], depth[pairs]))]
+
+
+def _validate(strategy: str, params: StrategyParams) -> None:
+    if strategy not in STRATEGIES:
+        raise ValueError(f"unknown strategy {strategy!r}; expected one of {', '.join(STRATEGIES)}")
+    if params.bandit_variant not in BANDIT_VARIANTS:
+        raise ValueError(f"unknown bandit_variant {params.bandit_variant!r}; expected mm_ns or thompson")
+    if not 0.0 < params.sample_rate <= 1.0:
+        raise ValueError("sample_rate must be in (0, 1]")
+    if not 0.0 < params.bandit_discount <= 1.0:
+        raise ValueError("bandit_discount must be in (0, 1]")
+    if params.warmup_depth < 0 or params.top_stratum_depth < 0:
+        raise ValueError("warmup_depth and top_stratum_depth must be >= 0")
+
+
+def run_line(n_runs: int, *, seed: int, query_key: int) -> np.ndarray:
+    """The seeded order of runs: move_to_front's initial line, and the tie-break between runs
+    (earlier in the line wins) for the bandit."""
+    return np.argsort(seeded_uniform(seed, query_key, np.arange(n_runs), _TAG_RUN), kind="stable")
+
+
+def _move_to_front_line(lists, judged: Mapping[int, bool], line: np.ndarray) -> list[int]:
+    line = [int(r) for r in line]
+    member = [set(lst.tolist()) for lst in lists]
+    for pair, relevant in judged.items():
+        if relevant:
+            continue
+        moved = [r for r in line if pair in member[r]]
+        if moved:
+            line = [r for r in line if pair not in member[r]] + moved
+    return line
+
+
+def bandit_counts(lists, judged_mask: np.ndarray, relevant_mask: np.ndarray,
+                  discount: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per run: (discounted relevant count a, discounted non-relevant count b) over the run's
+    judged pairs; the judged pair at a given rank weighs ``discount ** m``, m = the number of
+    judged pairs of the run at deeper ranks."""
+    a = np.zeros(len(lists))
+    b = np.zeros(len(lists))
+    for r, lst in enumerate(lists):
+        if not len(lst):
+            continue
+        j = judged_mask[lst]
+        deeper = np.cumsum(j[::-1])[::-1] - j  # judged pairs below each rank
+        w = np.where(j, discount ** deeper, 0.0)
+        rel = relevant_mask[lst]
+        a[r] = float((w * rel).sum())
+        b[r] = float((w * ~rel).sum())
+    return a, b
+
+
+def bandit_scores(lists, judged: Mapping[int, bool], n: int, *, params: StrategyParams,
+                  query_key: int) -> np.ndarray:
+    """Each run's bandit score (posterior mean for mm_ns, a posterior draw for thompson)."""
+    judged_mask = np.zeros(n, dtype=bool)
+    relevant_mask = np.zeros(n, dtype=bool)
+    for pair, relevant in judged.items():
+        judged_mask[pair] = True
+        relevant_mask[pair] = bool(relevant)
+    if params.bandit_variant == "mm_ns":
+        a, b = bandit_counts(lists, judged_mask, relevant_mask, params.bandit_discount)
+        return (1.0 + a) / (2.0 + a + b)
+    from scipy.special import betaincinv
+
+    a, b = bandit_counts(lists, judged_mask, relevant_mask, 1.0)
+    u = seeded_uniform(params.seed, query_key, np.arange(len(lists)), _TAG_THOMPSON, extra=len(judged))
+    return betaincinv(1.0 + a, 1.0 + b, u)
+
+
+def sampling_threshold(weights: np.ndarray, top: np.ndarray, sample_rate: float) -> float:
+    """``c`` such that the expected sample size ``|top| + sum_{not top} min(1, c w_i)`` is
+    ``sample_rate * n`` (bisection; 0 when the top stratum alone reaches it)."""
+    n = len(weights)
+    need = sample_rate * n - int(top.sum())
+    w = weights[~top]
+    if need <= 0 or not w.size:
+        return 0.0
+    if need >= w.size:
+        return float(1.0 / w.min())
+    lo, hi = 0.0, float(1.0 / w.min())
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        if np.minimum(1.0, mid * w).sum() < need:
+            lo = mid
+        else:
+            hi = mid
+    return hi
+
+
+def sampled_design(run_lists, *, params: StrategyParams, query_key: int = 0,
+                   n_pairs: int | None = None) -> dict:
+    """The "sampled" design of one query: weights, top stratum, keys, threshold c, the sample in
+    judging order, and each pair's inclusion probability in the complete sample."""
+    lists = _lists(run_lists)
+    n = _n_pairs(lists, n_pairs)
+    depth = pair_depths(lists, n)
+    weights = ap_prior_weights(lists, n)
+    top = depth <= params.top_stratum_depth
+    u = seeded_uniform(params.seed, query_key, np.arange(n), _TAG_SAMPLE)
+    key = u / weights
+    c = sampling_threshold(weights, top, params.sample_rate)
+    tie = seeded_uniform(params.seed, query_key, np.arange(n), _TAG_PAIR)
+    top_order = _first_by_depth(depth, tie, np.flatnonzero(top))
+    rest = np.flatnonzero(~top & (key < c))
+    order = np.concatenate([top_order, rest[np.argsort(key[rest], kind="stable")]]).astype(np.int64)
+    pi = np.where(top, 1.0, np.minimum(1.0, c * weights))
+    return {"weights": weights, "top": top, "key": key, "c": c, "order": order, "pi": pi}
 
 
 def query_order(strategy: str, run_lists: Sequence[np.ndarray], judged: Mapping[int, bool], *,
@@ -101,15 +284,76 @@ def query_order(strategy: str, run_lists: Sequence[np.ndarray], judged: Mapping[
     index in ``run_lists``. ``query_key`` should be a stable integer per query (e.g. the caption's
     database id) so that queries get different random orders.
     """
-    raise NotImplementedError
+    _validate(strategy, params)
+    lists = _lists(run_lists)
+    n = _n_pairs(lists, n_pairs)
+    done = np.zeros(n, dtype=bool)
+    for pair in judged:
+        if not 0 <= int(pair) < n:
+            raise ValueError(f"judged pair index {pair} outside 0..{n - 1}")
+        done[int(pair)] = True
+    if strategy == "sampled":
+        order = sampled_design(lists, params=params, query_key=query_key, n_pairs=n)["order"]
+        return order[~done[order]]
+    tie = seeded_uniform(params.seed, query_key, np.arange(n), _TAG_PAIR)
+    depth = pair_depths(lists, n)
+    open_pairs = np.flatnonzero(~done)
+    if strategy == "pool_order":
+        tail = open_pairs[np.argsort(tie[open_pairs], kind="stable")]
+    elif strategy == "shallow_first":
+        tail = _first_by_depth(depth, tie, open_pairs)
+    else:
+        if strategy == "move_to_front":
+            runs = _move_to_front_line(lists, judged, run_line(len(lists), seed=params.seed,
+                                                                 query_key=query_key))
+        else:
+            scores = bandit_scores(lists, judged, n, params=params, query_key=query_key)
+            line_pos = np.empty(len(lists), dtype=np.int64)
+            line_pos[run_line(len(lists), seed=params.seed, query_key=query_key)] = np.arange(len(lists))
+            runs = list(np.lexsort((line_pos, -scores)))
+        placed = done.copy()
+        parts = []
+        for r in runs:
+            fresh = _first_occurrences(lists[r], placed)
+            if len(fresh):
+                placed[fresh] = True
+                parts.append(fresh)
+        leftover = np.flatnonzero(~placed)
+        parts.append(leftover[np.argsort(tie[leftover], kind="stable")])
+        tail = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+    if params.warmup_depth > 0:
+        warm = tail[depth[tail] <= params.warmup_depth]
+        if len(warm):
+            tail = np.concatenate([_first_by_depth(depth, tie, warm),
+                                   tail[depth[tail] > params.warmup_depth]])
+    return tail.astype(np.int64)
+
+
+def _first_occurrences(lst: np.ndarray, placed: np.ndarray) -> np.ndarray:
+    """The run's not-yet-placed pairs in rank order, each once."""
+    out = []
+    seen = set()
+    for p in lst.tolist():
+        if not placed[p] and p not in seen:
+            seen.add(p)
+            out.append(p)
+    return np.asarray(out, dtype=np.int64)
 
 
 def inclusion_probabilities(run_lists, *, params: StrategyParams, query_key: int = 0,
-                            n_pairs: int | None = None) -> np.ndarray:
+                            n_pairs: int | None = None, strategy: str = "sampled") -> np.ndarray:
     """Per pair of the query: its inclusion probability under the strategy's design (1.0 for every
     pair unless strategy is "sampled"). For "sampled" this is the design of the *complete* sample
-    (expected size ``sample_rate * n``); call it with the params used to build the order."""
-    raise NotImplementedError
+    (expected size ``sample_rate * n``); call it with the params used to build the order.
+
+    ``strategy`` (keyword, default "sampled") names the design; every other strategy judges the
+    whole pool (a census), hence 1.0."""
+    _validate(strategy, params)
+    lists = _lists(run_lists)
+    n = _n_pairs(lists, n_pairs)
+    if strategy != "sampled":
+        return np.ones(n)
+    return sampled_design(lists, params=params, query_key=query_key, n_pairs=n)["pi"]
 
 
 def prefix_inclusion_probabilities(run_lists, n_taken: int, *, params: StrategyParams,
@@ -117,12 +361,31 @@ def prefix_inclusion_probabilities(run_lists, n_taken: int, *, params: StrategyP
     """"sampled" only: inclusion probabilities when only the first ``n_taken`` pairs of the
     sampled order were judged (judging stopped early: budget, stopping rule, checkpoint).
     Sequential Poisson sampling: ``pi_i = min(1, c w_i)`` with ``c`` the key of the first pair not
-    taken (the complete sample's ``c`` once the sample is exhausted); top stratum 1."""
-    raise NotImplementedError
+    taken (the complete sample's ``c`` once the sample is exhausted); top stratum 1. Before the
+    top stratum is complete no deeper pair has been drawn (their pi is 0) and the top pairs not
+    yet judged are missing: estimates are then not design-unbiased."""
+    design = sampled_design(run_lists, params=params, query_key=query_key, n_pairs=n_pairs)
+    return _prefix_pi(design, n_taken)
+
+
+def _prefix_pi(design: dict, n_taken: int) -> np.ndarray:
+    if n_taken < 0:
+        raise ValueError("n_taken must be >= 0")
+    top, order, w = design["top"], design["order"], design["weights"]
+    n_top = int(top.sum())
+    if n_taken >= len(order):
+        c = design["c"]
+    elif n_taken <= n_top:
+        c = 0.0
+    else:
+        c = float(design["key"][order[n_taken]])
+    return np.where(top, 1.0, np.minimum(1.0, c * w))
 
 
 def interleave(position_in_query: int, query_slot: int, n_queries: int) -> int:
     """Global queue key: queries take turns (round robin), each advancing along its own order.
     Key = position_in_query * n_queries + query_slot (smaller = sooner); position and slot are
     0-based, slot < n_queries."""
-    raise NotImplementedError
+    if not 0 <= query_slot < n_queries or position_in_query < 0:
+        raise ValueError("need 0 <= query_slot < n_queries and position_in_query >= 0")
+    return int(position_in_query) * int(n_queries) + int(query_slot)
