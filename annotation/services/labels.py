@@ -15,7 +15,10 @@ from datetime import timezone as dt_timezone
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
-from annotation.models import Clip, Label, Lease, Pool, PooledPair, PoolMembership, RaterProfile
+from annotation.models import Clip, Label, Lease, Pool, PooledPair, PoolMembership, PoolQuery, RaterProfile
+from annotation.services.crowd.quality import quality_rule_after_answer
+from annotation.services.judging import JUDGING_HOOKED_SQL, pair_judged, pool_is_hooked, query_lock
+from annotation.services.judging.order import JUDGED_STATES
 from annotation.services.queue import PAIR_FLAG_FIELDS, min_watch_seconds, refresh_pair_flags
 
 PAIR_FIELDS = PAIR_FLAG_FIELDS + ["vote_count", "required_labels", "state", "resolved_label", "resolved_at", "broken_reports"]
@@ -88,10 +91,20 @@ SELECT pp.*, s.id AS lease_pk, s.state AS lease_state, s.created_at AS lease_cre
        EXISTS (SELECT 1 FROM {membership} m WHERE m.pool_id = pp.pool_id AND m.rater_id = %(rater)s) AS rater_is_member,
        EXISTS (SELECT 1 FROM {profile} r WHERE r.user_id = %(rater)s AND r.paused) AS rater_paused,
        (SELECT m.training FROM {membership} m WHERE m.pool_id = pp.pool_id AND m.rater_id = %(rater)s) AS member_training,
-       EXISTS (SELECT 1 FROM {pair} t WHERE t.pool_id = pp.pool_id AND t.role = %(training)s) AS pool_has_training
+       EXISTS (SELECT 1 FROM {pair} t WHERE t.pool_id = pp.pool_id AND t.role = %(training)s) AS pool_has_training,
+       {hooked} AS pool_judging_hooked
 FROM {lease} s JOIN {pair} pp ON pp.id = s.pair_id JOIN {pool} pl ON pl.id = pp.pool_id
      JOIN {clip} v ON v.id = pp.clip_id
 WHERE s.token = %(token)s AND s.rater_id = %(rater)s {lock}
+"""
+
+# Under a judging strategy or stopping rule, the query's row is locked before the pair (the lock
+# order of services/judging): the label may change the order and stop state of the query's pairs.
+_QUERY_OF_LEASE_LOCKED_SQL = """
+SELECT q.id FROM {query} q JOIN {pair} pp ON pp.pool_id = q.pool_id AND pp.caption_id = q.caption_id
+     JOIN {lease} s ON s.pair_id = pp.id JOIN {pool} pl ON pl.id = pp.pool_id
+WHERE s.token = %(token)s AND s.rater_id = %(rater)s AND pp.role = 'pool' AND {hooked}
+FOR UPDATE OF q
 """
 
 # The rater's label on the pair, or one with this client id (a replay that raced in while this
@@ -107,7 +120,8 @@ def _sql(template: str) -> str:
     lock = ("FOR UPDATE OF pp" if features.has_select_for_update_of else "FOR UPDATE") if features.has_select_for_update else ""
     return template.format(label=Label._meta.db_table, lease=Lease._meta.db_table, pair=PooledPair._meta.db_table,
                            pool=Pool._meta.db_table, membership=PoolMembership._meta.db_table,
-                           profile=RaterProfile._meta.db_table, clip=Clip._meta.db_table, lock=lock)
+                           profile=RaterProfile._meta.db_table, clip=Clip._meta.db_table, lock=lock,
+                           query=PoolQuery._meta.db_table, hooked=JUDGING_HOOKED_SQL)
 
 
 def _label_by_client_id(rater, client_id: str) -> Label | None:
@@ -134,6 +148,9 @@ def _complete_lease(pair_id: int, rater, now) -> int | None:
 
 
 def _submit_locked(rater, client_id, token, value, seconds, comment, now) -> SubmitResult:
+    if connection.features.has_select_for_update:  # SQLite has one writer at a time
+        with connection.cursor() as cursor:
+            cursor.execute(_sql(_QUERY_OF_LEASE_LOCKED_SQL), {"token": token, "rater": rater.pk})
     pair = next(iter(PooledPair.objects.raw(_sql(_LEASED_PAIR_LOCKED_SQL), {"rater": rater.pk, "token": token,
                                                                           "training": PooledPair.Role.TRAINING})), None)
     if pair is None:
@@ -166,6 +183,11 @@ def _submit_locked(rater, client_id, token, value, seconds, comment, now) -> Sub
                   lease_id=live_lease_id or pair.lease_pk, counted=False)
     if live_lease_id and pair.role == PooledPair.Role.POOL:
         pair.active_leases = max(0, pair.active_leases - 1)
+        if pair.state == PooledPair.State.STOPPED:
+            # Its query or pool stopped while the rater held it: a held lease is honoured, and a
+            # started pair is finished like any other.
+            pair.state = PooledPair.State.OPEN
+    was_judged = pair.state in JUDGED_STATES
 
     if pair.role == PooledPair.Role.TRAINING:
         label.save()
@@ -196,6 +218,7 @@ def _submit_locked(rater, client_id, token, value, seconds, comment, now) -> Sub
         _resolve(pair, now, latest_vote=label.value)
     refresh_pair_flags(pair)
     pair.save(update_fields=PAIR_FIELDS)
+    quality_rule_after_answer(pool_id=pair.pool_id, rater=rater, is_gold=pair.role == PooledPair.Role.GOLD, now=now)
     label.pair = pair
     return SubmitResult(label, True, None)
 
@@ -255,12 +278,24 @@ def pair_adjudicate(*, pair_id: int, admin, label: str, note: str = "", now=None
     """An admin's decision on an escalated (or disputed, or set-aside) pair."""
     if label not in PooledPair.Answer.values:
         raise LabelRefused("invalid", "label must be 'relevant' or 'not_relevant'")
-    pair = PooledPair.objects.select_for_update().get(pk=pair_id, role=PooledPair.Role.POOL)
+    query_lock_for_pair(pair_id)
+    pair = PooledPair.objects.select_for_update().select_related("pool").get(pk=pair_id, role=PooledPair.Role.POOL)
     pair.state, pair.resolved_label, pair.resolved_by_admin = PooledPair.State.RESOLVED, label, True
     pair.adjudication_note, pair.resolved_at = note, now or timezone.now()
     refresh_pair_flags(pair)
     pair.save()
+    if pool_is_hooked(pair.pool):
+        # A decision on a pair that was already judged (a disagreement) changes what its query
+        # knows too: the order and stopping read the resolved labels again.
+        pair_judged(pool_id=pair.pool_id, caption_id=pair.caption_id, pair_id=pair.pk, now=pair.resolved_at)
     return pair
+
+
+def query_lock_for_pair(pair_id: int) -> None:
+    """Takes the pair's query row before the pair (services/judging's lock order)."""
+    found = PooledPair.objects.filter(pk=pair_id).values_list("pool_id", "caption_id").first()
+    if found:
+        query_lock(*found)
 
 
 @transaction.atomic

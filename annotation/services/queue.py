@@ -162,6 +162,12 @@ def lease_next(*, pool: Pool | int, rater, exclude_leases=(), now=None, rng: ran
                 return Assignment(Lease.objects.select_related("pair__caption", "pair__clip").get(pk=lease_id))
     if len(held) >= MAX_HELD_PER_POOL:
         return Assignment(None, "holding_max")
+    from annotation.services.crowd import quota as crowd_quota  # it imports this module
+
+    # A crowd worker (None for everyone else) gets new work only within their study's quota.
+    crowd_worker = crowd_quota.crowd_worker_in_pool(pool_id=pool.pk, rater=rater)
+    if crowd_worker and (refusal := crowd_quota.crowd_quota_refusal(worker=crowd_worker, now=now)):
+        return Assignment(None, refusal)
 
     if pool.member_training != PoolMembership.Training.PASSED and pool.has_training:
         if pool.member_training == PoolMembership.Training.FAILED:
@@ -169,13 +175,25 @@ def lease_next(*, pool: Pool | int, rater, exclude_leases=(), now=None, rng: ran
         lease = _claim_known_pair(pool, rater, PooledPair.Role.TRAINING, now, ordered=True)
         return Assignment(lease, None if lease else "training_pending")
 
+    if pool.judging_stopped_reason:
+        # The pool's judging budget is spent (services/judging): nothing new until an admin
+        # resumes it. The pairs' states say so too, but that sweep skips rows locked at the time.
+        return Assignment(None, "no_work_left")
     rng = rng or random.Random()
     if pool.gold_rate > 0 and rng.random() < pool.gold_rate:
         lease = _claim_known_pair(pool, rater, PooledPair.Role.GOLD, now, ordered=False)
         if lease:
-            return Assignment(lease)
+            return _unless_crowd_overrun(crowd_worker, lease, now, crowd_quota)
     lease = _claim_pool_pair(pool, rater, now)
-    return Assignment(lease, None if lease else "no_work_left")
+    if lease:
+        return _unless_crowd_overrun(crowd_worker, lease, now, crowd_quota)
+    return Assignment(None, "no_work_left")
+
+
+def _unless_crowd_overrun(crowd_worker, lease: Lease, now, crowd_quota) -> Assignment:
+    if crowd_worker and crowd_quota.crowd_quota_overrun(worker=crowd_worker, lease=lease, now=now):
+        return Assignment(None, crowd_quota.QUOTA_REACHED)
+    return Assignment(lease)
 
 
 # Takes the first available pair the rater has neither labelled nor holds (nor answered or holds as

@@ -1,0 +1,143 @@
+"""The pool's gold rule on hand-made raters: a spammer is paused after the configured number of
+gold answers, a careful rater is not; setting labels aside recomputes the pairs they counted on."""
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from annotation.models import Label, PooledPair, QualityAction, RaterProfile
+from annotation.services.crowd.quality import SET_ASIDE_REASON
+from annotation.services.crowd.studies import StudyInvalid, quality_rule_save
+from annotation.services.labels import LabelRefused
+from annotation.services.raters import memberships_grant
+from tests.annotation.services.crowd.crowd_world import crowd_pool
+from tests.factories import label_pair, make_rater
+
+pytestmark = pytest.mark.django_db
+
+MIN_GOLD, THRESHOLD = 6, 0.7
+
+
+def gold_pairs(pool):
+    return list(PooledPair.objects.filter(pool=pool, role="gold").order_by("queue_order", "pk"))
+
+
+def paused(rater) -> bool:
+    return RaterProfile.objects.get(user=rater).paused
+
+
+def other(answer: str) -> str:
+    return "not_relevant" if answer == "relevant" else "relevant"
+
+
+@pytest.fixture
+def pool():
+    pool = crowd_pool(gold=12, training=0)
+    quality_rule_save(pool=pool, min_gold_answers=MIN_GOLD, min_gold_accuracy=THRESHOLD)
+    return pool
+
+
+def test_spammer_is_paused_once_enough_gold_answers_are_wrong_enough(pool):
+    spammer = make_rater()
+    memberships_grant(pool=pool, users=[spammer])
+    rng = random.Random(3)
+    right = 0
+    for answered, pair in enumerate(gold_pairs(pool), start=1):
+        value = rng.choice(["relevant", "not_relevant"])
+        right += value == pair.known_answer
+        label_pair(spammer, pair, value)
+        # The rule, written out: never before MIN_GOLD answers; then as soon as the share is low.
+        should_pause = answered >= MIN_GOLD and right / answered < THRESHOLD
+        assert paused(spammer) == should_pause, (answered, right)
+        if should_pause:
+            break
+    assert paused(spammer), "a coin-flipping rater must fall below 70% within 12 gold answers"
+    action = QualityAction.objects.get(pool=pool, rater=spammer)
+    assert (action.gold_answers, action.gold_correct, action.threshold) == (answered, right, THRESHOLD)
+    # Paused: the next answer is refused.
+    remaining = gold_pairs(pool)[answered]
+    with pytest.raises(LabelRefused) as refused:
+        label_pair(spammer, remaining, "relevant")
+    assert refused.value.code == "paused"
+
+
+def test_careful_rater_is_not_paused(pool):
+    careful = make_rater()
+    memberships_grant(pool=pool, users=[careful])
+    for n, pair in enumerate(gold_pairs(pool)):
+        # One slip in twelve (the third answer): 11/12 = 0.92, and 2/3 before the rule may act.
+        label_pair(careful, pair, other(pair.known_answer) if n == 2 else pair.known_answer)
+    assert not paused(careful)
+    assert not QualityAction.objects.filter(rater=careful).exists()
+
+
+def test_exactly_at_the_threshold_is_not_below_it(pool):
+    rater = make_rater()
+    memberships_grant(pool=pool, users=[rater])
+    quality_rule_save(pool=pool, min_gold_answers=10, min_gold_accuracy=0.7)
+    for n, pair in enumerate(gold_pairs(pool)[:10]):
+        label_pair(rater, pair, other(pair.known_answer) if n in (0, 1, 2) else pair.known_answer)
+    assert not paused(rater)  # 7/10 = 0.7 is not below 0.7
+
+
+def test_disabled_rule_does_nothing(pool):
+    quality_rule_save(pool=pool, enabled=False)
+    rater = make_rater()
+    memberships_grant(pool=pool, users=[rater])
+    for pair in gold_pairs(pool):
+        label_pair(rater, pair, other(pair.known_answer))
+    assert not paused(rater)
+
+
+def test_set_aside_labels_reopen_the_pairs_they_decided(pool):
+    quality_rule_save(pool=pool, set_aside_labels=True)
+    spammer, careful, second = make_rater(), make_rater(), make_rater()
+    memberships_grant(pool=pool, users=[spammer, careful, second])
+    single, double, agreed = list(PooledPair.objects.filter(pool=pool, role="pool").order_by("pk")[:3])
+    PooledPair.objects.filter(pk__in=[double.pk, agreed.pk]).update(required_labels=2)
+    # single: one vote, the spammer's: resolved by it alone.
+    label_pair(spammer, single, "relevant")
+    # double: careful says relevant, the spammer not relevant -> a third vote is asked for.
+    label_pair(careful, double, "relevant")
+    label_pair(spammer, double, "not_relevant")
+    # agreed: careful and second agree; the spammer's later vote is surplus (not counted).
+    label_pair(careful, agreed, "relevant")
+    label_pair(second, agreed, "relevant")
+    label_pair(spammer, agreed, "relevant")
+    for pair in (single, double, agreed):
+        pair.refresh_from_db()
+    assert (single.state, single.resolved_label, single.vote_count) == ("resolved", "relevant", 1)
+    assert (double.state, double.required_labels, double.vote_count) == ("open", 3, 2)
+    assert (agreed.state, agreed.vote_count) == ("resolved", 2)
+
+    for pair in gold_pairs(pool):
+        label_pair(spammer, pair, other(pair.known_answer))
+        if paused(spammer):
+            break
+    action = QualityAction.objects.get(rater=spammer)
+    # Two of the spammer's labels were counted (single, double); the one on `agreed` was surplus.
+    assert action.labels_set_aside == 2
+    for pair in (single, double, agreed):
+        pair.refresh_from_db()
+    # single: no vote left -> open and back in the queue.
+    assert (single.state, single.resolved_label, single.vote_count, single.resolved_at) == ("open", "", 0, None)
+    assert single.available
+    # double: careful's vote alone, the pair's own requirement of 2 again -> open, needs one more.
+    assert (double.state, double.required_labels, double.vote_count, double.available) == ("open", 2, 1, True)
+    assert list(Label.objects.filter(pair=double, counted=True).values_list("rater_id", "sequence")) == [(careful.pk, 1)]
+    # agreed: untouched.
+    assert (agreed.state, agreed.resolved_label, agreed.vote_count) == ("resolved", "relevant", 2)
+    assert action.pairs_reopened == 1  # `double` was already in the queue, waiting for a third vote
+    kept = Label.objects.filter(rater=spammer, pair__role="pool")
+    assert kept.count() == 3  # every label is kept, only uncounted
+    assert set(kept.filter(counted=False, surplus_reason=SET_ASIDE_REASON).values_list("pair_id", flat=True)) == {single.pk, double.pk}
+
+
+def test_rule_settings_are_checked(pool):
+    with pytest.raises(StudyInvalid) as bad:
+        quality_rule_save(pool=pool, min_gold_accuracy=1.5)
+    assert bad.value.field == "min_gold_accuracy"
+    with pytest.raises(StudyInvalid) as bad:
+        quality_rule_save(pool=pool, min_gold_answers=0)
+    assert bad.value.field == "min_gold_answers"
