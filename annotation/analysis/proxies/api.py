@@ -8,8 +8,6 @@ S = 1 when caption j is one of clip i's own captions, else S'(clip i's captions,
 * ``syn``  as ``pos`` on synsets: WordNet synsets chosen by Lesk, or classes of a class list
            (EPIC-KITCHENS-100 verb/noun classes, ``synsets="epic100"``).
 * ``met``  METEOR(reference = clip i's caption, hypothesis = caption j); not symmetric.
-* ``emb``  optional: cosine similarity of sentence embeddings, clipped at 0 (only when
-           ``sentence_transformers`` is importable).
 
 IoU of two empty sets is 0. A clip with several captions is represented, for BoW/PoS/SYN, by the
 words (verbs, nouns, synsets) present in at least ``min_fraction`` (default 25%) of its captions;
@@ -32,12 +30,12 @@ from .wordnet import Mode
 
 Progress = Callable[[int, int], None]
 
-PROXY_NAMES: tuple[str, ...] = ("bow", "pos", "syn", "met", "emb")
+PROXY_NAMES: tuple[str, ...] = ("bow", "pos", "syn", "met")
 MODES: tuple[str, ...] = ("paper", "modern")
 
 
 def normalise_name(name: str) -> str:
-    """'BoW' / 'PoS' / 'SYN' / 'MET' / 'EMB' (any case) -> 'bow' / 'pos' / 'syn' / 'met' / 'emb'."""
+    """'BoW' / 'PoS' / 'SYN' / 'MET' (any case) -> 'bow' / 'pos' / 'syn' / 'met'."""
     key = name.strip().lower()
     if key not in PROXY_NAMES:
         raise ValueError(f"unknown proxy {name!r}; expected one of {PROXY_NAMES}")
@@ -107,7 +105,6 @@ def proxy_matrix(
     progress: Progress | None = None,
     workers: int = 1,
     analyzer: CaptionAnalyzer | None = None,
-    embedding_model: str | None = None,
 ) -> np.ndarray:
     """Similarity matrix S (len(clip_captions) x len(captions), float32) of one proxy.
 
@@ -134,11 +131,6 @@ def proxy_matrix(
     if key == "met":
         out = analyzer.meteor().matrix(clip_captions, captions, progress=progress, workers=workers)
         return _set_own(out, owner)
-    if key == "emb":
-        from .embedding import embedding_matrix
-
-        out = embedding_matrix(clip_captions, captions, model=embedding_model, progress=progress)
-        return _set_own(out.astype(np.float32, copy=False), owner)
 
     flat = [c for row in clip_captions for c in row]
     bounds = np.cumsum([0] + [len(r) for r in clip_captions])
@@ -195,7 +187,6 @@ def describe_pipeline(
     min_fraction: float = 0.25,
     ego: bool = False,
     class_lists: tuple[str | Path, str | Path] | None = None,
-    embedding_model: str | None = None,
 ) -> dict:
     """Every pipeline choice of a proxy plus library versions, to store with a computed matrix.
 
@@ -213,7 +204,6 @@ def describe_pipeline(
             "pos": "IoU(verb sets)/2 + IoU(noun sets)/2",
             "syn": "IoU(verb synset sets)/2 + IoU(noun synset sets)/2",
             "met": "METEOR(reference=clip caption, hypothesis=caption); asymmetric",
-            "emb": "cosine similarity of sentence embeddings, clipped at 0",
         }[key],
         "own_caption": "S = 1 for a clip's own caption(s)",
         "empty_sets": "IoU of two empty sets = 0",
@@ -294,11 +284,6 @@ def describe_pipeline(
             ),
         }
         d["versions"]["nltk"] = _version("nltk")
-    if key == "emb":
-        from .embedding import DEFAULT_MODEL
-
-        d["embedding"] = {"model": embedding_model or DEFAULT_MODEL, "normalised": True}
-        d["versions"]["sentence_transformers"] = _version("sentence-transformers")
     if key in ("syn", "met"):
         d["wordnet"] = {
             "version": "3.0",

@@ -25,7 +25,6 @@ from annotation.analysis.proxies import (
     proxy_matrices,
     proxy_matrix,
 )
-from annotation.analysis.proxies.embedding import embedding_available
 from annotation.analysis.proxies.text import tagger_available
 from annotation.analysis.proxies.wordnet import (
     LEXNAMES,
@@ -249,9 +248,3 @@ def test_wordnet_cache_layout(tmp_path):
     assert (target / "data.noun").stat().st_mtime_ns == before
     assert lexnames_text().count("\n") == 45
 
-
-@pytest.mark.skipif(not embedding_available(), reason="sentence_transformers not installed")
-def test_embedding_proxy_optional(msrvtt):
-    caps = msrvtt[:4]
-    m = proxy_matrix("emb", [[c] for c in caps], caps)
-    assert m.shape == (4, 4) and np.all(np.diag(m) == 1.0)
