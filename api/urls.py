@@ -21,8 +21,10 @@ urlpatterns = [
     path("jobs/<int:job_id>/retry/", jobs.JobRetryApi.as_view(), name="job-retry"),
     path("", include("api.routes.queue")),
     path("", include("api.routes.reports")),
+    path("", include("api.routes.judging_reports")),
     path("", include("api.routes.judgment_sets")),
     path("", include("api.routes.proxies")),
     path("", include("api.routes.moments")),
     path("", include("api.routes.researchers")),
+    path("", include("api.routes.crowd")),
 ]

@@ -20,6 +20,7 @@ from django.db.models import Case, IntegerField, QuerySet, Value, When
 from annotation.models import (Artefact, Caption, Clip, Label, PairProvenance, Pool, PooledPair, Prediction,
                                RaterProfile, Report, Run)
 from annotation.models.reports import ImportedJudgment, JudgmentSet
+from annotation.selectors.judging_reports import JUDGING_COLUMN_LABELS, JUDGING_TABLES
 from annotation.selectors.score_matrix_runs import score_matrix_top
 
 FETCH = 20_000
@@ -402,6 +403,9 @@ COLUMN_LABELS = {
 }
 
 
+COLUMN_LABELS = JUDGING_COLUMN_LABELS | COLUMN_LABELS
+
+
 @dataclass
 class ReportTable:
     name: str
@@ -597,7 +601,8 @@ def _judgment_set_agreement_tables(result: dict) -> list[ReportTable]:
 
 
 _TABLES = {"agreement": _agreement_tables, "metrics": _metrics_tables, "sample_estimate": _sample_tables,
-           "evaluation": _evaluation_tables, "judgment_set_agreement": _judgment_set_agreement_tables}
+           "evaluation": _evaluation_tables, "judgment_set_agreement": _judgment_set_agreement_tables,
+           **JUDGING_TABLES}
 
 
 def report_tables(*, report: Report, rater_names: dict | None = None) -> list[ReportTable]:

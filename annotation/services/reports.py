@@ -63,13 +63,28 @@ _PARAMS: dict[str, dict[str, _Param]] = {
         "half_width": _Param(float, 0.05, 0, 1, open_interval=True),
         "depth": _Param(int, _pool_depth, 1, 1000),
     },
+    "judging_estimates": {
+        "target_width": _Param(float, None, 0, 1, open_interval=True, nullable=True),
+        "confidence": _Param(float, 0.95, 0, 1, open_interval=True),
+        "depth": _Param(int, _pool_depth, 1, 1000),
+    },
 }
 REPORT_KINDS = tuple(_PARAMS)
-KIND_TITLES = {"agreement": "Agreement", "metrics": "Retrieval metrics", "sample_estimate": "Estimates from a sample"}
+KIND_TITLES = {"agreement": "Agreement", "metrics": "Retrieval metrics", "sample_estimate": "Estimates from a sample",
+               "judging_estimates": "Estimates with intervals (judging strategies)"}
+
+
+def _judging_estimates(**kwargs) -> dict:
+    # Imported on use: the judging services import this module (json_ready, report_versions).
+    from annotation.services.judging.estimates import judging_estimates_compute
+    return judging_estimates_compute(**kwargs)
+
+
 _COMPUTE: dict[str, Callable[..., dict]] = {
     "agreement": agreement_report_compute,
     "metrics": metrics_report_compute,
     "sample_estimate": sample_estimate_compute,
+    "judging_estimates": _judging_estimates,
 }
 
 

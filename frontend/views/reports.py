@@ -25,6 +25,7 @@ from annotation.services.judgment_sets.counts import counts_in_words
 from annotation.services.judgment_sets.imports import JUDGMENT_FORMATS, MOMENT_FORMATS, REPEAT_RULES
 from annotation.services.reports import KIND_TITLES
 from frontend.views.access import page_for
+from frontend.views.judging_reports import judging_report_links, judging_simulation_charts
 
 BAR_HEIGHT = 18
 LABEL_WIDTH = 150
@@ -33,7 +34,8 @@ PLOT_WIDTH = 420
 #: Titles of every report kind the pages show; KIND_TITLES holds only the kinds a pool's report form
 #: starts, the others come from a judgment set.
 PAGE_KIND_TITLES = KIND_TITLES | {"evaluation": "Evaluation against a judgment set",
-                                  "judgment_set_agreement": "Agreement of a judgment set"}
+                                  "judgment_set_agreement": "Agreement of a judgment set",
+                                  "judging_simulation": "Judging simulation"}
 
 #: What each importable format is, shown beside the import form's format choice.
 FORMAT_HINTS = {
@@ -199,6 +201,8 @@ def _charts(report) -> list[dict]:
                 for r in result["per_rater"]]
         title = "Agreement per rater with the majority label of units labelled more than once"
         charts.append({"title": title, "svg": _share_bars("raters", title, rows)})
+    elif report.kind == "judging_simulation":
+        charts = judging_simulation_charts(report)
     return charts
 
 
@@ -242,4 +246,5 @@ def report_detail(request, report_id: int):
         "report": report, "tables": tables, "charts": _charts(report), "notes": notes,
         "params": json.dumps(report.params, indent=1), "versions": report.versions,
         "raw_result": None if tables else json.dumps(report.result, indent=1)[:200_000],
+        "files": judging_report_links(report),
     })

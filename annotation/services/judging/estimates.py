@@ -1,0 +1,88 @@
+"""The `judging_estimates` report: each run's C@1/5/10, AP and nDCG@10 estimated from a pool's
+labels so far, with 95% intervals (issue 15, part 3).
+
+Inputs for annotation/analysis/judging/estimates.estimate_metrics: the pool's runs' top-k lists,
+every resolved pair's label (a pair with no majority counts as judged not relevant, FIRE's
+convention), each judged pair's inclusion probability as the queue stored it
+(PooledPair.inclusion_probability: 1.0 for a pair every design judges, less for a pair a sampling
+design drew), and the original positives, relevant without judging. Pairs not resolved yet are
+the ones the estimator stands in for. The analysis names its estimator and design; the report
+stores them with the parameters, the counts and the library versions.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict
+
+import numpy as np
+
+from annotation.models import Pool, PooledPair
+from annotation.selectors.reports import _columns, pool_pairs
+from annotation.services.judging.simulation import _originals, _refuse_moment_pool, pool_rankings
+
+MEASURES = ("C@1", "C@5", "C@10", "AP", "nDCG@10")
+
+
+def _has_inclusion_field() -> bool:
+    # The queue helper adds the field; until its migration lands every judged pair counts as a census.
+    return any(f.name == "inclusion_probability" for f in PooledPair._meta.get_fields())
+
+
+def pool_inclusion_probabilities(*, pool: Pool, pair_ids: np.ndarray) -> np.ndarray:
+    """Each pair's stored inclusion probability, in the order of `pair_ids` (1.0 before the field exists)."""
+    if not _has_inclusion_field() or pair_ids.size == 0:
+        return np.ones(pair_ids.size, dtype=float)
+    ids, pis = _columns(PooledPair.objects.filter(pool=pool, role=PooledPair.Role.POOL),
+                        ["id", "inclusion_probability"], [np.int64, float])
+    order = np.argsort(ids)
+    found = order[np.searchsorted(ids, pair_ids, sorter=order)]
+    out = pis[found]
+    return np.where(np.isnan(out), 1.0, out)
+
+
+def judging_estimates_compute(*, pool: Pool, params: dict, progress: Callable | None = None) -> dict:
+    """The report's result: per run and measure the estimate with its interval, adjacent pairs of
+    the ranking with P(ordered right), judgments needed for the target width, and the counts."""
+    from annotation.analysis.judging.estimates import estimate_metrics
+
+    step = progress or (lambda done, total=None, message="": None)
+    _refuse_moment_pool(pool)
+    runs, rankings = pool_rankings(pool=pool, depth=params.get("depth"))
+    step(1, 3)
+    pairs = pool_pairs(pool=pool)
+    pooled_queries = {q for lists in rankings.values() for q in lists}
+    known = _originals(dataset_id=pool.dataset_id, queries=pooled_queries)
+    decided = (pairs.resolved >= 0) | (pairs.state == PooledPair.State.DISAGREEMENT)
+    pis = pool_inclusion_probabilities(pool=pool, pair_ids=pairs.id)
+    judged: dict[tuple[str, str], bool] = {}
+    inclusion: dict[tuple[str, str], float] = {}
+    for caption, clip, resolved, is_decided, pi in zip(pairs.caption.tolist(), pairs.clip.tolist(),
+                                                       pairs.resolved.tolist(), decided.tolist(), pis.tolist()):
+        key = (str(caption), str(clip))
+        if not is_decided or key[1] in known.get(key[0], ()):
+            continue
+        judged[key] = resolved == 1
+        inclusion[key] = float(pi)
+    step(2, 3)
+    report = estimate_metrics(rankings, judged, inclusion, known_relevant=known, measures=MEASURES,
+                              target_width=params.get("target_width"), confidence=params.get("confidence", 0.95))
+    step(3, 3)
+    to_judge = int((~pairs.is_original).sum()) if not pool.include_original_positives else int(pairs.id.size)
+    counts = {"runs": len(runs), "queries": len(pooled_queries), "pool_pairs": int(pairs.id.size),
+              "judged": len(judged), "not_judged_yet": int((~decided).sum()),
+              "disagreements_as_not_relevant": int((pairs.state == PooledPair.State.DISAGREEMENT).sum()),
+              "sampled_with_probability_below_1": int(sum(1 for v in inclusion.values() if v < 1)),
+              "original_positives_known": sum(len(v) for v in known.values()), "pairs_to_judge": to_judge}
+    return {
+        "estimator": report.estimator, "design": report.design, "conventions": report.conventions,
+        "confidence": params.get("confidence", 0.95), "target_width": params.get("target_width"),
+        "runs": [r.name for r in runs], "measures": list(MEASURES),
+        "estimates": [asdict(r) for r in report.runs],
+        "ranking": [{"measure": measure, "better": better, "worse": worse, "p_ordered_right": p}
+                    for measure, (better, worse, p) in zip(report.ranking_measures or [None] * len(report.ranking),
+                                                           report.ranking)],
+        "counts": counts,
+        "note": (f"{report.estimator}; design: {report.design}. {counts['judged']} of {counts['pool_pairs']} pool "
+                 f"pairs judged; pairs with no majority count as judged not relevant, original positives as "
+                 f"relevant without judging."),
+    }
