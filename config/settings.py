@@ -126,6 +126,11 @@ CONTENT_SECURITY_POLICY = {
         "frame-ancestors": [NONE],
     },
 }
+# With clips in a bucket (REJUDGE_STORAGE=s3), the player loads signed URLs from the store's origin.
+if os.environ.get("REJUDGE_STORAGE", "").strip().lower() == "s3" and os.environ.get("AWS_S3_ENDPOINT_URL"):
+    _store_origin = re.match(r"^(https?://[^/]+)", os.environ["AWS_S3_ENDPOINT_URL"].strip())
+    if _store_origin and _store_origin.group(1) not in CONTENT_SECURITY_POLICY["DIRECTIVES"]["media-src"]:
+        CONTENT_SECURITY_POLICY["DIRECTIVES"]["media-src"].append(_store_origin.group(1))
 
 # Login lockout (django-axes): after REJUDGE_LOGIN_FAILURE_LIMIT wrong passwords, every password is
 # refused until REJUDGE_LOGIN_COOLOFF_MINUTES after the last try. Counted per user name (a guesser
@@ -238,6 +243,58 @@ EXPORT_ROOT = Path(os.environ.get("EXPORT_ROOT", VAR_DIR / "exports"))
 # Imported judgment files and score-matrix runs, kept as imported; never served directly.
 JUDGMENTS_ROOT = Path(os.environ.get("JUDGMENTS_ROOT", VAR_DIR / "judgments"))
 RUNS_ROOT = Path(os.environ.get("RUNS_ROOT", VAR_DIR / "runs"))
+
+# --- Storage: where the files above live (annotation/services/storage) -------------------------
+# Every file one process writes and another reads (uploads, exports, report artefacts, proxy
+# matrices, judgment files, score matrices, clips) goes through Django's storage API, one storage
+# per area. REJUDGE_STORAGE=local (the embedded default) keeps the folders above; s3 puts each area
+# under its own prefix of one bucket of any S3-compatible store (django-storages), so web servers
+# and workers on different hosts share files through it. Clips and downloads are then served by
+# short-lived signed URLs.
+REJUDGE_STORAGE = (os.environ.get("REJUDGE_STORAGE") or "local").strip().lower()
+if REJUDGE_STORAGE not in {"local", "s3"}:
+    raise ImproperlyConfigured(f"REJUDGE_STORAGE must be 'local' or 's3', not {REJUDGE_STORAGE!r}")
+STORAGE_AREAS = {"uploads": "UPLOAD_ROOT", "exports": "EXPORT_ROOT", "media": "MEDIA_ROOT",
+                 "judgments": "JUDGMENTS_ROOT", "runs": "RUNS_ROOT"}
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
+# Downloads of exports, matrices and judgment files from a bucket: `redirect` to a signed URL (the
+# store sends the bytes) or `stream` through the web process (a store clients cannot reach).
+REJUDGE_STORAGE_DOWNLOADS = (os.environ.get("REJUDGE_STORAGE_DOWNLOADS") or "redirect").strip().lower()
+if REJUDGE_STORAGE_DOWNLOADS not in {"redirect", "stream"}:
+    raise ImproperlyConfigured("REJUDGE_STORAGE_DOWNLOADS must be 'redirect' or 'stream'")
+# Judgment files and score matrices are named by their checksum: a host reading them from a bucket
+# keeps a copy here instead of downloading them for every report.
+REJUDGE_STORAGE_CACHE_DIR = Path(os.environ.get("REJUDGE_STORAGE_CACHE_DIR") or VAR_DIR / "storage-cache")
+if REJUDGE_STORAGE == "local":
+    for _area, _root in STORAGE_AREAS.items():
+        # The folder is read from settings at each use, so a test's override of EXPORT_ROOT holds.
+        STORAGES[_area] = {"BACKEND": "annotation.services.storage.backends.LocalAreaStorage",
+                           "OPTIONS": {"root_setting": _root}}
+else:
+    AWS_STORAGE_BUCKET_NAME = os.environ.get("AWS_STORAGE_BUCKET_NAME", "")
+    if not AWS_STORAGE_BUCKET_NAME:
+        raise ImproperlyConfigured("REJUDGE_STORAGE=s3 needs AWS_STORAGE_BUCKET_NAME")
+    AWS_S3_ENDPOINT_URL = os.environ.get("AWS_S3_ENDPOINT_URL") or None  # None: AWS itself
+    AWS_S3_REGION_NAME = os.environ.get("AWS_S3_REGION_NAME") or None
+    # Keys come from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (read by django-storages and boto3),
+    # or from the host's role when unset.
+    AWS_S3_ADDRESSING_STYLE = os.environ.get("AWS_S3_ADDRESSING_STYLE") or ("path" if AWS_S3_ENDPOINT_URL else None)
+    AWS_S3_SIGNATURE_VERSION = "s3v4"
+    AWS_QUERYSTRING_AUTH = True
+    AWS_QUERYSTRING_EXPIRE = env_int("REJUDGE_SIGNED_URL_SECONDS", 300)
+    AWS_DEFAULT_ACL = None
+    AWS_S3_FILE_OVERWRITE = True  # names are chosen unique by the code (uuids, checksums, job ids)
+    # Constant memory: writes go up as multipart parts of this size; reads spill to a temporary file
+    # past AWS_S3_MAX_MEMORY_SIZE (django-storages' default, 0, would keep a whole file in memory).
+    AWS_S3_FILE_BUFFER_SIZE = env_int("REJUDGE_S3_PART_BYTES", 8 * 1024 * 1024)
+    AWS_S3_MAX_MEMORY_SIZE = env_int("REJUDGE_S3_MAX_MEMORY_BYTES", 8 * 1024 * 1024)
+    _prefix = (os.environ.get("REJUDGE_S3_PREFIX") or "").strip("/")
+    for _area in STORAGE_AREAS:
+        STORAGES[_area] = {"BACKEND": "annotation.services.storage.backends.S3AreaStorage",
+                           "OPTIONS": {"location": f"{_prefix}/{_area}" if _prefix else _area}}
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 

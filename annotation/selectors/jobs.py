@@ -6,17 +6,22 @@ from pathlib import Path
 from django.conf import settings
 
 from annotation.models import Job
+from annotation.services.storage import stored_file_exists
 
 
-def job_upload_path(*, job: Job) -> Path | None:
-    """The uploaded file the job imports, if it has one under UPLOAD_ROOT. A path anywhere else
-    (a CLI import of a file the admin owns) is never the platform's to delete."""
-    raw = (job.params or {}).get("path")
+def job_upload_name(*, job: Job) -> str | None:
+    """The job's upload, as a name in the uploads storage area, if it has one. Jobs record it as
+    params["upload"]; those queued before that recorded an absolute path, which counts when it is
+    under UPLOAD_ROOT. A path anywhere else (a file the admin owns) is never the platform's to delete."""
+    params = job.params or {}
+    if params.get("upload"):
+        return str(params["upload"])
+    raw = params.get("path")
     if not raw:
         return None
     root = Path(settings.UPLOAD_ROOT).resolve()
     path = Path(raw).resolve()
-    return path if root in path.parents else None
+    return path.relative_to(root).as_posix() if root in path.parents else None
 
 
 def job_retry_refusal(*, job: Job) -> str | None:
@@ -29,8 +34,10 @@ def job_retry_refusal(*, job: Job) -> str | None:
         return "this job was created before jobs recorded their task; start it again instead"
     if job.errors:
         return "its file was refused (see the problems listed); upload a corrected file instead"
-    path = (job.params or {}).get("path")
-    if path and not Path(path).exists():
+    params = job.params or {}
+    upload = job_upload_name(job=job)
+    gone = (not stored_file_exists("uploads", upload)) if upload else bool(params.get("path")) and not Path(params["path"]).exists()
+    if gone:
         days = settings.REJUDGE_JOBS["UPLOAD_RETENTION_DAYS"]
         return (f"its uploaded file is gone (uploads of failed jobs are kept {days} days); "
                 "upload the file again instead")

@@ -10,26 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
-from django.conf import settings
 
 from annotation.analysis.score_rankings import tie_order, top_k
 from annotation.formats.score_matrix import load_score_matrix
 from annotation.models import Caption, Clip, Prediction, Run
 from annotation.selectors.ranking import RunSimilarity
+from annotation.services.storage import stored_file_cached_path
 
 ROW_CHUNK = 20_000
-
-
-def run_scores_path(relative: str) -> Path:
-    """Where a matrix run's file lives, refusing paths that would leave RUNS_ROOT."""
-    root = Path(settings.RUNS_ROOT).resolve()
-    path = (root / relative).resolve()
-    if root not in path.parents:
-        raise ValueError(f"score matrix file '{relative}' is outside RUNS_ROOT")
-    return path
 
 
 @dataclass(frozen=True)
@@ -56,7 +46,9 @@ class LoadedScoreMatrix:
 def score_matrix_load(*, run: Run) -> LoadedScoreMatrix:
     if not run.scores_file:
         raise ValueError(f"run '{run.name}' is not a score matrix run")
-    matrix = load_score_matrix(run_scores_path(run.scores_file), display=run.source_name or run.name)
+    # numpy reads an .npz by seeking in it: a path on this host (from a bucket, the host's cached
+    # copy: the file is named by its checksum).
+    matrix = load_score_matrix(stored_file_cached_path("runs", run.scores_file), display=run.source_name or run.name)
     caption_pk = dict(Caption.objects.filter(dataset=run.dataset_id).values_list("external_id", "pk"))
     clip_pk = dict(Clip.objects.filter(dataset=run.dataset_id).values_list("external_id", "pk"))
     rows = [i for i, ext in enumerate(matrix.caption_ids) if ext in caption_pk]

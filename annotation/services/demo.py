@@ -5,7 +5,6 @@ import json
 import tempfile
 from pathlib import Path
 
-from django.conf import settings
 
 from annotation.demo.scenes import SCENES, demo_captions, demo_run_rows
 from annotation.demo.video import render_clip
@@ -16,6 +15,7 @@ from annotation.services.pools import known_pairs_add, pool_create
 from annotation.services.ranking import ranking_memberships_grant, ranking_study_create
 from annotation.services.raters import memberships_grant
 from annotation.services.reports import report_create
+from annotation.services.storage import stored_file_copy_in, stored_file_exists, stored_file_size
 from annotation.services.run_import import run_import
 from annotation.services.users import api_token_for, user_ensure
 
@@ -32,11 +32,14 @@ DEMO_RUNS = (("model-good", "good", 1), ("model-medium", "medium", 2), ("model-w
 
 def demo_load() -> dict:
     """Idempotent: clips are rendered only if missing, data and accounts only created once."""
-    media_dir = Path(settings.MEDIA_ROOT) / "demo"
     for scene in SCENES:
-        target = media_dir / f"{scene.clip_id}.mp4"
-        if not target.exists() or target.stat().st_size == 0:
-            render_clip(scene, target)
+        name = f"demo/{scene.clip_id}.mp4"
+        if not stored_file_exists("media", name) or stored_file_size("media", name) == 0:
+            # ffmpeg writes a file on this host; the media storage area (a folder, or a bucket) keeps it.
+            with tempfile.TemporaryDirectory() as tmp:
+                rendered = Path(tmp) / f"{scene.clip_id}.mp4"
+                render_clip(scene, rendered)
+                stored_file_copy_in("media", name, rendered)
 
     dataset = Dataset.objects.filter(name=DEMO_DATASET).first()
     with tempfile.TemporaryDirectory() as tmp:

@@ -4,8 +4,8 @@ CSV / JSON Lines with full provenance.
 Every export streams: rows come from the database in a fixed order through server-side cursors
 (selectors/reports.py), are merged one pair at a time and written straight to the file, so memory
 stays flat however large the pool. On PostgreSQL the export reads one REPEATABLE READ snapshot, so
-its streams agree even while raters keep labelling. The file is written under EXPORT_ROOT, then
-recorded as an Artefact with its size and SHA-256.
+its streams agree even while raters keep labelling. The file is streamed to the exports storage
+area (EXPORT_ROOT, or a bucket: services/storage), then recorded as an Artefact with its size and SHA-256.
 
 Raters appear only by pseudonym (RaterProfile.pseudonym), never by user name.
 
@@ -25,13 +25,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone as dt_timezone
 from itertools import groupby
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from django.conf import settings
@@ -45,8 +44,11 @@ from annotation.models import Artefact, Job, Pool, PooledPair
 from annotation.selectors.reports import (export_fire_pair_rows, export_fire_provenance_rows, export_fire_vote_rows,
                                           export_label_rows, export_provenance_rows, export_qrels_rows, json_value,
                                           pool_raters_without_profile)
-from annotation.services.jobs.files import job_output_relative
+from annotation.services.storage.job_files import job_output_relative
 from annotation.services.raters import rater_profile
+from annotation.services.storage import stored_file_delete, stored_file_exists, stored_file_write
+
+EXPORTS = "exports"
 
 
 class ExportError(ValueError):
@@ -260,14 +262,14 @@ def _write_fire(out: _HashingFile, pool: Pool, params: dict, progress) -> dict:
 _WRITERS = {"qrels": _write_qrels, "fire_json": _write_fire, "csv": _write_csv, "jsonl": _write_jsonl}
 
 
-def _target(pool: Pool, fmt: str, job: Job | None) -> Path:
+def _target(pool: Pool, fmt: str, job: Job | None) -> PurePosixPath:
     stamp = datetime.now(dt_timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
     slug = re.sub(r"[^A-Za-z0-9._-]+", "-", pool.name).strip("-")[:80] or "pool"
     name = f"{slug}-{fmt}-{stamp}.{EXPORT_FORMATS[fmt].extension}"
     if job is not None:
         # In the job's own folder, where whatever a failed or killed attempt left is found and removed.
         return job_output_relative(job_id=job.pk, name=name)
-    return Path("pools") / f"pool-{pool.pk}" / name
+    return PurePosixPath("pools") / f"pool-{pool.pk}" / name
 
 
 def export_create(*, pool: Pool, fmt: str, params: dict | None = None, job: Job | None = None,
@@ -278,40 +280,44 @@ def export_create(*, pool: Pool, fmt: str, params: dict | None = None, job: Job 
         rater_profile(user=user)
     total = PooledPair.objects.filter(pool=pool, role=PooledPair.Role.POOL).count()
     report = (lambda done: progress(done, max(total, done))) if progress else (lambda done: None)
-    relative = _target(pool, fmt, job)
-    path = Path(settings.EXPORT_ROOT) / relative
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(path.name + ".part")
+    relative = _target(pool, fmt, job).as_posix()
     own_transaction = not connection.in_atomic_block
-    recorded = False
+    written = recorded = False
     try:
         with transaction.atomic():
             if connection.vendor == "postgresql" and own_transaction:
                 with connection.cursor() as cursor:
                     cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-            with partial.open("wb") as raw:
+            # Streamed to the exports area: a local .part renamed into place, or multipart parts
+            # to a bucket completed only here (services/storage/files.py).
+            with stored_file_write(EXPORTS, relative) as raw:
                 out = _HashingFile(raw)
                 counts = _WRITERS[fmt](out, pool, clean, report)
                 out.flush()
-            os.replace(partial, path)
+            written = True
             artefact = Artefact.objects.create(
-                dataset_id=pool.dataset_id, kind=EXPORT_FORMATS[fmt].kind, name=path.name, path=relative.as_posix(),
-                content_type=EXPORT_FORMATS[fmt].content_type, size=out.size, sha256=out.sha256.hexdigest(),
+                dataset_id=pool.dataset_id, kind=EXPORT_FORMATS[fmt].kind, name=PurePosixPath(relative).name,
+                path=relative, content_type=EXPORT_FORMATS[fmt].content_type, size=out.size,
+                sha256=out.sha256.hexdigest(),
                 params={"pool_id": pool.pk, "pool": pool.name, "format": fmt, **clean, "counts": counts}, job=job)
         recorded = True
         return artefact
     finally:
-        # No file without its Artefact row: a failure after the rename takes the file away too.
-        # (A process killed outright leaves it to the job's clean-up: services/jobs/files.py.)
-        partial.unlink(missing_ok=True)
-        if not recorded:
-            path.unlink(missing_ok=True)
+        # No file without its Artefact row: a failure after the file was finished takes it away too.
+        # (A process killed outright leaves it to the job's clean-up: services/storage/job_files.py.)
+        if written and not recorded:
+            stored_file_delete(EXPORTS, relative)
 
 
 def artefact_file(*, artefact: Artefact) -> Path:
-    """The artefact's file on disk (refusing paths that would leave EXPORT_ROOT)."""
+    """The artefact's file on this host, when the exports area is a local folder (the CLI and
+    tests); code that must also work with a bucket reads it through services/storage."""
     root = Path(settings.EXPORT_ROOT).resolve()
     path = (root / artefact.path).resolve()
     if root not in path.parents or not path.is_file():
         raise FileNotFoundError(f"the file of export {artefact.pk} is missing")
     return path
+
+
+def artefact_exists(*, artefact: Artefact) -> bool:
+    return stored_file_exists(EXPORTS, artefact.path)

@@ -1,7 +1,7 @@
 """Semantic proxy matrices as stored artefacts, graded nDCG of runs against them, proxy statistics.
 
 A matrix is one `Artefact(kind="proxy_matrix")`: an .npz file under
-EXPORT_ROOT/proxy_matrices/<dataset id>/ (EXPORT_ROOT/jobs/<job id>/ when a job made it) holding
+proxy_matrices/<dataset id>/ of the exports storage area (jobs/<job id>/ when a job made it) holding
 
     relevance                                 float32, clips x captions, the proxy's S (methodology §7)
     clip_ids, caption_ids                     database ids of the rows and columns, in id order
@@ -25,12 +25,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
+import tempfile
 import uuid
 from dataclasses import dataclass
 from importlib import metadata
 from itertools import combinations
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import numpy as np
 from django.conf import settings
@@ -44,7 +44,9 @@ from annotation.models import Artefact, Caption, Clip, Dataset, Job, Report, Run
 from annotation.selectors.ranking import proxy_inputs, run_similarity
 from annotation.selectors.score_matrix_runs import score_matrix_similarity
 from annotation.services.jobs import job_create, job_enqueue, task_names
-from annotation.services.jobs.files import job_output_relative
+from annotation.services.storage import (StoredFileMissing, stored_file_delete, stored_file_local_path,
+                                         stored_file_write)
+from annotation.services.storage.job_files import job_output_relative
 
 MATRIX_PROXIES = ("bow", "pos", "syn", "met")
 MODES = ("paper", "modern")
@@ -199,28 +201,32 @@ def _store_matrix(*, dataset: Dataset, matrix: np.ndarray, params: dict, job: Jo
     name = f"{tag}-{uuid.uuid4().hex[:10]}.npz"
     # A job's matrices go in the job's folder: if the job fails, its Artefact rows roll back and
     # the job's clean-up removes these files with them (services/jobs/files.py).
-    relative = job_output_relative(job_id=job.pk, name=name) if job else Path("proxy_matrices") / str(dataset.pk) / name
-    target = Path(settings.EXPORT_ROOT) / relative
-    target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_suffix(".partial")
-    with partial.open("wb") as fh:
-        np.savez_compressed(fh, relevance=matrix, params_json=np.asarray(json.dumps(params)), **arrays)
-    os.replace(partial, target)  # readers never see a half-written file
+    relative = (job_output_relative(job_id=job.pk, name=name) if job
+                else PurePosixPath("proxy_matrices") / str(dataset.pk) / name).as_posix()
+    # zipfile (np.savez) seeks back to write its headers, so the matrix is built in a local
+    # temporary file, then streamed to the exports area (parts to a bucket) with its checksum.
     digest = hashlib.sha256()
-    with target.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
+    with tempfile.TemporaryFile(suffix=".npz") as temporary:
+        np.savez_compressed(temporary, relevance=matrix, params_json=np.asarray(json.dumps(params)), **arrays)
+        size = temporary.tell()
+        temporary.seek(0)
+        with stored_file_write("exports", relative) as out:
+            for chunk in iter(lambda: temporary.read(1 << 20), b""):
+                digest.update(chunk)
+                out.write(chunk)
     try:
         return Artefact.objects.create(dataset=dataset, kind="proxy_matrix", name=f"{dataset.name}-{tag}.npz",
-                                       path=relative.as_posix(), content_type="application/octet-stream",
-                                       size=target.stat().st_size, sha256=digest.hexdigest(), params=params, job=job)
+                                       path=relative, content_type="application/octet-stream",
+                                       size=size, sha256=digest.hexdigest(), params=params, job=job)
     except Exception:
-        target.unlink(missing_ok=True)
+        stored_file_delete("exports", relative)
         raise
 
 
 def artefact_file(artefact: Artefact) -> Path:
-    """The artefact's file, refusing paths that would leave EXPORT_ROOT."""
+    """The artefact's file on this host, when the exports area is a local folder (refusing paths
+    that would leave EXPORT_ROOT); readers that must also work with a bucket use
+    services/storage (proxy_matrix_load does)."""
     root = Path(settings.EXPORT_ROOT).resolve()
     path = (root / artefact.path).resolve()
     if root not in path.parents:
@@ -244,8 +250,12 @@ class LoadedMatrix:
 def proxy_matrix_load(*, artefact: Artefact) -> LoadedMatrix:
     if artefact.kind != "proxy_matrix":
         raise ProxyError(f"artefact {artefact.pk} is a {artefact.kind}, not a proxy matrix")
-    with np.load(artefact_file(artefact)) as data:
-        return LoadedMatrix(artefact, data["relevance"], data["clip_ids"].tolist(), data["caption_ids"].tolist())
+    # numpy reads an .npz by seeking in it: a path on this host (a temporary copy from a bucket).
+    try:
+        with stored_file_local_path("exports", artefact.path) as path, np.load(path) as data:
+            return LoadedMatrix(artefact, data["relevance"], data["clip_ids"].tolist(), data["caption_ids"].tolist())
+    except StoredFileMissing as exc:
+        raise ProxyError(f"the file of proxy matrix {artefact.pk} is missing") from exc
 
 
 # --- graded nDCG of a run --------------------------------------------------------------------

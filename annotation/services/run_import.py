@@ -7,7 +7,7 @@ that rise with rank) run as SQL over it, and only then one INSERT ... SELECT mov
 the predictions table. Python memory therefore holds the dataset's id maps and one batch, never
 the file; and the run lands whole or not at all.
 
-A score matrix is checked whole in memory and kept as a file (RUNS_ROOT, named by its SHA-256)
+A score matrix is checked whole in memory and kept as a file (runs storage area, named by its SHA-256)
 instead of as one row per prediction: its rankings are computed from the scores when read
 (annotation.selectors.score_matrix_runs).
 
@@ -19,8 +19,6 @@ run adds to the database; a matrix, which adds none, keeps every clip.
 from __future__ import annotations
 
 import io
-import os
-import shutil
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,7 +31,9 @@ from annotation.formats.runs import FILE_ORDER_FORMATS, READERS, RUN_FORMATS, WH
 from annotation.formats.score_matrix import ScoreMatrix, read_score_matrix
 from annotation.formats.text_lines import LineSource, ProgressFn, file_checksum
 from annotation.models import Caption, Clip, Dataset, Prediction, Run
-from annotation.selectors.score_matrix_runs import run_scores_path
+from annotation.services.storage import stored_file_copy_in, stored_file_delete, stored_file_exists
+
+RUNS = "runs"  # the storage area of kept score matrices
 
 ID_FIELDS = {"trec": ("query_id", "doc_id"), "csv": ("caption_id", "clip_id"),
              "jsonl": ("caption_id", "clip_id"), "json": ("caption_id", "clip_id"), "qvhighlights": ("qid", "vid"),
@@ -140,7 +140,7 @@ def _score_matrix_import(*, dataset: Dataset, path: Path, display: str, name: st
                                      scores_file=relative)
         except BaseException:
             if placed:
-                run_scores_path(relative).unlink(missing_ok=True)
+                stored_file_delete(RUNS, relative)
             raise
     if progress:
         progress(size, size)
@@ -157,20 +157,13 @@ def _check_matrix_ids(matrix: ScoreMatrix, dataset: Dataset, issues: IssueCollec
 
 
 def _keep_score_file(path: Path, checksum: str) -> tuple[str, bool]:
-    """Copies the file to RUNS_ROOT/<sha[:2]>/<sha>.npz (the upload is deleted after its job).
-    Returns the relative path and whether this call put it there; the same bytes imported into
+    """Stores the file as <sha[:2]>/<sha>.npz in the runs storage area (the upload is deleted after
+    its job). Returns the name and whether this call put it there; the same bytes imported into
     another dataset share the file."""
     relative = f"{checksum[:2]}/{checksum}.npz"
-    target = run_scores_path(relative)
-    if target.is_file():
+    if stored_file_exists(RUNS, relative):
         return relative, False
-    target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_name(f"{target.name}.{uuid.uuid4().hex[:8]}.partial")
-    try:
-        shutil.copyfile(path, partial)
-        os.replace(partial, target)  # readers never see a half-copied file
-    finally:
-        partial.unlink(missing_ok=True)
+    stored_file_copy_in(RUNS, relative, path)  # written whole or not at all
     return relative, True
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 from celery import shared_task
 
 from annotation.services.jobs import task_names
-from annotation.services.jobs.files import job_files_clean
+from annotation.services.storage.job_files import job_files_clean
 from annotation.services.jobs.recovery import jobs_recover
 
 

@@ -1,8 +1,6 @@
 """Celery jobs for the reports area: computing reports, writing exports, importing judgments."""
 from __future__ import annotations
 
-from pathlib import Path
-
 from celery import shared_task
 from django.urls import reverse
 
@@ -11,6 +9,7 @@ from annotation.services.exports import export_create
 from annotation.services.jobs import job_execute, task_names
 from annotation.services.judgment_sets.imports import judgments_import
 from annotation.services.reports import report_create
+from annotation.services.storage.uploads import upload_local_path
 
 
 @shared_task(name=task_names.COMPUTE_REPORT)
@@ -41,11 +40,12 @@ def export_labels(job_id: int) -> None:
 def import_judgments(job_id: int) -> None:
     def work(job, progress):
         p = job.params
-        outcome = judgments_import(dataset=Dataset.objects.get(pk=p["dataset_id"]), path=Path(p["path"]),
-                                   fmt=p.get("format") or None, name=p.get("name") or None,
-                                   source_name=p.get("source_name"), only_dataset=p.get("only_dataset") or None,
-                                   options=p.get("options"), seeds_pools=p.get("seeds_pools"),
-                                   created_by=job.created_by, progress=progress)
+        with upload_local_path(params=p) as path:
+            outcome = judgments_import(dataset=Dataset.objects.get(pk=p["dataset_id"]), path=path,
+                                       fmt=p.get("format") or None, name=p.get("name") or None,
+                                       source_name=p.get("source_name"), only_dataset=p.get("only_dataset") or None,
+                                       options=p.get("options"), seeds_pools=p.get("seeds_pools"),
+                                       created_by=job.created_by, progress=progress)
         judgment_set = outcome.judgment_set
         return {"judgment_set_id": judgment_set.pk, "name": judgment_set.name, "created": outcome.created,
                 "counts": judgment_set.counts}

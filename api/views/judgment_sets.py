@@ -2,7 +2,8 @@
 score stored runs against a set or measure a rater_labels set's agreement (each stores a report)."""
 from __future__ import annotations
 
-from django.http import FileResponse
+from pathlib import PurePosixPath
+
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
@@ -19,7 +20,7 @@ from annotation.services.jobs.judgment_sets import (evaluation_start, judgment_s
 from annotation.services.jobs.reports import judgments_import_start
 from annotation.services.judgment_sets.agreement import LEVELS, AgreementOptionsError
 from annotation.services.judgment_sets.imports import JUDGMENT_FORMATS, REPEAT_RULES, JudgmentsImportError
-from annotation.services.judgment_sets.storage import judgment_file_path
+from api.downloads import stored_file_download
 from api.permissions import IsAdmin, IsAdminOrResearcherReadOnly
 from api.views.jobs import JobOutputSerializer, job_accepted_response
 from api.views.reports import FILE_RENDERERS
@@ -75,13 +76,11 @@ class JudgmentSetDownloadApi(APIView):
         judgment_set = get_object_or_404(judgment_set_list(), pk=judgment_set_id)
         if not judgment_set.stored_file:
             raise NotFound("this set was imported before files were kept")
-        path = judgment_file_path(judgment_set.stored_file)
-        if not path.is_file():
-            raise NotFound("the set's file is missing from JUDGMENTS_ROOT")
-        response = FileResponse(path.open("rb"), as_attachment=True, filename=path.name,
-                                content_type="application/octet-stream")
-        response["X-Content-SHA256"] = judgment_set.checksum
-        return response
+        return stored_file_download(area="judgments", name=judgment_set.stored_file,
+                                    filename=PurePosixPath(judgment_set.stored_file).name,
+                                    content_type="application/octet-stream",
+                                    missing="the set's file is missing from its storage",
+                                    headers={"X-Content-SHA256": judgment_set.checksum})
 
 
 class JudgmentsImportApi(APIView):

@@ -2,20 +2,20 @@
 and proxy statistics (relevant captions per clip by threshold, correlation between proxies)."""
 from __future__ import annotations
 
-from django.http import FileResponse
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
-from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.models import Artefact, Dataset, RankingStudy, Run
 from annotation.selectors.ranking import proxy_matrix_list
-from annotation.services.proxy_matrices import (EMPTY_QUERY_RULES, GAINS, MATRIX_PROXIES, ProxyError, artefact_file,
+from annotation.services.proxy_matrices import (EMPTY_QUERY_RULES, GAINS, MATRIX_PROXIES, ProxyError,
                                                 proxy_analysis_start, proxy_matrices_start, proxy_ndcg_start)
+from api.downloads import stored_file_download
 from api.permissions import IsAdmin, IsAdminOrResearcherReadOnly
 from api.views.jobs import JobOutputSerializer, job_accepted_response
 
@@ -80,11 +80,9 @@ class ProxyMatrixDownloadApi(APIView):
     @extend_schema(responses={(200, "application/octet-stream"): OpenApiTypes.BINARY})
     def get(self, request, artefact_id: int):
         artefact = get_object_or_404(Artefact, pk=artefact_id, kind="proxy_matrix")
-        path = artefact_file(artefact)
-        if not path.is_file():
-            raise NotFound("the matrix file is missing from the export folder")
-        return FileResponse(path.open("rb"), as_attachment=True, filename=artefact.name,
-                            content_type=artefact.content_type)
+        return stored_file_download(area="exports", name=artefact.path, filename=artefact.name,
+                                    content_type=artefact.content_type,
+                                    missing="the matrix file is missing from the export folder")
 
 
 class RunProxyNdcgApi(APIView):

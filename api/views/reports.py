@@ -8,7 +8,7 @@ from __future__ import annotations
 import io
 import json
 
-from django.http import FileResponse, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
@@ -21,9 +21,10 @@ from rest_framework.views import APIView
 from annotation.formats.csv_safe import safe_csv_writer
 from annotation.models import Artefact, Pool, Report
 from annotation.selectors.reports import artefact_list, report_list, report_tables
-from annotation.services.exports import EXPORT_FORMATS, ExportError, artefact_file
+from annotation.services.exports import EXPORT_FORMATS, ExportError
 from annotation.services.jobs.reports import export_start, report_start
 from annotation.services.reports import REPORT_KINDS, ReportError
+from api.downloads import stored_file_download
 from api.params import query_int
 from api.permissions import IsAdmin, IsAdminOrResearcherReadOnly
 from api.views.jobs import JobOutputSerializer, job_accepted_response
@@ -203,7 +204,7 @@ class ExportListApi(ListAPIView):
 
 
 class ExportDownloadApi(APIView):
-    """Admins and researchers: the exported file, streamed."""
+    """Admins and researchers: the exported file, streamed (from a bucket: a redirect to a signed URL)."""
 
     permission_classes = [IsAdminOrResearcherReadOnly]
     renderer_classes = FILE_RENDERERS
@@ -211,11 +212,7 @@ class ExportDownloadApi(APIView):
     @extend_schema(responses={(200, "application/octet-stream"): bytes})
     def get(self, request, export_id: int):
         artefact = get_object_or_404(artefact_list(), pk=export_id)
-        try:
-            path = artefact_file(artefact=artefact)
-        except FileNotFoundError as exc:
-            raise NotFound(str(exc)) from exc
-        response = FileResponse(path.open("rb"), as_attachment=True, filename=artefact.name,
-                                content_type=artefact.content_type)
-        response["X-Content-SHA256"] = artefact.sha256
-        return response
+        return stored_file_download(area="exports", name=artefact.path, filename=artefact.name,
+                                    content_type=artefact.content_type,
+                                    missing=f"the file of export {artefact.pk} is missing",
+                                    headers={"X-Content-SHA256": artefact.sha256})

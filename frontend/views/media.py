@@ -1,4 +1,4 @@
-"""Clip files under MEDIA_ROOT, with HTTP Range support.
+"""Clip files under MEDIA_ROOT, with HTTP Range support (clips in a bucket: a signed URL).
 
 Browsers seek in a video by asking for byte ranges; a server that answers 200 with the whole
 file (as Django's static serving does) makes seeking impossible. This view answers 206 Partial
@@ -6,7 +6,9 @@ Content for a single range, 416 for an unsatisfiable one, and 200 without a Rang
 
 Only admins and raters of a pool or ranking study using the clip get a file
 (annotation/selectors/media.py); anyone else gets the 404 of a missing file, so the answer never
-reveals which files exist.
+reveals which files exist. With the media area in a bucket (REJUDGE_STORAGE=s3) the same check
+comes first, then a redirect to a signed URL valid REJUDGE_SIGNED_URL_SECONDS: only someone the
+check let through ever gets one.
 """
 from __future__ import annotations
 
@@ -17,11 +19,12 @@ from pathlib import Path
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
-from django.http import FileResponse, Http404, HttpResponse, StreamingHttpResponse
+from django.http import FileResponse, Http404, HttpResponse, HttpResponseRedirect, StreamingHttpResponse
 from django.utils._os import safe_join
 from django.views.decorators.http import require_safe
 
 from annotation.selectors.media import media_file_visible
+from annotation.services.storage import StoredFileMissing, area_is_local, stored_file_exists, stored_file_url
 
 RANGE_RE = re.compile(r"^bytes=(\d*)-(\d*)$")
 CHUNK = 64 * 1024
@@ -57,11 +60,28 @@ def parse_range(header: str, size: int) -> tuple[int, int] | None:
     return first_i, last_i
 
 
+def _signed_redirect(path: str) -> HttpResponse:
+    """Clips in a bucket: after the access check, a redirect to a short-lived signed URL; the
+    store answers the player's Range requests itself (206)."""
+    try:
+        if not stored_file_exists("media", path):
+            raise Http404("no such file")
+        url = stored_file_url("media", path, content_type=mimetypes.guess_type(path)[0] or None)
+    except StoredFileMissing as exc:
+        raise Http404("no such file") from exc
+    response = HttpResponseRedirect(url)
+    # The browser may reuse the redirect while seeking, never past the URL's own expiry.
+    response["Cache-Control"] = f"private, max-age={max(0, min(60, settings.AWS_QUERYSTRING_EXPIRE // 2))}"
+    return response
+
+
 @require_safe
 @login_required
 def media_file(request, path: str):
     if not media_file_visible(user=request.user, path=path):
         raise Http404("no such file")
+    if not area_is_local("media"):
+        return _signed_redirect(path)
     try:
         full = Path(safe_join(settings.MEDIA_ROOT, path))
     except Exception as exc:  # SuspiciousFileOperation: a path escaping MEDIA_ROOT

@@ -1,9 +1,10 @@
-import shutil
+import codecs
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.services.exports import EXPORT_FORMATS, ExportError, artefact_file, export_create
+from annotation.services.exports import EXPORT_FORMATS, ExportError, export_create
+from annotation.services.storage import stored_file_chunks
 
 from ._progress import ConsoleProgress
 from .report import params_from_options, pool_from_option
@@ -27,13 +28,19 @@ class Command(BaseCommand):
                                      progress=ConsoleProgress(f"exporting {opts['format']}"))
         except ExportError as exc:
             raise CommandError(str(exc)) from exc
-        path = artefact_file(artefact=artefact)
         if opts["out"] and str(opts["out"]) == "-":
-            with path.open("r", encoding="utf-8") as handle:
-                shutil.copyfileobj(handle, self.stdout)
+            # Exports are UTF-8 text; blocks are decoded incrementally so a character split
+            # between two blocks survives.
+            decoder = codecs.getincrementaldecoder("utf-8")()
+            for block in stored_file_chunks("exports", artefact.path):
+                self.stdout.write(decoder.decode(block), ending="")
+            self.stdout.write(decoder.decode(b"", final=True), ending="")
             return
         if opts["out"]:
-            shutil.copyfile(path, opts["out"])
+            with Path(opts["out"]).open("wb") as out:
+                for block in stored_file_chunks("exports", artefact.path):
+                    out.write(block)
         self.stdout.write(self.style.SUCCESS(
-            f"export {artefact.pk}: {path} ({artefact.size:,} bytes, sha256 {artefact.sha256}); "
+            f"export {artefact.pk}: {artefact.path} in the exports storage ({artefact.size:,} bytes, "
+            f"sha256 {artefact.sha256}); "
             f"{artefact.params['counts']}"))

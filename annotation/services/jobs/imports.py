@@ -4,10 +4,11 @@ from __future__ import annotations
 from django.db import IntegrityError, transaction
 
 from annotation.models import Dataset, Job
-from annotation.services.jobs import files, task_names
+from annotation.services.jobs import task_names
+from annotation.services.storage import job_files as files
 from annotation.services.jobs.dispatch import job_enqueue
 from annotation.services.jobs.lifecycle import job_create
-from annotation.services.uploads import upload_store
+from annotation.services.storage.uploads import upload_store
 
 
 def _existing(created_by, idempotency_key: str | None) -> Job | None:
@@ -37,8 +38,8 @@ def dataset_import_start(*, uploaded_file, name: str, fmt: str | None, media_tem
     existing = _existing(created_by, idempotency_key)
     if existing:
         return existing, False
-    path = upload_store(uploaded_file=uploaded_file)
-    params = {"path": str(path), "name": name, "format": fmt or "", "media_template": media_template,
+    upload = upload_store(uploaded_file=uploaded_file)
+    params = {"upload": upload, "name": name, "format": fmt or "", "media_template": media_template,
               "description": description, "source_name": uploaded_file.name}
     return _start(kind="import_dataset", params=params, created_by=created_by, idempotency_key=idempotency_key,
                   task=task_names.IMPORT_DATASET)
@@ -49,8 +50,8 @@ def run_import_start(*, dataset: Dataset, uploaded_file, name: str | None, fmt: 
     existing = _existing(created_by, idempotency_key)
     if existing:
         return existing, False
-    path = upload_store(uploaded_file=uploaded_file)
-    params = {"path": str(path), "dataset_id": dataset.pk, "name": name or "", "format": fmt or "",
+    upload = upload_store(uploaded_file=uploaded_file)
+    params = {"upload": upload, "dataset_id": dataset.pk, "name": name or "", "format": fmt or "",
               "max_depth": max_depth, "source_name": uploaded_file.name}
     return _start(kind="import_run", params=params, created_by=created_by, idempotency_key=idempotency_key,
                   task=task_names.IMPORT_RUN)

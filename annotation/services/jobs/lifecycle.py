@@ -37,7 +37,7 @@ from django.db.models.functions import Coalesce, Now
 
 from annotation.formats.errors import ImportRejected
 from annotation.models import Job, JobAttempt
-from annotation.services.jobs import files
+from annotation.services.storage import job_files as files
 
 log = logging.getLogger(__name__)
 PROGRESS_TTL = 24 * 3600

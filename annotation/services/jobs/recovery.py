@@ -28,7 +28,7 @@ from django.utils import timezone
 
 from annotation.models import Job, JobAttempt
 from annotation.selectors.jobs import job_retry_refusal
-from annotation.services.jobs import files
+from annotation.services.storage import job_files as files
 from annotation.services.jobs.dispatch import job_send
 from annotation.services.jobs.lifecycle import cap_message, job_settings, progress_key
 

@@ -10,12 +10,13 @@ from django.db import IntegrityError, transaction
 from annotation.models import Dataset, Job, Pool
 from annotation.models.reports import JudgmentSet
 from annotation.services.exports import export_params_clean
-from annotation.services.jobs import files, task_names
+from annotation.services.jobs import task_names
+from annotation.services.storage import job_files as files
 from annotation.services.jobs.dispatch import job_enqueue
 from annotation.services.jobs.lifecycle import job_create
 from annotation.services.judgment_sets.imports import JudgmentsImportError
 from annotation.services.reports import report_params_clean
-from annotation.services.uploads import upload_store
+from annotation.services.storage.uploads import upload_store
 
 
 @transaction.atomic
@@ -45,8 +46,8 @@ def judgments_import_start(*, dataset: Dataset, uploaded_file, fmt: str | None, 
             return existing, False
     if name and JudgmentSet.objects.filter(dataset=dataset, name=name).exists():
         raise JudgmentsImportError(f"judgments named '{name}' already exist in '{dataset.name}'")
-    path = upload_store(uploaded_file=uploaded_file)
-    params = {"dataset_id": dataset.pk, "path": str(path), "format": fmt or "", "name": name or "",
+    upload = upload_store(uploaded_file=uploaded_file)
+    params = {"dataset_id": dataset.pk, "upload": upload, "format": fmt or "", "name": name or "",
               "only_dataset": only_dataset or "", "source_name": uploaded_file.name,
               "options": {k: v for k, v in (options or {}).items() if v}, "seeds_pools": seeds_pools}
     try:

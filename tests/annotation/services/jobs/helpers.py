@@ -4,13 +4,14 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 
+from django.conf import settings
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.utils import timezone
 
 from annotation.models import Job, JobAttempt
 from annotation.services.jobs import task_names
 from annotation.services.jobs.lifecycle import job_claim, job_create
-from annotation.services.uploads import upload_store
+from annotation.services.storage.uploads import upload_store
 
 
 def queued_job(*, params: dict | None = None, kind: str = "ping", task: str = task_names.PING) -> Job:
@@ -30,7 +31,8 @@ def running_job(job: Job | None = None, *, silent_for: timedelta = timedelta(min
 
 
 def stored_upload(name: str = "run.trec", content: bytes = b"q1 Q0 v1 1 0.9 t\n") -> Path:
-    return upload_store(uploaded_file=SimpleUploadedFile(name, content))
+    """The stored upload's path in UPLOAD_ROOT (the local storage these tests run on)."""
+    return Path(settings.UPLOAD_ROOT) / upload_store(uploaded_file=SimpleUploadedFile(name, content))
 
 
 def files_under(root) -> list[str]:

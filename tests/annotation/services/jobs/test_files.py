@@ -1,4 +1,4 @@
-"""The periodic clean-up of uploads and job files (services/jobs/files.py)."""
+"""The periodic clean-up of uploads and job files (services/storage/job_files.py)."""
 from __future__ import annotations
 
 import os
@@ -11,7 +11,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from annotation.models import Artefact, Dataset, Job
-from annotation.services.jobs.files import job_files_clean, job_outputs_discard
+from annotation.services.storage.job_files import job_files_clean, job_outputs_discard
 from tests.annotation.services.jobs.helpers import files_under, queued_job, stored_upload
 
 pytestmark = pytest.mark.django_db
@@ -38,7 +38,7 @@ def test_uploads_stay_while_a_job_may_need_them_and_go_after():
     _, failed_long_ago = _job_with_upload("failed", failed_days_ago=retention + 1)
     _, succeeded = _job_with_upload("succeeded")  # its removal after success was interrupted
     orphan_old, orphan_new = stored_upload(), stored_upload()  # stored by requests whose job never committed
-    _age(orphan_old.parent, hours=2)
+    _age(orphan_old, hours=2)  # an upload's age is its file's (a bucket has no folders to date)
 
     assert job_files_clean()["uploads"] == 3
     kept = {p for p in (queued, running, failed_recently, failed_long_ago, succeeded, orphan_old, orphan_new) if p.exists()}
