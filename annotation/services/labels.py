@@ -218,6 +218,8 @@ def _submit_locked(rater, client_id, token, value, seconds, comment, now) -> Sub
         _resolve(pair, now, latest_vote=label.value)
     refresh_pair_flags(pair)
     pair.save(update_fields=PAIR_FIELDS)
+    if pair.pool_judging_hooked and pair.state in JUDGED_STATES and not was_judged:
+        pair_judged(pool_id=pair.pool_id, caption_id=pair.caption_id, pair_id=pair.pk, now=now)
     quality_rule_after_answer(pool_id=pair.pool_id, rater=rater, is_gold=pair.role == PooledPair.Role.GOLD, now=now)
     label.pair = pair
     return SubmitResult(label, True, None)

@@ -24,6 +24,8 @@ from annotation.formats.errors import IssueCollector
 from annotation.models import Caption, Clip, PairProvenance, Pool, PooledPair, PoolRun, Prediction, Run
 from annotation.selectors.score_matrix_runs import score_matrix_top
 from annotation.services.bulk import rows_insert
+from annotation.services.judging import (JudgingError, judging_settings_check, pool_is_hooked, pool_judging_refresh,
+                                         queries_ensure)
 from annotation.models.reports import ImportedJudgment
 
 BATCH = 5000
@@ -55,9 +57,16 @@ def needs_second_label(caption_keys, clip_keys, seed: int, fraction: float) -> n
 @transaction.atomic
 def pool_create(*, dataset, name: str, runs: Iterable[Run], depth: int = 10, include_original_positives: bool = False,
                 redundancy: float = 0.1, seed: int = 0, gold_rate: float = 0.0, training_pass_mark: float = 0.8,
-                lease_seconds: int = 300, broken_reports_limit: int = 3,
+                lease_seconds: int = 300, broken_reports_limit: int = 3, judging: dict | None = None,
                 progress: Callable[[int, int | None], None] | None = None) -> Pool:
+    """`judging`: the judging strategy and stopping rules by their API names (services/judging
+    JUDGING_SETTINGS: strategy, warmup_depth, bandit_variant, sample_rate, top_stratum_depth,
+    query_budget, pool_budget, stop_remaining_below, stop_misses_in_a_row)."""
     runs = list(runs)
+    try:
+        judging_fields = judging_settings_check(judging or {})
+    except JudgingError as exc:
+        raise PoolError(str(exc)) from exc
     if not runs:
         raise PoolError("a pool needs at least one run")
     for run in runs:
@@ -69,16 +78,25 @@ def pool_create(*, dataset, name: str, runs: Iterable[Run], depth: int = 10, inc
         raise PoolError(f"a pool named '{name}' already exists for '{dataset.name}'")
     pool = Pool.objects.create(dataset=dataset, name=name, depth=depth, include_original_positives=include_original_positives,
                                redundancy=redundancy, seed=seed, gold_rate=gold_rate, training_pass_mark=training_pass_mark,
-                               lease_seconds=lease_seconds, broken_reports_limit=broken_reports_limit)
+                               lease_seconds=lease_seconds, broken_reports_limit=broken_reports_limit, **judging_fields)
     for index, run in enumerate(runs):
-        pool_add_run(pool=pool, run=run, _with_originals=include_original_positives and index == 0)
+        pool_add_run(pool=pool, run=run, _with_originals=include_original_positives and index == 0, _judging=False)
         if progress:
             progress(index + 1, len(runs))
+    _judging_after_pairs_added(pool, design=True)
     return pool
 
 
+def _judging_after_pairs_added(pool: Pool, *, design: bool) -> None:
+    """New pairs get their query rows and, under a strategy, their place in its order."""
+    if pool_is_hooked(pool):
+        pool_judging_refresh(pool=pool, design=design)
+    else:
+        queries_ensure(pool)
+
+
 @transaction.atomic
-def pool_add_run(*, pool: Pool, run: Run, _with_originals: bool = False) -> int:
+def pool_add_run(*, pool: Pool, run: Run, _with_originals: bool = False, _judging: bool = True) -> int:
     """Adds a run's top-k pairs that are not in the pool yet (queued; existing labels stay) and
     records the run's provenance for every pair it proposed. Returns the number of new pairs."""
     if run.dataset_id != pool.dataset_id:
@@ -87,6 +105,10 @@ def pool_add_run(*, pool: Pool, run: Run, _with_originals: bool = False) -> int:
         raise PoolError(f"run '{run.name}' is a moment run; build a moment pool for it")
     if PoolRun.objects.filter(pool=pool, run=run).exists():
         raise PoolError(f"run '{run.name}' is already in pool '{pool.name}'")
+    sampled = pool.judging_strategy == "sampled"
+    if _judging and sampled and PooledPair.objects.filter(pool=pool, role=PooledPair.Role.POOL, vote_count__gt=0).exists():
+        raise PoolError(f"pool '{pool.name}' judges a sample and has labels: a new run would change the design's "
+                        "inclusion probabilities; build a new pool")
     matrix_top = None
     if run.scores_file:
         # A score matrix run: its top k per caption come from the stored scores (one pair each).
@@ -112,6 +134,8 @@ def pool_add_run(*, pool: Pool, run: Run, _with_originals: bool = False) -> int:
         _record_matrix_provenance(pool, run, *matrix_top)
     _apply_imported_judgments(pool)
     PoolRun.objects.create(pool=pool, run=run, pairs_added=added)
+    if _judging:
+        _judging_after_pairs_added(pool, design=sampled)
     return added
 
 
@@ -136,7 +160,8 @@ def _apply_imported_judgments(pool: Pool) -> int:
 
 PAIR_COPY_FIELDS = ["pool", "caption", "clip", "role", "is_original_positive", "required_labels", "vote_count",
                     "active_leases", "broken_reports", "state", "available", "priority", "queue_order", "resolved_label",
-                    "resolved_by_admin", "known_answer", "explanation", "adjudication_note", "created_at"]
+                    "resolved_by_admin", "known_answer", "explanation", "adjudication_note", "created_at",
+                    "inclusion_probability"]
 
 
 def _insert_pairs(pool: Pool, pairs: np.ndarray) -> int:
@@ -153,7 +178,7 @@ def _insert_pairs(pool: Pool, pairs: np.ndarray) -> int:
     now = timezone.now()
     rows_insert(PooledPair, PAIR_COPY_FIELDS, (
         (pool.pk, int(c), int(v), PooledPair.Role.POOL, (int(c), int(v)) in originals, 2 if d else 1, 0, 0, 0,
-         PooledPair.State.OPEN, True, 0, int(o), "", False, "", "", "", now)
+         PooledPair.State.OPEN, True, 0, int(o), "", False, "", "", "", now, 1.0)
         for c, v, o, d in zip(captions, clips, order, double)))
     return len(pairs)
 

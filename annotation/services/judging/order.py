@@ -1,0 +1,289 @@
+"""A query's judging order and stopping, kept in the queue columns of its pairs.
+
+The queue stays one index walk (`pair_queue`: pool, -priority, queue_order over available pool
+pairs): a strategy only rewrites `queue_order` of the query's not-yet-started pairs, with the
+global key `interleave(position, slot, n_queries)`, so queries take turns and each advances
+along its own order. `position` counts the query's pairs already taken out of the order (judged,
+started, escalated) before the untouched ones, so a query that has been judged further does not
+jump ahead of the others.
+
+Lock order (see services/queue.py): the query's PoolQuery row, then pairs, then leases. Every
+writer of a query's order or stop state holds the query row, so two labels on one query cannot
+interleave their rewrites, and no one holding a pair waits for a query row that a rewrite holds.
+
+A pair counts as judged for the strategy when it is resolved (by votes, an admin or an imported
+judgment) or ends in disagreement (counted not relevant): the first of two labels can still be
+overturned, and the order must be a function of final judgments, as the simulation replays
+(annotation/analysis/judging/simulation.py). Started pairs are finished first by the queue
+(priority 1), so the strategy learns a double-labelled pair's answer soon after its first label.
+Redundancy labels never change the order.
+"""
+from __future__ import annotations
+
+import functools
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import numpy as np
+from django.db import connection
+
+from annotation.analysis.judging.stopping import StoppingRules, query_stop_reason
+from annotation.analysis.judging.strategies import StrategyParams, interleave, query_order
+from annotation.models import PairProvenance, Pool, PooledPair, PoolQuery
+
+OPEN, STOPPED, NOT_SAMPLED = PooledPair.State.OPEN, PooledPair.State.STOPPED, PooledPair.State.NOT_SAMPLED
+RESOLVED, DISAGREEMENT = PooledPair.State.RESOLVED, PooledPair.State.DISAGREEMENT
+JUDGED_STATES = (RESOLVED, DISAGREEMENT)
+
+# True when the pool's labels must go through the judging hook: a strategy other than today's
+# order, or any stopping rule. Used inside SQL that joins the pool as `pl`.
+JUDGING_HOOKED_SQL = ("(pl.judging_strategy <> 'pool_order' OR pl.judging_query_budget IS NOT NULL "
+                      "OR pl.judging_pool_budget IS NOT NULL OR pl.judging_stop_remaining_below IS NOT NULL "
+                      "OR pl.judging_stop_misses_in_a_row IS NOT NULL)")
+
+
+def pool_is_hooked(pool: Pool) -> bool:
+    return pool.judging_strategy != "pool_order" or any(
+        getattr(pool, name) is not None for name in ("judging_query_budget", "judging_pool_budget",
+                                                     "judging_stop_remaining_below", "judging_stop_misses_in_a_row"))
+
+
+def strategy_params(pool: Pool) -> StrategyParams:
+    return StrategyParams(warmup_depth=pool.judging_warmup_depth, seed=int(pool.seed),
+                          bandit_variant=pool.judging_bandit_variant, sample_rate=pool.judging_sample_rate,
+                          top_stratum_depth=pool.judging_top_stratum_depth)
+
+
+def query_rules(pool: Pool, *, resumed: bool) -> StoppingRules:
+    """The per-query rules. After an admin's resume the budget and misses in a row count only the
+    judgments made since, and the remaining-relevant estimate (which the admin has overruled, and
+    which the same judgments would give again) no longer stops the query."""
+    return StoppingRules(remaining_relevant_below=None if resumed else pool.judging_stop_remaining_below,
+                         misses_in_a_row=pool.judging_stop_misses_in_a_row, query_budget=pool.judging_query_budget)
+
+
+@functools.cache
+def _sql(template: str) -> str:
+    return template.format(pair=PooledPair._meta.db_table, prov=PairProvenance._meta.db_table,
+                           query=PoolQuery._meta.db_table, pool=Pool._meta.db_table,
+                           lock="FOR UPDATE" if connection.features.has_select_for_update else "",
+                           skip="FOR UPDATE SKIP LOCKED" if connection.features.has_select_for_update_skip_locked else "")
+
+
+_QUERY_PAIRS_SQL = """
+SELECT pp.id, pp.state, pp.vote_count, pp.resolved_label, pp.queue_order, pp.judged_at, pp.resolved_at, pr.run_id, pr.rank
+FROM {pair} pp LEFT JOIN {prov} pr ON pr.pair_id = pp.id
+WHERE pp.pool_id = %(pool)s AND pp.caption_id = %(caption)s AND pp.role = 'pool'
+"""
+
+
+@dataclass
+class QuerySnapshot:
+    """One query's pool pairs as the analysis functions want them: numbered 0..n-1 by pair id."""
+
+    pair_ids: np.ndarray
+    states: list
+    vote_counts: list
+    queue_orders: list
+    run_lists: list
+    judged: dict = field(default_factory=dict)  # pair index -> relevant, in the order judged
+
+    @property
+    def judged_in_order(self) -> list[tuple[int, bool]]:
+        return list(self.judged.items())
+
+    def untouched(self) -> list[int]:
+        """Indices of pairs the order places: open (or stopped) and not started. Leased ones are
+        included: their place matters again if the lease runs out unanswered."""
+        return [i for i, (s, v) in enumerate(zip(self.states, self.vote_counts)) if s in (OPEN, STOPPED) and v == 0]
+
+
+def query_snapshot(pool_id: int, caption_id: int) -> QuerySnapshot:
+    with connection.cursor() as cursor:
+        cursor.execute(_sql(_QUERY_PAIRS_SQL), {"pool": pool_id, "caption": caption_id})
+        return snapshot_from_rows(cursor.fetchall())
+
+
+def queries_snapshots(pool_id: int, caption_ids: list[int]) -> dict[int, QuerySnapshot]:
+    """Many queries' snapshots in one read (the pool-wide refresh)."""
+    if not caption_ids:
+        return {}
+    marks = ", ".join(["%s"] * len(caption_ids))
+    sql = _sql(_QUERY_PAIRS_SQL).replace("pp.id, pp.state", "pp.caption_id, pp.id, pp.state").replace(
+        "pp.caption_id = %(caption)s", f"pp.caption_id IN ({marks})").replace("%(pool)s", "%s")
+    rows = defaultdict(list)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [pool_id, *caption_ids])
+        for row in cursor.fetchall():
+            rows[row[0]].append(row[1:])
+    return {caption: snapshot_from_rows(rows[caption]) for caption in caption_ids}
+
+
+def snapshot_from_rows(rows) -> QuerySnapshot:
+    pairs, runs = {}, defaultdict(list)
+    for pair_id, state, votes, label, order, judged_at, resolved_at, run_id, rank in rows:
+        pairs[pair_id] = (state, votes, label, order, judged_at or resolved_at)
+        if run_id is not None:
+            runs[run_id].append((rank, pair_id))
+    ids = sorted(pairs)
+    index = {pair_id: i for i, pair_id in enumerate(ids)}
+    run_lists = [np.array([index[p] for _, p in sorted(runs[run])], dtype=np.int64) for run in sorted(runs)]
+    # Judged in the order judged; pairs judged before the hook kept time (imported judgments,
+    # a strategy set later) come first, by id.
+    judged_ids = sorted((p for p in ids if pairs[p][0] in JUDGED_STATES),
+                        key=lambda p: ("" if pairs[p][4] is None else str(pairs[p][4]), p))
+    judged = {index[p]: pairs[p][0] == RESOLVED and pairs[p][2] == PooledPair.Answer.RELEVANT for p in judged_ids}
+    return QuerySnapshot(np.array(ids, dtype=np.int64), [pairs[p][0] for p in ids], [pairs[p][1] for p in ids],
+                         [pairs[p][3] for p in ids], run_lists, judged)
+
+
+def query_keys(pool: Pool, snapshot: QuerySnapshot, *, caption_id: int, slot: int, n_queries: int) -> dict[int, int]:
+    """New queue_order per untouched pair id (strategies other than pool_order). Pairs the order
+    leaves out (a "sampled" design's pairs outside the sample) are not in the result."""
+    order = query_order(pool.judging_strategy, snapshot.run_lists, snapshot.judged, params=strategy_params(pool),
+                        query_key=int(caption_id), n_pairs=len(snapshot.pair_ids))
+    untouched = set(snapshot.untouched())
+    taken = len(snapshot.pair_ids) - len(untouched) - snapshot.states.count(NOT_SAMPLED)
+    keys, position = {}, taken
+    for i in order.tolist():
+        if i in untouched:
+            keys[int(snapshot.pair_ids[i])] = int(interleave(position, slot, n_queries))
+            position += 1
+    return keys
+
+
+def write_keys(keys: dict[int, int]) -> int:
+    """Sets queue_order per pair id, in one statement per 2,000 pairs."""
+    items = list(keys.items())
+    table = PooledPair._meta.db_table
+    for start in range(0, len(items), 2000):
+        chunk = items[start:start + 2000]
+        values = ", ".join(["(%s, %s)"] * len(chunk))
+        with connection.cursor() as cursor:
+            cursor.execute(f"UPDATE {table} SET queue_order = v.column2 FROM (VALUES {values}) AS v "
+                           f"WHERE {table}.id = v.column1", [x for pair in chunk for x in pair])
+    return len(items)
+
+
+_STOP_QUERY_SQL = """
+UPDATE {pair} SET state = 'stopped', available = FALSE, priority = 0
+WHERE pool_id = %(pool)s AND caption_id = %(caption)s AND role = 'pool' AND state = 'open' AND vote_count = 0
+"""
+
+_REOPEN_QUERY_SQL = """
+UPDATE {pair} SET state = 'open', available = (active_leases < required_labels - vote_count)
+WHERE pool_id = %(pool)s AND caption_id = %(caption)s AND role = 'pool' AND state = 'stopped'
+"""
+
+
+def query_stop_pairs(pool_id: int, caption_id: int) -> int:
+    """Takes the query's not-started pairs out of the queue. Leased ones too: the lease is
+    honoured (an answer on it reopens the pair, see services/labels.py), and if it runs out the
+    pair does not come back."""
+    with connection.cursor() as cursor:
+        cursor.execute(_sql(_STOP_QUERY_SQL), {"pool": pool_id, "caption": caption_id})
+        return cursor.rowcount
+
+
+def query_reopen_pairs(pool_id: int, caption_id: int) -> int:
+    with connection.cursor() as cursor:
+        cursor.execute(_sql(_REOPEN_QUERY_SQL), {"pool": pool_id, "caption": caption_id})
+        return cursor.rowcount
+
+
+def n_queries_of(pool_id: int) -> int:
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT MAX(slot) FROM {PoolQuery._meta.db_table} WHERE pool_id = %s", [pool_id])
+        top = cursor.fetchone()[0]
+    return 0 if top is None else top + 1
+
+
+def query_refresh(pool: Pool, query: PoolQuery, *, now, n_queries: int, snapshot: QuerySnapshot | None = None,
+                  keys_out: dict | None = None) -> QuerySnapshot:
+    """With the query row locked: recounts its judgments, applies the stopping rules and rewrites
+    its order (into `keys_out` when given, for the caller to write in bulk). Returns what it read."""
+    snapshot = snapshot or query_snapshot(pool.pk, query.caption_id)
+    judged = len(snapshot.judged)
+    relevant = sum(snapshot.judged.values())
+    fields = []
+    if (query.judged, query.relevant) != (judged, relevant):
+        query.judged, query.relevant = judged, relevant
+        fields += ["judged", "relevant"]
+    if not query.stopped_reason:
+        since_resume = snapshot.judged_in_order[min(query.judged_at_resume, judged):]
+        reason = query_stop_reason(query_rules(pool, resumed=query.resumed_at is not None), snapshot.run_lists,
+                                   since_resume)
+        if reason:
+            query.stopped_reason, query.stopped_at = reason, now
+            fields += ["stopped_reason", "stopped_at"]
+            query_stop_pairs(pool.pk, query.caption_id)
+    if fields:
+        query.save(update_fields=fields)
+    if pool.judging_strategy != "pool_order":
+        # Stopped queries keep their order fresh too, so a resume needs no recomputation.
+        keys = query_keys(pool, snapshot, caption_id=query.caption_id, slot=query.slot, n_queries=n_queries)
+        current = dict(zip(snapshot.pair_ids.tolist(), snapshot.queue_orders))
+        changed = {pair_id: key for pair_id, key in keys.items() if current.get(pair_id) != key}
+        if keys_out is None:
+            write_keys(changed)
+        else:
+            keys_out.update(changed)
+    return snapshot
+
+
+_LOCK_QUERY_SQL = "SELECT * FROM {query} WHERE pool_id = %(pool)s AND caption_id = %(caption)s {lock}"
+
+
+def query_lock(pool_id: int, caption_id: int) -> PoolQuery | None:
+    return next(iter(PoolQuery.objects.raw(_sql(_LOCK_QUERY_SQL), {"pool": pool_id, "caption": caption_id})), None)
+
+
+_POOL_SQL = "SELECT * FROM {pool} WHERE id = %(pool)s"
+
+_POOL_JUDGED_SQL = "SELECT COALESCE(SUM(judged), 0) FROM {query} WHERE pool_id = %(pool)s"
+
+# Never waits: a label transaction that found the budget spent sets the flag unless another
+# transaction holds the pool row (an admin's settings change, or another label doing the same),
+# in which case the next label sets it. The budget may run over by the labels in flight.
+_POOL_STOP_SQL = """
+UPDATE {pool} SET judging_stopped_reason = 'pool_budget', judging_stopped_at = %(now)s
+WHERE id IN (SELECT id FROM {pool} WHERE id = %(pool)s AND judging_stopped_reason = '' {skip})
+"""
+
+# Best effort for the counts: the pool flag already stops handing out (services/queue.py
+# lease_next); pairs another transaction holds this instant keep their state.
+_POOL_STOP_PAIRS_SQL = """
+UPDATE {pair} SET state = 'stopped', available = FALSE, priority = 0
+WHERE id IN (SELECT id FROM {pair} WHERE pool_id = %(pool)s AND role = 'pool' AND state = 'open' AND vote_count = 0 {skip})
+"""
+
+
+def pool_budget_check(pool: Pool, *, now) -> bool:
+    """Stops the pool when its budget is spent. True if this call stopped it."""
+    if pool.judging_pool_budget is None or pool.judging_stopped_reason:
+        return False
+    with connection.cursor() as cursor:
+        cursor.execute(_sql(_POOL_JUDGED_SQL), {"pool": pool.pk})
+        judged = int(cursor.fetchone()[0]) - pool.judging_judged_at_resume
+        if judged < pool.judging_pool_budget:
+            return False
+        cursor.execute(_sql(_POOL_STOP_SQL), {"pool": pool.pk, "now": connection.ops.adapt_datetimefield_value(now)})
+        if not cursor.rowcount:
+            return False
+        cursor.execute(_sql(_POOL_STOP_PAIRS_SQL), {"pool": pool.pk})
+    pool.judging_stopped_reason, pool.judging_stopped_at = "pool_budget", now
+    return True
+
+
+def pair_judged(*, pool_id: int, caption_id: int, pair_id: int, now) -> None:
+    """The label transaction's hook, after the pair it resolved is saved: records when the pair
+    was judged, then recounts, stops and reorders its query, and checks the pool budget."""
+    query = query_lock(pool_id, caption_id)
+    with connection.cursor() as cursor:
+        cursor.execute(f"UPDATE {PooledPair._meta.db_table} SET judged_at = %s WHERE id = %s AND judged_at IS NULL",
+                       [connection.ops.adapt_datetimefield_value(now), pair_id])
+    if query is None:  # no row for the query (it cannot be hooked without one): nothing to order
+        return
+    pool = next(iter(Pool.objects.raw(_sql(_POOL_SQL), {"pool": pool_id})))
+    query_refresh(pool, query, now=now, n_queries=n_queries_of(pool_id))
+    pool_budget_check(pool, now=now)

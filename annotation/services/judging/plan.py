@@ -1,0 +1,243 @@
+"""A pool's judging plan: strategy and stopping rules, set at build time and changed while
+judging; the pool-wide recomputation they need; and an admin's resume of a stopped query or pool.
+
+Recomputing walks the pool's queries in batches of QUERY_BATCH, each batch one transaction that
+holds those queries' rows (the lock order of services/judging/order.py), so labels keep flowing
+meanwhile and a half-done recomputation is never visible within a query.
+"""
+from __future__ import annotations
+
+import numpy as np
+from django.db import connection, transaction
+from django.utils import timezone
+
+from annotation.analysis.judging.strategies import BANDIT_VARIANTS, STRATEGIES, inclusion_probabilities
+from annotation.models import Pool, PooledPair, PoolQuery
+from annotation.services.judging.order import (NOT_SAMPLED, OPEN, STOPPED, n_queries_of, queries_snapshots,
+                                               query_lock, query_reopen_pairs, query_refresh, query_snapshot,
+                                               strategy_params, write_keys)
+
+QUERY_BATCH = 500
+
+# API / command-line name -> Pool field.
+JUDGING_SETTINGS = {
+    "strategy": "judging_strategy",
+    "warmup_depth": "judging_warmup_depth",
+    "bandit_variant": "judging_bandit_variant",
+    "sample_rate": "judging_sample_rate",
+    "top_stratum_depth": "judging_top_stratum_depth",
+    "query_budget": "judging_query_budget",
+    "pool_budget": "judging_pool_budget",
+    "stop_remaining_below": "judging_stop_remaining_below",
+    "stop_misses_in_a_row": "judging_stop_misses_in_a_row",
+}
+# Settings that define a "sampled" design: fixed once judging started, or the inclusion
+# probabilities of pairs judged before and after would describe different designs.
+DESIGN_SETTINGS = ("sample_rate", "top_stratum_depth", "warmup_depth")
+
+
+class JudgingError(ValueError):
+    """A judging request that cannot be carried out; `code` is "invalid" or "conflict"."""
+
+    def __init__(self, message: str, code: str = "invalid") -> None:
+        self.code = code
+        super().__init__(message)
+
+
+def judging_settings_check(settings: dict) -> dict:
+    """Field name -> value for the Pool, from API names; raises JudgingError naming the setting."""
+    unknown = set(settings) - set(JUDGING_SETTINGS)
+    if unknown:
+        raise JudgingError(f"unknown judging setting(s): {', '.join(sorted(unknown))}")
+    s = settings
+    if "strategy" in s and s["strategy"] not in STRATEGIES:
+        raise JudgingError(f"strategy: '{s['strategy']}' is not one of {', '.join(STRATEGIES)}")
+    if "bandit_variant" in s and s["bandit_variant"] not in BANDIT_VARIANTS:
+        raise JudgingError(f"bandit_variant: '{s['bandit_variant']}' is not one of {', '.join(BANDIT_VARIANTS)}")
+    if "sample_rate" in s and not 0 < s["sample_rate"] <= 1:
+        raise JudgingError("sample_rate: must be above 0 and at most 1")
+    for name in ("warmup_depth", "top_stratum_depth"):
+        if name in s and not 0 <= s[name] <= 1000:
+            raise JudgingError(f"{name}: must be between 0 and 1000")
+    for name in ("query_budget", "pool_budget", "stop_misses_in_a_row"):
+        if s.get(name) is not None and s[name] < 1:
+            raise JudgingError(f"{name}: must be at least 1 (or null for no limit)")
+    if s.get("stop_remaining_below") is not None and s["stop_remaining_below"] <= 0:
+        raise JudgingError("stop_remaining_below: must be above 0 (or null for no rule)")
+    return {JUDGING_SETTINGS[name]: value for name, value in s.items()}
+
+
+def judging_settings_of(pool: Pool) -> dict:
+    return {name: getattr(pool, field) for name, field in JUDGING_SETTINGS.items()} | {
+        "stopped_reason": pool.judging_stopped_reason or None, "stopped_at": pool.judging_stopped_at}
+
+
+def _own_design(pool: Pool) -> bool:
+    return hasattr(pool, "moment_design") or hasattr(pool, "sampled_design")
+
+
+def queries_ensure(pool: Pool) -> int:
+    """A PoolQuery row for every caption of the pool that has none, in caption id order after the
+    existing slots. Returns how many were added."""
+    have = set(PoolQuery.objects.filter(pool=pool).values_list("caption_id", flat=True))
+    captions = sorted(set(PooledPair.objects.filter(pool=pool, role=PooledPair.Role.POOL)
+                          .values_list("caption_id", flat=True).distinct().order_by()) - have)
+    start = n_queries_of(pool.pk)
+    PoolQuery.objects.bulk_create([PoolQuery(pool=pool, caption_id=c, slot=start + i) for i, c in enumerate(captions)],
+                                  batch_size=5000)
+    return len(captions)
+
+
+def pool_judging_refresh(*, pool: Pool, now=None, design: bool = False, reopen: bool = False) -> dict:
+    """Recounts, stops and reorders every query of the pool (after a build, an added run, a
+    settings change or a pool resume). `design`: also (re)draw a "sampled" design's inclusion
+    probabilities and sample (only before judging starts). `reopen`: give the stopped pairs of
+    queries that are not stopped themselves back to the queue (a pool resume)."""
+    now = now or timezone.now()
+    queries_ensure(pool)
+    n_queries = n_queries_of(pool.pk)
+    if pool.judging_strategy == "pool_order":
+        reordered = _pool_order_keys(pool)
+    else:
+        reordered = 0
+    stopped = 0
+    for start in range(0, n_queries, QUERY_BATCH):
+        with transaction.atomic():
+            batch = list(PoolQuery.objects.select_for_update().filter(pool=pool, slot__gte=start,
+                                                                      slot__lt=start + QUERY_BATCH).order_by("pk"))
+            if reopen:
+                for query in batch:
+                    if not query.stopped_reason:
+                        query_reopen_pairs(pool.pk, query.caption_id)
+            snapshots = queries_snapshots(pool.pk, [q.caption_id for q in batch])
+            if design:
+                _design_apply(pool, batch, snapshots)
+                snapshots = queries_snapshots(pool.pk, [q.caption_id for q in batch])
+            keys = {}
+            for query in batch:
+                was = query.stopped_reason
+                query_refresh(pool, query, now=now, n_queries=n_queries, snapshot=snapshots[query.caption_id], keys_out=keys)
+                stopped += bool(query.stopped_reason and not was)
+            reordered += write_keys(keys)
+    return {"queries": n_queries, "reordered": reordered, "stopped": stopped}
+
+
+def _pool_order_keys(pool: Pool) -> int:
+    """Today's order: the seeded hash of (caption, clip) that services/pools.py gives at build."""
+    from annotation.services.pools import queue_positions  # pools.py calls this module at build
+
+    rows = list(PooledPair.objects.filter(pool=pool, role=PooledPair.Role.POOL, state__in=[OPEN, STOPPED], vote_count=0)
+                .values_list("pk", "caption__external_id", "clip__external_id", "queue_order"))
+    if not rows:
+        return 0
+    keys = queue_positions([r[1] for r in rows], [r[2] for r in rows], pool.seed)
+    with transaction.atomic():
+        return write_keys({r[0]: int(k) for r, k in zip(rows, keys.tolist()) if r[3] != int(k)})
+
+
+def _design_apply(pool: Pool, batch: list[PoolQuery], snapshots: dict) -> None:
+    """Stores each pair's inclusion probability under the pool's design, and takes "sampled"
+    pairs outside the sample out of the queue (or puts them back when the design changes)."""
+    from annotation.analysis.judging.strategies import query_order
+
+    params = strategy_params(pool)
+    probability, leave_out, bring_back = {}, [], []
+    for query in batch:
+        snap = snapshots[query.caption_id]
+        n = len(snap.pair_ids)
+        if not n:
+            continue
+        pi = inclusion_probabilities(snap.run_lists, params=params, query_key=int(query.caption_id), n_pairs=n) \
+            if pool.judging_strategy == "sampled" else np.ones(n)
+        in_sample = set(query_order(pool.judging_strategy, snap.run_lists, {}, params=params,
+                                    query_key=int(query.caption_id), n_pairs=n).tolist()) \
+            if pool.judging_strategy == "sampled" else set(range(n))
+        for i, pair_id in enumerate(snap.pair_ids.tolist()):
+            probability[pair_id] = float(pi[i])
+            if snap.states[i] in (OPEN, STOPPED) and snap.vote_counts[i] == 0 and i not in in_sample:
+                leave_out.append(pair_id)
+            elif snap.states[i] == NOT_SAMPLED and i in in_sample:
+                bring_back.append(pair_id)
+    table = PooledPair._meta.db_table
+    items = list(probability.items())
+    for start in range(0, len(items), 2000):
+        chunk = items[start:start + 2000]
+        with connection.cursor() as cursor:
+            cursor.execute(f"UPDATE {table} SET inclusion_probability = v.column2 FROM (VALUES "
+                           + ", ".join(["(%s, %s)"] * len(chunk)) + f") AS v WHERE {table}.id = v.column1",
+                           [x for pair in chunk for x in pair])
+    for start in range(0, len(leave_out), 2000):
+        PooledPair.objects.filter(pk__in=leave_out[start:start + 2000]).update(state=NOT_SAMPLED, available=False, priority=0)
+    for start in range(0, len(bring_back), 2000):
+        for pair in PooledPair.objects.filter(pk__in=bring_back[start:start + 2000]):
+            pair.state = OPEN
+            pair.available = pair.active_leases < pair.required_labels - pair.vote_count
+            pair.save(update_fields=["state", "available"])
+
+
+def judging_started(pool: Pool) -> bool:
+    return PooledPair.objects.filter(pool=pool, role=PooledPair.Role.POOL, vote_count__gt=0).exists()
+
+
+def judging_settings_update(*, pool: Pool, changes: dict, now=None) -> dict:
+    """An admin changes the pool's strategy or stopping rules while judging. The new settings
+    apply to the next label at once; every query's order and stop state is then recomputed (in
+    batches, see pool_judging_refresh). Queries already stopped stay stopped until resumed, even
+    if the new rules would not stop them (the admin resumes them). A "sampled" design cannot be
+    taken up, dropped or redrawn once any pair has a label."""
+    if _own_design(pool):
+        raise JudgingError(f"pool '{pool.name}' is a moment or sampled pool: its design sets its order", "conflict")
+    fields = judging_settings_check(changes)
+    new_strategy = fields.get("judging_strategy", pool.judging_strategy)
+    design_changed = (new_strategy != pool.judging_strategy and "sampled" in (new_strategy, pool.judging_strategy)) or (
+        new_strategy == "sampled" and any(JUDGING_SETTINGS[n] in fields and fields[JUDGING_SETTINGS[n]] != getattr(
+            pool, JUDGING_SETTINGS[n]) for n in DESIGN_SETTINGS))
+    if design_changed and judging_started(pool):
+        raise JudgingError("the sampling design cannot change once pairs have labels: its inclusion probabilities "
+                           "would mix two designs; build a new pool", "conflict")
+    with transaction.atomic():
+        locked = Pool.objects.select_for_update().get(pk=pool.pk)
+        for field, value in fields.items():
+            setattr(locked, field, value)
+        locked.save(update_fields=list(fields) or None)
+    for field in fields:
+        setattr(pool, field, getattr(locked, field))
+    result = pool_judging_refresh(pool=pool, now=now, design=design_changed)
+    return judging_settings_of(pool) | result
+
+
+@transaction.atomic
+def query_resume(*, pool: Pool, caption_id: int, now=None) -> PoolQuery:
+    """An admin resumes a stopped query: its stopped pairs come back to the queue in the order
+    the strategy gives now, and its budget and misses in a row count again from here."""
+    now = now or timezone.now()
+    query = query_lock(pool.pk, caption_id)
+    if query is None:
+        raise JudgingError("the pool has no such query", "not_found")
+    if not query.stopped_reason:
+        raise JudgingError("the query is not stopped", "conflict")
+    pool = Pool.objects.get(pk=pool.pk)
+    snapshot = query_snapshot(pool.pk, caption_id)
+    query.stopped_reason, query.stopped_at, query.resumed_at = "", None, now
+    query.judged_at_resume = len(snapshot.judged)
+    query.save(update_fields=["stopped_reason", "stopped_at", "resumed_at", "judged_at_resume"])
+    query_refresh(pool, query, now=now, n_queries=n_queries_of(pool.pk), snapshot=snapshot)
+    if not pool.judging_stopped_reason:
+        query_reopen_pairs(pool.pk, caption_id)
+    return query
+
+
+def pool_resume(*, pool: Pool, now=None) -> dict:
+    """An admin resumes a pool stopped by its budget: the pool budget counts again from here, and
+    the pairs of queries that are not stopped themselves come back to the queue."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        locked = Pool.objects.select_for_update().get(pk=pool.pk)
+        if not locked.judging_stopped_reason:
+            raise JudgingError("the pool is not stopped", "conflict")
+        locked.judging_stopped_reason, locked.judging_stopped_at = "", None
+        locked.judging_judged_at_resume = sum(PoolQuery.objects.filter(pool=locked).values_list("judged", flat=True))
+        locked.save(update_fields=["judging_stopped_reason", "judging_stopped_at", "judging_judged_at_resume"])
+    pool.__dict__.update({f: getattr(locked, f) for f in ("judging_stopped_reason", "judging_stopped_at",
+                                                           "judging_judged_at_resume")})
+    return pool_judging_refresh(pool=locked, now=now, reopen=True)
