@@ -107,6 +107,10 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
+# Prometheus scrapes /metrics from inside the deployment's network, over http (config/metrics.py).
+SECURE_REDIRECT_EXEMPT = [r"^metrics$"]
+# The bearer token a Prometheus scrape sends for /metrics; unset, only signed-in staff may read it.
+REJUDGE_METRICS_TOKEN = os.environ.get("REJUDGE_METRICS_TOKEN", "").strip()
 
 # Content-Security-Policy (django-csp; Django's own arrives in 6.0): nothing inline, nothing from
 # elsewhere, except clips, which may be referenced by https URL (REJUDGE_CSP_MEDIA_SRC narrows or
@@ -166,12 +170,19 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",  # Swagger UI and Redoc as static files: the docs pages use no CDN
     "csp",
     "axes",
+    "django_guid",
     "annotation",
     "api",
     "frontend",
 ]
 
 MIDDLEWARE = [
+    # First: GET /healthz answers probes by address over plain http, before host checks and redirects.
+    "config.health.HealthCheckMiddleware",
+    # Request latency and status counts for /metrics (django-prometheus): outermost, to time it all.
+    "django_prometheus.middleware.PrometheusBeforeMiddleware",
+    # The request id that log lines carry (X-Request-ID).
+    "django_guid.middleware.guid_middleware",
     "django.middleware.security.SecurityMiddleware",
     # Before anything reads the path or query: a NUL in them is a 400, not a database error.
     "api.middleware.RefuseNulMiddleware",
@@ -183,6 +194,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
+    "django_prometheus.middleware.PrometheusAfterMiddleware",
     # Last, as django-axes asks: it turns a refused login into the lockout page.
     "axes.middleware.AxesMiddleware",
 ]
@@ -421,16 +433,38 @@ REJUDGE = {
     "IDLE_RELEASE_SECONDS": env_int("REJUDGE_IDLE_RELEASE_SECONDS", 300),
 }
 
+# --- Logging -------------------------------------------------------------------------------
+# One handler for everything. REJUDGE_LOG_FORMAT=json prints one JSON object per line (time, level,
+# logger, message, request_id, and any extra fields) for a log collector; text (the default) the
+# bare message. request_id is the request's X-Request-ID (django-guid: the proxy's, when it sends a
+# valid one, else a new one, returned in the response), null outside a request.
+REJUDGE_LOG_FORMAT = (os.environ.get("REJUDGE_LOG_FORMAT") or "text").strip().lower()
+if REJUDGE_LOG_FORMAT not in {"text", "json"}:
+    raise ImproperlyConfigured(f"REJUDGE_LOG_FORMAT={REJUDGE_LOG_FORMAT!r}: expected 'text' or 'json'")
+# Empty (as docker-compose.yml passes an unset one) is the default too.
+LOG_LEVEL = (os.environ.get("LOG_LEVEL") or "INFO").strip().upper()
+DJANGO_GUID = {"GUID_HEADER_NAME": "X-Request-ID", "VALIDATE_GUID": True, "RETURN_HEADER": True, "EXPOSE_HEADER": False}
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"client_errors_without_traceback": {"()": "config.logging_filters.ClientErrorsWithoutTraceback"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["client_errors_without_traceback"]}},
-    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+    "filters": {"client_errors_without_traceback": {"()": "config.logging_filters.ClientErrorsWithoutTraceback"},
+                "request_id": {"()": "django_guid.log_filters.CorrelationId", "correlation_id_field": "request_id"}},
+    "formatters": {
+        "text": {"format": "%(message)s"},
+        "json": {"()": "config.logging_filters.JsonLinesFormatter"},
+    },
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": REJUDGE_LOG_FORMAT,
+                             "filters": ["client_errors_without_traceback", "request_id"]}},
+    "root": {"handlers": ["console"], "level": LOG_LEVEL},
     "loggers": {
         "django.db.backends": {"level": "INFO"},
         # Django's default config gives "django" its own console handler (DEBUG only) and lets it
         # propagate to the root's: every 4xx was printed twice. One handler, no propagation.
-        "django": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO"), "propagate": False},
+        "django": {"handlers": ["console"], "level": LOG_LEVEL, "propagate": False},
+        # It says at INFO, on every request, whether the header came with one.
+        "django_guid": {"level": "WARNING"},
     },
 }
+# Celery workers print through this configuration too in JSON mode (by default Celery replaces the
+# root logger's handlers with its own plain-text ones).
+CELERY_WORKER_HIJACK_ROOT_LOGGER = REJUDGE_LOG_FORMAT != "json"
