@@ -14,30 +14,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import asdict
 
-import numpy as np
-
 from annotation.models import Pool, PooledPair
-from annotation.selectors.reports import _columns, pool_pairs
-from annotation.services.judging.simulation import _originals, _refuse_moment_pool, pool_rankings
+from annotation.selectors.reports import pool_pairs, pool_runs
+from annotation.services.judging.simulation import (dataset_external_ids, original_positives, refuse_moment_pool,
+                                                    runs_rankings)
 
 MEASURES = ("C@1", "C@5", "C@10", "AP", "nDCG@10")
 
 
-def _has_inclusion_field() -> bool:
-    # The queue helper adds the field; until its migration lands every judged pair counts as a census.
-    return any(f.name == "inclusion_probability" for f in PooledPair._meta.get_fields())
-
-
-def pool_inclusion_probabilities(*, pool: Pool, pair_ids: np.ndarray) -> np.ndarray:
-    """Each pair's stored inclusion probability, in the order of `pair_ids` (1.0 before the field exists)."""
-    if not _has_inclusion_field() or pair_ids.size == 0:
-        return np.ones(pair_ids.size, dtype=float)
-    ids, pis = _columns(PooledPair.objects.filter(pool=pool, role=PooledPair.Role.POOL),
-                        ["id", "inclusion_probability"], [np.int64, float])
-    order = np.argsort(ids)
-    found = order[np.searchsorted(ids, pair_ids, sorter=order)]
-    out = pis[found]
-    return np.where(np.isnan(out), 1.0, out)
+def pool_inclusion_probabilities(*, pool: Pool) -> dict[int, float]:
+    """Pair id -> the inclusion probability the queue stored with it."""
+    rows = PooledPair.objects.filter(pool=pool, role=PooledPair.Role.POOL).values_list("id", "inclusion_probability")
+    return dict(rows.order_by().iterator(chunk_size=20_000))
 
 
 def judging_estimates_compute(*, pool: Pool, params: dict, progress: Callable | None = None) -> dict:
@@ -46,23 +34,25 @@ def judging_estimates_compute(*, pool: Pool, params: dict, progress: Callable | 
     from annotation.analysis.judging.estimates import estimate_metrics
 
     step = progress or (lambda done, total=None, message="": None)
-    _refuse_moment_pool(pool)
-    runs, rankings = pool_rankings(pool=pool, depth=params.get("depth"))
+    refuse_moment_pool(pool)
+    captions, clips = dataset_external_ids(pool.dataset_id)
+    runs = pool_runs(pool=pool)
+    rankings = runs_rankings(runs, params.get("depth") or pool.depth, captions, clips)
     step(1, 3)
     pairs = pool_pairs(pool=pool)
     pooled_queries = {q for lists in rankings.values() for q in lists}
-    known = _originals(dataset_id=pool.dataset_id, queries=pooled_queries)
+    known = original_positives(dataset_id=pool.dataset_id, queries=pooled_queries, captions=captions, clips=clips)
     decided = (pairs.resolved >= 0) | (pairs.state == PooledPair.State.DISAGREEMENT)
-    pis = pool_inclusion_probabilities(pool=pool, pair_ids=pairs.id)
+    pis = pool_inclusion_probabilities(pool=pool)
     judged: dict[tuple[str, str], bool] = {}
     inclusion: dict[tuple[str, str], float] = {}
-    for caption, clip, resolved, is_decided, pi in zip(pairs.caption.tolist(), pairs.clip.tolist(),
-                                                       pairs.resolved.tolist(), decided.tolist(), pis.tolist()):
-        key = (str(caption), str(clip))
+    for pair, caption, clip, resolved, is_decided in zip(pairs.id.tolist(), pairs.caption.tolist(), pairs.clip.tolist(),
+                                                         pairs.resolved.tolist(), decided.tolist()):
+        key = (captions[caption], clips[clip])
         if not is_decided or key[1] in known.get(key[0], ()):
             continue
         judged[key] = resolved == 1
-        inclusion[key] = float(pi)
+        inclusion[key] = float(pis[pair])
     step(2, 3)
     report = estimate_metrics(rankings, judged, inclusion, known_relevant=known, measures=MEASURES,
                               target_width=params.get("target_width"), confidence=params.get("confidence", 0.95))

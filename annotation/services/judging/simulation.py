@@ -82,28 +82,30 @@ def _pooled_pairs(rankings: dict[str, dict[str, list[str]]]) -> set[tuple[str, s
     return {(query, item) for lists in rankings.values() for query, items in lists.items() for item in items}
 
 
-def _originals(*, dataset_id: int, queries: set[str], key=str, clip_key=str) -> dict[str, set[str]]:
+def dataset_external_ids(dataset_id: int) -> tuple[dict[int, str], dict[int, str]]:
+    """Caption and clip ids -> their benchmark ids: the keys of every input, so CSV rows and error
+    messages name pairs as the dataset does."""
+    return (dict(Caption.objects.filter(dataset_id=dataset_id).values_list("pk", "external_id")),
+            dict(Clip.objects.filter(dataset_id=dataset_id).values_list("pk", "external_id")))
+
+
+def original_positives(*, dataset_id: int, queries: set[str], captions: dict[int, str],
+               clips: dict[int, str]) -> dict[str, set[str]]:
     ids, _, originals = dataset_captions(dataset_id=dataset_id)
     out: dict[str, set[str]] = {}
     for caption, clip in zip(ids.tolist(), originals.tolist()):
-        if clip >= 0 and key(caption) in queries:
-            out[key(caption)] = {clip_key(clip)}
+        if clip >= 0 and captions[caption] in queries:
+            out[captions[caption]] = {clips[clip]}
     return out
 
 
-def pool_rankings(*, pool: Pool, depth: int | None = None) -> tuple[list[Run], dict[str, dict[str, list[str]]]]:
-    """The pool's runs and their top `depth` (the pool's depth by default), keyed by caption and
-    clip ids as text."""
-    runs = pool_runs(pool=pool)
-    if not runs:
-        raise SimulationError(f"pool '{pool.name}' has no runs")
-    depth = depth or pool.depth
-    rankings = {run.name: {str(q): [str(c) for c in clips] for q, clips in run_rankings(run=run, depth=depth).items()}
-                for run in runs}
-    return runs, rankings
+def runs_rankings(runs: Sequence[Run], depth: int, captions: dict[int, str],
+              clips: dict[int, str]) -> dict[str, dict[str, list[str]]]:
+    return {run.name: {captions[q]: [clips[c] for c in ranked] for q, ranked in run_rankings(run=run, depth=depth).items()}
+            for run in runs}
 
 
-def _refuse_moment_pool(pool: Pool) -> None:
+def refuse_moment_pool(pool: Pool) -> None:
     if PooledPair.objects.filter(pool=pool, start__isnull=False).exists():
         raise SimulationError(f"pool '{pool.name}' judges moments (spans of clips): judging strategies replay "
                               f"caption-clip pools")
@@ -111,7 +113,7 @@ def _refuse_moment_pool(pool: Pool) -> None:
 
 def pool_simulation_inputs(*, pool: Pool) -> JudgingInputs:
     """A fully judged pool's runs, truth and original positives (see the module docstring)."""
-    _refuse_moment_pool(pool)
+    refuse_moment_pool(pool)
     pairs = pool_pairs(pool=pool)
     decided = (pairs.resolved >= 0) | (pairs.state == PooledPair.State.DISAGREEMENT)
     if not decided.all():
@@ -122,14 +124,19 @@ def pool_simulation_inputs(*, pool: Pool) -> JudgingInputs:
         raise SimulationError(f"pool '{pool.name}' is not fully judged: {int((~decided).sum())} of {pairs.id.size} "
                               f"pairs lack a resolved label ({words}); a simulation replays known labels, so finish "
                               f"judging (or decide the escalated pairs) first")
-    runs, rankings = pool_rankings(pool=pool)
+    captions, clips = dataset_external_ids(pool.dataset_id)
+    runs = pool_runs(pool=pool)
+    if not runs:
+        raise SimulationError(f"pool '{pool.name}' has no runs")
+    rankings = runs_rankings(runs, pool.depth, captions, clips)
     pooled = _pooled_pairs(rankings)
-    known = _originals(dataset_id=pool.dataset_id, queries={q for q, _ in pooled})
-    labels = {(str(q), str(c)): bool(r == 1) for q, c, r in zip(pairs.caption.tolist(), pairs.clip.tolist(),
-                                                               pairs.resolved.tolist())}
+    known = original_positives(dataset_id=pool.dataset_id, queries={q for q, _ in pooled}, captions=captions, clips=clips)
+    labels = {(captions[q], clips[c]): bool(r == 1) for q, c, r in zip(pairs.caption.tolist(), pairs.clip.tolist(),
+                                                                       pairs.resolved.tolist())}
     truth, unjudged = {}, 0
     for key in pooled:
         if key[1] in known.get(key[0], ()):
+            truth[key] = True  # the engine wants every pooled pair; it knows not to judge this one
             continue
         if key not in labels:
             unjudged += 1
@@ -149,9 +156,10 @@ def pool_simulation_inputs(*, pool: Pool) -> JudgingInputs:
 
 
 def _counts(inputs: JudgingInputs) -> dict:
+    known = {(q, i) for q, items in inputs.known_relevant.items() for i in items} & set(inputs.truth)
     return {"runs": len(inputs.rankings), "queries": len({q for lists in inputs.rankings.values() for q in lists}),
-            "pairs_to_judge": len(inputs.truth), "relevant_to_find": sum(inputs.truth.values()),
-            "original_positives_known": sum(len(v) for v in inputs.known_relevant.values())}
+            "pairs_to_judge": len(inputs.truth) - len(known),
+            "relevant_to_find": sum(inputs.truth.values()) - len(known), "original_positives_known": len(known)}
 
 
 def _read_judgment_set(judgment_set: JudgmentSet) -> dict[str, dict[str, int]]:
@@ -191,16 +199,15 @@ def judgment_set_simulation_inputs(*, judgment_set: JudgmentSet, runs: Sequence[
     if not 1 <= depth <= MAX_DEPTH:
         raise SimulationError(f"depth must be between 1 and {MAX_DEPTH}, got {depth}")
     grades = _read_judgment_set(judgment_set)
-    caption_ext = dict(Caption.objects.filter(dataset_id=judgment_set.dataset_id).values_list("pk", "external_id"))
-    clip_ext = dict(Clip.objects.filter(dataset_id=judgment_set.dataset_id).values_list("pk", "external_id"))
-    rankings = {run.name: {caption_ext[q]: [clip_ext[c] for c in clips]
-                           for q, clips in run_rankings(run=run, depth=depth).items()} for run in runs}
+    captions, clips = dataset_external_ids(judgment_set.dataset_id)
+    rankings = runs_rankings(runs, depth, captions, clips)
     pooled = _pooled_pairs(rankings)
-    known = (_originals(dataset_id=judgment_set.dataset_id, queries={q for q, _ in pooled},
-                        key=caption_ext.__getitem__, clip_key=clip_ext.__getitem__) if with_originals else {})
+    known = (original_positives(dataset_id=judgment_set.dataset_id, queries={q for q, _ in pooled}, captions=captions,
+                        clips=clips) if with_originals else {})
     truth, unjudged = {}, 0
     for query, item in pooled:
         if item in known.get(query, ()):
+            truth[(query, item)] = True  # the engine wants every pooled pair; it knows not to judge this one
             continue
         grade = grades.get(query, {}).get(item, -1)
         unjudged += grade < 0
@@ -462,7 +469,7 @@ def judging_simulation_start(*, pool: Pool | None = None, judgment_set: Judgment
     if (pool is None) == (judgment_set is None):
         raise SimulationError("simulate either a pool or a judgment set")
     if pool is not None:
-        _refuse_moment_pool(pool)
+        refuse_moment_pool(pool)
         job_params = {"pool_id": pool.pk, "params": clean}
     else:
         runs = list(Run.objects.filter(pk__in=list(run_ids), dataset_id=judgment_set.dataset_id))

@@ -13,14 +13,7 @@ pytestmark = pytest.mark.django_db
 
 
 def _by_external(inputs, dataset):
-    """The inputs keyed by external ids (a pool's inputs use database ids as text)."""
-    from annotation.models import Caption, Clip
-    q = {str(pk): ext for pk, ext in Caption.objects.filter(dataset=dataset).values_list("pk", "external_id")}
-    c = {str(pk): ext for pk, ext in Clip.objects.filter(dataset=dataset).values_list("pk", "external_id")}
-    rankings = {run: {q[k]: [c[i] for i in items] for k, items in lists.items()} for run, lists in inputs.rankings.items()}
-    truth = {(q[k], c[i]): v for (k, i), v in inputs.truth.items()}
-    known = {q[k]: {c[i] for i in items} for k, items in inputs.known_relevant.items()}
-    return rankings, truth, known
+    return inputs.rankings, inputs.truth, inputs.known_relevant
 
 
 def test_a_fully_judged_pool_gives_its_runs_truth_and_counts():
@@ -62,7 +55,9 @@ def test_original_positives_are_known_relevant_not_pairs_to_judge():
     assert not PooledPair.objects.filter(pool=pool, clip__external_id="b").exists()
     inputs = pool_simulation_inputs(pool=pool)
     _, truth, known = _by_external(inputs, dataset)
-    assert known == {"q1": {"b"}} and ("q1", "b") not in truth and len(truth) == 3
+    # The engine wants a truth for every pooled pair: the known one is relevant, and not counted as one to judge.
+    assert known == {"q1": {"b"}} and truth[("q1", "b")] is True
+    assert inputs.counts["pairs_to_judge"] == 3 and inputs.counts["original_positives_known"] == 1
 
 
 def _qrels_set(dataset, lines: str, tmp_path, name="qrels") -> JudgmentSet:
@@ -97,8 +92,8 @@ def test_with_originals_the_datasets_original_positives_are_known(tmp_path):
     dataset, _, runs = tiny_world(judged={}, originals={"q2": "d"})
     judgment_set = _qrels_set(dataset, "q1 0 a 1\nq1 0 b 0\nq2 0 c 0\n", tmp_path)
     inputs = judgment_set_simulation_inputs(judgment_set=judgment_set, runs=runs, depth=2, with_originals=True)
-    assert inputs.known_relevant == {"q2": {"d"}} and ("q2", "d") not in inputs.truth
-    assert inputs.counts["unjudged_as_not_relevant"] == 0
+    assert inputs.known_relevant == {"q2": {"d"}} and inputs.truth[("q2", "d")] is True
+    assert inputs.counts["unjudged_as_not_relevant"] == 0 and inputs.counts["relevant_to_find"] == 1
 
 
 def test_parameters_are_checked_and_completed():
