@@ -26,4 +26,5 @@ urlpatterns = [
     path("", include("api.routes.proxies")),
     path("", include("api.routes.moments")),
     path("", include("api.routes.researchers")),
+    path("", include("api.routes.crowd")),
 ]

@@ -17,4 +17,5 @@ urlpatterns = [
     path("", include("frontend.routes.moments")),
     path("", include("frontend.routes.account")),
     path("", include("frontend.routes.researchers")),
+    path("", include("frontend.routes.crowd")),
 ]

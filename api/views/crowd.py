@@ -1,0 +1,289 @@
+"""Crowd studies: the admin's study and quality-rule settings and QC table, and the worker's side
+of a study (arrive by the platform's link, consent, guidelines, progress, leave).
+
+A worker is signed in by session when they arrive (their account has no password). The study's
+signed cookie remembers which platform id this browser came with, so the same browser cannot come
+back under another id (see services/crowd/arrivals). Every worker endpoint answers 404 to anyone
+who is not a worker of that study, so a study's existence is not told to other accounts."""
+from __future__ import annotations
+
+import math
+
+from django.conf import settings
+from django.contrib.auth import login
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import serializers, status
+from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.permissions import AllowAny, IsAuthenticated
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation.models import CrowdStudy, CrowdWorker, Pool, QualityRule
+from annotation.selectors.crowd_quality import pool_rater_quality
+from annotation.services.crowd.arrivals import (ArrivalRefused, arrival_from_query, study_arrive, worker_consent,
+                                                worker_guidelines_read, worker_release_held)
+from annotation.services.crowd.quota import crowd_idle_release, worker_progress, worker_seen
+from annotation.services.crowd.studies import RULE_FIELDS, STUDY_FIELDS, StudyInvalid, quality_rule_save, study_save
+from api.permissions import IsAdmin
+
+COOKIE_SALT = "rejudge-crowd-study"
+COOKIE_MAX_AGE = 90 * 24 * 3600
+SESSION_KEY = "crowd_workers"  # {study token: platform worker id}
+LOGIN_BACKEND = "annotation.auth_backends.RoleAwareModelBackend"
+PROLIFIC_COMPLETE_URL = "https://app.prolific.com/submissions/complete?cc="
+
+
+def study_cookie_name(study: CrowdStudy) -> str:
+    return f"rj_study_{study.pk}"
+
+
+def known_worker_ids(request, study: CrowdStudy) -> set[str]:
+    """The platform ids this browser already came to the study with (cookie and session)."""
+    known = set()
+    cookie = request.get_signed_cookie(study_cookie_name(study), default=None, salt=COOKIE_SALT)
+    if cookie:
+        known.add(cookie)
+    session_id = request.session.get(SESSION_KEY, {}).get(study.token)
+    if session_id:
+        known.add(session_id)
+    return known
+
+
+def arrive_in_browser(request, study: CrowdStudy, query) -> tuple[CrowdWorker | None, callable]:
+    """Arrival from a browser: checks the link's parameters, creates or resumes the worker, signs
+    them in. Returns (worker, or None for an MTurk preview; a function that marks the response
+    with the study's cookie). Raises ArrivalRefused."""
+    arrival = arrival_from_query(study=study, query=query)
+    if arrival.preview:
+        return None, lambda response: response
+    worker = study_arrive(study=study, arrival=arrival, known_worker_ids=known_worker_ids(request, study),
+                          signed_in_user=request.user)
+    if request.user.pk != worker.user_id:
+        login(request, worker.user, backend=LOGIN_BACKEND)
+    request.session[SESSION_KEY] = {**request.session.get(SESSION_KEY, {}), study.token: worker.worker_id}
+
+    def mark(response):
+        response.set_signed_cookie(study_cookie_name(study), worker.worker_id, salt=COOKIE_SALT, max_age=COOKIE_MAX_AGE,
+                                   httponly=True, samesite="Lax", secure=settings.SESSION_COOKIE_SECURE)
+        return response
+
+    return worker, mark
+
+
+def worker_for(request, token: str) -> CrowdWorker:
+    """The signed-in worker of the study with this token; 404 for anyone else."""
+    worker = (CrowdWorker.objects.select_related("study__pool", "user")
+              .filter(study__token=token, user_id=request.user.pk).first()) if request.user.is_authenticated else None
+    if worker is None:
+        raise NotFound("no such study")
+    return worker
+
+
+def completion_json(worker: CrowdWorker) -> dict | None:
+    """How the worker is sent back, once done (never before: the code is what they are paid for)."""
+    if worker.stage != CrowdWorker.Stage.DONE:
+        return None
+    study = worker.study
+    if study.platform == CrowdStudy.Platform.PROLIFIC:
+        return {"platform": "prolific", "completion_code": study.completion_code,
+                "return_url": PROLIFIC_COMPLETE_URL + study.completion_code}
+    return {"platform": "mturk", "submit_url": f"{worker.submit_to}/mturk/externalSubmit",
+            "fields": {"assignmentId": worker.completed_session_id or worker.session_id, "quotaMet": "true"}}
+
+
+def progress_json(worker: CrowdWorker) -> dict:
+    progress = worker_progress(worker=worker)
+    worker.refresh_from_db(fields=["stage", "completed_at", "completed_session_id"])
+    return {"stage": progress.stage, "judged": progress.judged, "quota_pairs": progress.quota_pairs,
+            "quota_minutes": progress.quota_minutes, "seconds_left": progress.seconds_left,
+            "training": progress.training, "done": progress.done, "pool_id": worker.study.pool_id,
+            "completion": completion_json(worker)}
+
+
+def _nan_to_none(value):
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _nan_to_none(v) for k, v in value.items()}
+    return value
+
+
+# ---- admin ---------------------------------------------------------------------------------
+
+class CrowdStudySerializer(serializers.Serializer):
+    platform = serializers.ChoiceField(choices=CrowdStudy.Platform.values)
+    title = serializers.CharField(max_length=200)
+    description = serializers.CharField(required=False, allow_blank=True, max_length=20000)
+    completion_code = serializers.RegexField(r"^[A-Za-z0-9_-]*$", required=False, allow_blank=True, max_length=64)
+    quota_pairs = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=100000)
+    quota_minutes = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=24 * 60)
+    consent_text = serializers.CharField(max_length=50000)
+    guidelines_extra = serializers.CharField(required=False, allow_blank=True, max_length=50000)
+    training_required = serializers.BooleanField(required=False)
+    idle_timeout_seconds = serializers.IntegerField(required=False, min_value=30, max_value=24 * 3600)
+    is_open = serializers.BooleanField(required=False)
+
+
+def study_json(study: CrowdStudy, request) -> dict:
+    data = {field: getattr(study, field) for field in STUDY_FIELDS}
+    query = ("PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
+             if study.platform == CrowdStudy.Platform.PROLIFIC else "")
+    link = request.build_absolute_uri(f"/study/{study.token}/")
+    return data | {"token": study.token, "pool_id": study.pool_id, "entry_url": f"{link}?{query}" if query else link,
+                   "workers": study.workers.count(),
+                   "workers_done": study.workers.filter(stage=CrowdWorker.Stage.DONE).count()}
+
+
+class CrowdStudyApi(APIView):
+    """Admin: the pool's crowd study (GET; 404 when it has none), create or change it (PUT: every
+    field on creation, any of them after; the link's token never changes)."""
+
+    permission_classes = [IsAdmin]
+
+    def get(self, request, pool_id: int):
+        study = get_object_or_404(CrowdStudy, pool_id=pool_id)
+        return Response(study_json(study, request))
+
+    @extend_schema(request=CrowdStudySerializer)
+    def put(self, request, pool_id: int):
+        pool = get_object_or_404(Pool, pk=pool_id)
+        exists = CrowdStudy.objects.filter(pool=pool).exists()
+        data = CrowdStudySerializer(data=request.data, partial=exists)
+        data.is_valid(raise_exception=True)
+        try:
+            study = study_save(pool=pool, **data.validated_data)
+        except StudyInvalid as bad:
+            raise ValidationError({bad.field: [str(bad)]}) from bad
+        return Response(study_json(study, request), status=status.HTTP_200_OK if exists else status.HTTP_201_CREATED)
+
+
+class QualityRuleSerializer(serializers.Serializer):
+    enabled = serializers.BooleanField(required=False)
+    min_gold_answers = serializers.IntegerField(required=False, min_value=1, max_value=10000)
+    min_gold_accuracy = serializers.FloatField(required=False, min_value=0, max_value=1)
+    set_aside_labels = serializers.BooleanField(required=False)
+    too_fast_seconds = serializers.FloatField(required=False, min_value=0, max_value=3600)
+
+
+class QualityRuleApi(APIView):
+    """Admin: the pool's gold rule (GET; 404 when it has none), create or change it (PUT)."""
+
+    permission_classes = [IsAdmin]
+
+    def get(self, request, pool_id: int):
+        rule = get_object_or_404(QualityRule, pool_id=pool_id)
+        return Response({field: getattr(rule, field) for field in RULE_FIELDS})
+
+    @extend_schema(request=QualityRuleSerializer)
+    def put(self, request, pool_id: int):
+        pool = get_object_or_404(Pool, pk=pool_id)
+        data = QualityRuleSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            rule = quality_rule_save(pool=pool, **data.validated_data)
+        except StudyInvalid as bad:
+            raise ValidationError({bad.field: [str(bad)]}) from bad
+        return Response({field: getattr(rule, field) for field in RULE_FIELDS})
+
+
+class RaterQualityApi(APIView):
+    """Admin: per rater of the pool, gold accuracy with its 95% Wilson interval, agreement with
+    the consensus, time per label and too-fast answers, drift (first against last half), whether
+    paused and what the pool's rule did. Undefined figures are null."""
+
+    permission_classes = [IsAdmin]
+
+    def get(self, request, pool_id: int):
+        pool = get_object_or_404(Pool, pk=pool_id)
+        table = pool_rater_quality(pool=pool)
+        rule = table["rule"]
+        return Response({
+            "rule": None if rule is None else {field: getattr(rule, field) for field in RULE_FIELDS},
+            "too_fast_seconds": table["too_fast_seconds"],
+            "raters": [_nan_to_none(row) for row in table["raters"]],
+        })
+
+
+# ---- the worker ----------------------------------------------------------------------------
+
+class StudyArriveApi(APIView):
+    """Anyone: arrive in a study with the platform's parameters (Prolific: PROLIFIC_PID, STUDY_ID,
+    SESSION_ID; MTurk: workerId, assignmentId, hitId, turkSubmitTo), as the study link does.
+    Creates or resumes the worker's account and signs them in (session). An MTurk preview
+    (assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE) creates nothing and returns the description."""
+
+    permission_classes = [AllowAny]
+
+    @extend_schema(request=inline_serializer("StudyArrival", {name: serializers.CharField(required=False) for name in (
+        "PROLIFIC_PID", "STUDY_ID", "SESSION_ID", "workerId", "assignmentId", "hitId", "turkSubmitTo")}))
+    def post(self, request, token: str):
+        study = CrowdStudy.objects.filter(token=token[:64]).first()
+        if study is None:
+            raise NotFound("no such study")
+        query = {k: v for k, v in request.data.items() if isinstance(v, str)} if hasattr(request.data, "items") else {}
+        try:
+            worker, mark = arrive_in_browser(request, study, query)
+        except ArrivalRefused as refused:
+            code = status.HTTP_409_CONFLICT if refused.code in ("other_worker", "done") else status.HTTP_400_BAD_REQUEST
+            if refused.code == "closed":
+                code = status.HTTP_410_GONE
+            return Response({"detail": str(refused), "code": refused.code}, status=code)
+        if worker is None:
+            return Response({"preview": True, "title": study.title, "description": study.description})
+        return mark(Response({"preview": False, **progress_json(worker)}))
+
+
+class StudyProgressApi(APIView):
+    """The study's worker: where I am (stage, pairs judged of the quota, time left, training) and,
+    once done, how I am sent back (the completion code, or the MTurk form). Also says the page is
+    still open, so the worker is not taken for idle."""
+
+    permission_classes = [IsAuthenticated]
+
+    def get(self, request, token: str):
+        worker = worker_for(request, token)
+        worker_seen(worker=worker)
+        crowd_idle_release(study=worker.study)
+        return Response(progress_json(worker))
+
+
+class StudyConsentApi(APIView):
+    """The study's worker: agree (or not) to the consent text."""
+
+    permission_classes = [IsAuthenticated]
+
+    class InputSerializer(serializers.Serializer):
+        agree = serializers.BooleanField()
+
+    def post(self, request, token: str):
+        worker = worker_for(request, token)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        worker_consent(worker=worker, agree=data.validated_data["agree"])
+        return Response(progress_json(worker_for(request, token)))
+
+
+class StudyGuidelinesReadApi(APIView):
+    """The study's worker: I have read the guidelines; the work (training, then judging) starts."""
+
+    permission_classes = [IsAuthenticated]
+
+    def post(self, request, token: str):
+        worker = worker_for(request, token)
+        if worker.stage not in (CrowdWorker.Stage.GUIDELINES, CrowdWorker.Stage.WORK, CrowdWorker.Stage.DONE):
+            return Response({"detail": "agree to the consent text first", "code": "consent"}, status=409)
+        worker_guidelines_read(worker=worker)
+        return Response(progress_json(worker_for(request, token)))
+
+
+class StudyLeaveApi(APIView):
+    """The study's worker: I stop for now; the pairs I hold go back to the queue at once. Coming
+    back by the study link resumes."""
+
+    permission_classes = [IsAuthenticated]
+
+    def post(self, request, token: str):
+        worker = worker_for(request, token)
+        released = worker_release_held(worker=worker)
+        return Response({"released": released})
