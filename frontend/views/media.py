@@ -71,7 +71,8 @@ def _signed_redirect(path: str) -> HttpResponse:
         raise Http404("no such file") from exc
     response = HttpResponseRedirect(url)
     # The browser may reuse the redirect while seeking, never past the URL's own expiry.
-    response["Cache-Control"] = f"private, max-age={max(0, min(60, settings.AWS_QUERYSTRING_EXPIRE // 2))}"
+    expiry = getattr(settings, "AWS_QUERYSTRING_EXPIRE", 300)
+    response["Cache-Control"] = f"private, max-age={max(0, min(60, expiry // 2))}"
     return response
 
 
