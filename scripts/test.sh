@@ -12,8 +12,9 @@ if [ "${REJUDGE_DB:-postgres}" = "sqlite" ]; then
   export REJUDGE_REQUIRE_SERVICES=0
   unset DATABASE_URL
 else
-  bash scripts/services.sh
+  REJUDGE_REQUIRE_SERVICES=1 bash scripts/services.sh
   export REJUDGE_REQUIRE_SERVICES=1 REJUDGE_REQUIRE_NLP=1
+  export REJUDGE_TEST_S3_ENDPOINT=${REJUDGE_TEST_S3_ENDPOINT:-http://127.0.0.1:${REJUDGE_TEST_S3_PORT:-5055}}
   export DATABASE_URL=${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/rejudge}
   [ -x /usr/bin/chromium ] || { echo "Chromium is missing (/usr/bin/chromium): apt-get install -y chromium" >&2; exit 1; }
 fi
