@@ -74,6 +74,8 @@ PERMISSIONS = {
     "GET /api/v1/pools/{pool_id}/infap/{report_id}.csv":             (403, 403, 403, 403, ALLOW, ALLOW),
     "GET /api/v1/pools/{pool_id}/infap/{report_id}/":                (403, 403, 403, 403, ALLOW, ALLOW),
     "POST /api/v1/pools/{pool_id}/judgment-sets/":                   (403, 403, 403, 403, 403, ALLOW),
+    "POST /api/v1/pools/{pool_id}/judging-simulation/":              (403, 403, 403, 403, 403, ALLOW),
+    "POST /api/v1/judgment-sets/{judgment_set_id}/judging-simulation/": (403, 403, 403, 403, 403, ALLOW),
     "POST /api/v1/pools/{pool_id}/known-pairs/":                     (403, 403, 403, 403, 403, ALLOW),
     "GET /api/v1/pools/{pool_id}/live/":                             (403, 403, 403, 403, 403, ALLOW),
     "GET /api/v1/pools/{pool_id}/members/":                          (403, 403, 403, 403, 403, ALLOW),

@@ -32,6 +32,7 @@ from pathlib import Path
 
 import numpy as np
 from django.db import transaction
+from django.db.models import Count
 
 from annotation.models import Artefact, Caption, Clip, Job, Pool, PooledPair, Report, Run
 from annotation.models.reports import JudgmentSet
@@ -111,19 +112,25 @@ def refuse_moment_pool(pool: Pool) -> None:
                               f"caption-clip pools")
 
 
+def refuse_unfinished_pool(pool: Pool) -> None:
+    """Raises SimulationError naming how many pairs, in which states, have no resolved label."""
+    decided = (PooledPair.State.RESOLVED, PooledPair.State.DISAGREEMENT)
+    pairs = PooledPair.objects.filter(pool=pool, role=PooledPair.Role.POOL)
+    lacking = dict(pairs.exclude(state__in=decided).values_list("state").annotate(n=Count("id")).order_by("state"))
+    if lacking:
+        labels = dict(PooledPair.State.choices)
+        words = ", ".join(f"{n} {'open' if state == PooledPair.State.OPEN else labels.get(state, state).lower()}"
+                          for state, n in lacking.items())
+        raise SimulationError(f"pool '{pool.name}' is not fully judged: {sum(lacking.values())} of {pairs.count()} "
+                              f"pairs lack a resolved label ({words}); a simulation replays known labels, so finish "
+                              f"judging (or decide the escalated pairs) first")
+
+
 def pool_simulation_inputs(*, pool: Pool) -> JudgingInputs:
     """A fully judged pool's runs, truth and original positives (see the module docstring)."""
     refuse_moment_pool(pool)
+    refuse_unfinished_pool(pool)
     pairs = pool_pairs(pool=pool)
-    decided = (pairs.resolved >= 0) | (pairs.state == PooledPair.State.DISAGREEMENT)
-    if not decided.all():
-        lacking = pairs.state[~decided]
-        states = {str(s): int((lacking == s).sum()) for s in sorted(set(lacking.tolist()))}
-        words = ", ".join(f"{n} {PooledPair.State(s).label.lower() if s != 'open' else 'open'}"
-                          for s, n in states.items())
-        raise SimulationError(f"pool '{pool.name}' is not fully judged: {int((~decided).sum())} of {pairs.id.size} "
-                              f"pairs lack a resolved label ({words}); a simulation replays known labels, so finish "
-                              f"judging (or decide the escalated pairs) first")
     captions, clips = dataset_external_ids(pool.dataset_id)
     runs = pool_runs(pool=pool)
     if not runs:
@@ -470,6 +477,7 @@ def judging_simulation_start(*, pool: Pool | None = None, judgment_set: Judgment
         raise SimulationError("simulate either a pool or a judgment set")
     if pool is not None:
         refuse_moment_pool(pool)
+        refuse_unfinished_pool(pool)
         job_params = {"pool_id": pool.pk, "params": clean}
     else:
         runs = list(Run.objects.filter(pk__in=list(run_ids), dataset_id=judgment_set.dataset_id))
