@@ -116,6 +116,7 @@ PERMISSIONS = {
     "GET /api/v1/reports/":                                          (403, 403, 403, 403, ALLOW, ALLOW),
     "GET /api/v1/reports/{report_id}/":                              (403, 403, 403, 403, ALLOW, ALLOW),
     "GET /api/v1/reports/{report_id}/csv/":                          (403, 403, 403, 403, ALLOW, ALLOW),
+    "GET /api/v1/reports/{report_id}/file/":                         (403, 403, 403, 403, ALLOW, ALLOW),
     "POST /api/v1/runs/{run_id}/proxy-ndcg/":                        (403, 403, 403, 403, 403, ALLOW),
     "POST /api/v1/sampled-pools/":                                   (403, 403, 403, 403, 403, ALLOW),
 }
