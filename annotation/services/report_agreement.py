@@ -12,6 +12,7 @@ import numpy as np
 
 from annotation.analysis.agreement import agreement_report, rater_stats
 from annotation.models import Pool, PooledPair
+from annotation.services.aggregation import aggregation_section
 from annotation.selectors.reports import (disagreement_details, pool_known_answers, pool_other_labels_per_rater,
                                           pool_pairs, pool_votes, pseudonyms)
 
@@ -102,4 +103,7 @@ def agreement_report_compute(*, pool: Pool, params: dict, progress: Callable | N
         "disagreements": listed,
         "disagreements_listed": len(listed),
         "unresolved_note": UNRESOLVED_NOTE,
+        # Dawid-Skene and MACE against strict majority over the same votes (services/aggregation).
+        "aggregation": aggregation_section(pool=pool, seed=params["seed"],
+                                           models=("dawid_skene", "mace") if params.get("with_mace") else ("dawid_skene",)),
     }

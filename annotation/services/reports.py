@@ -48,6 +48,9 @@ _PARAMS: dict[str, dict[str, _Param]] = {
         "n_boot": _Param(int, 1000, 0, 20_000),
         "seed": _Param(int, 0),
         "confidence": _Param(float, 0.95, 0, 1, open_interval=True),
+        # MACE beside Dawid-Skene in the aggregation section: 1 to add it (crowd-kit's MACE has a
+        # fixed cost of seconds even on a small pool, ~12 s for 40K labels).
+        "with_mace": _Param(int, 0, 0, 1),
     },
     "metrics": {
         "depth": _Param(int, _pool_depth, 1, 1000),
@@ -68,10 +71,18 @@ _PARAMS: dict[str, dict[str, _Param]] = {
         "confidence": _Param(float, 0.95, 0, 1, open_interval=True),
         "depth": _Param(int, _pool_depth, 1, 1000),
     },
+    "machine_judge": {
+        "judge": _Param(int, None, 1, None, nullable=True),
+        "depth": _Param(int, _pool_depth, 1, 1000),
+        "n_boot": _Param(int, 1000, 0, 20_000),
+        "seed": _Param(int, 0),
+        "confidence": _Param(float, 0.95, 0, 1, open_interval=True),
+    },
 }
 REPORT_KINDS = tuple(_PARAMS)
 KIND_TITLES = {"agreement": "Agreement", "metrics": "Retrieval metrics", "sample_estimate": "Estimates from a sample",
-               "judging_estimates": "Estimates with intervals (judging strategies)"}
+               "judging_estimates": "Estimates with intervals (judging strategies)",
+               "machine_judge": "Machine judge against people"}
 
 
 def _judging_estimates(**kwargs) -> dict:
@@ -80,11 +91,20 @@ def _judging_estimates(**kwargs) -> dict:
     return judging_estimates_compute(**kwargs)
 
 
+def _machine_judge(**kwargs) -> dict:
+    from annotation.services.machine_judges import MachineJudgeError, machine_judge_report_compute
+    try:
+        return machine_judge_report_compute(**kwargs)
+    except MachineJudgeError as exc:
+        raise ReportError(str(exc)) from exc
+
+
 _COMPUTE: dict[str, Callable[..., dict]] = {
     "agreement": agreement_report_compute,
     "metrics": metrics_report_compute,
     "sample_estimate": sample_estimate_compute,
     "judging_estimates": _judging_estimates,
+    "machine_judge": _machine_judge,
 }
 
 
@@ -140,7 +160,7 @@ def report_params_clean(*, kind: str, params: dict | None, pool: Pool) -> dict:
 def report_versions() -> dict[str, str]:
     """Versions of the libraries that compute report numbers (stored with every report)."""
     versions = {"python": platform.python_version()}
-    for name, dist in (("numpy", "numpy"), ("scipy", "scipy"), ("krippendorff", "krippendorff"),
+    for name, dist in (("numpy", "numpy"), ("scipy", "scipy"), ("krippendorff", "krippendorff"), ("crowd_kit", "crowd-kit"),
                        ("ir_measures", "ir-measures"), ("pytrec_eval", "pytrec-eval-terrier"), ("Django", "Django")):
         try:
             versions[name] = metadata.version(dist)

@@ -63,7 +63,8 @@ def pool_aggregated_labels(*, pool: Pool, model: str, seed: int = 0) -> dict[int
     return out
 
 
-def aggregation_section(*, pool: Pool, seed: int = 0, limit: int = DIFFERENCES_LISTED) -> dict:
+def aggregation_section(*, pool: Pool, seed: int = 0, models: tuple[str, ...] = COMPARED_MODELS,
+                        limit: int = DIFFERENCES_LISTED) -> dict:
     """The agreement report's section: each model against strict majority over the same votes,
     counts, the pairs where they differ, and per-rater confusion matrices (pseudonyms only)."""
     votes = pool_votes(pool=pool)
@@ -77,7 +78,7 @@ def aggregation_section(*, pool: Pool, seed: int = 0, limit: int = DIFFERENCES_L
     word = {1: "relevant", 0: "not_relevant", UNRESOLVED: None}
     section: dict = {"labels": "counted votes (relevant 1, not relevant 0) of the pool's pairs; human raters only",
                      "models": {}}
-    for model in COMPARED_MODELS:
+    for model in models:
         result = aggregate(votes.pair, votes.rater, votes.value, model=model, n_values=2, seed=seed)
         cmp = compare_with_majority(majority, result)
         index = {int(u): i for i, u in enumerate(result.units)}
