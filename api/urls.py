@@ -20,6 +20,7 @@ urlpatterns = [
     path("jobs/<int:job_id>/", jobs.JobDetailApi.as_view(), name="job-detail"),
     path("jobs/<int:job_id>/retry/", jobs.JobRetryApi.as_view(), name="job-retry"),
     path("", include("api.routes.queue")),
+    path("", include("api.routes.judging")),
     path("", include("api.routes.reports")),
     path("", include("api.routes.judging_reports")),
     path("", include("api.routes.judgment_sets")),

@@ -19,7 +19,8 @@ def build_pool(job_id: int) -> None:
                            include_original_positives=p.get("include_original_positives", False),
                            redundancy=p.get("redundancy", 0.1), seed=p.get("seed", 0), gold_rate=p.get("gold_rate", 0.0),
                            training_pass_mark=p.get("training_pass_mark", 0.8), lease_seconds=p.get("lease_seconds", 300),
-                           broken_reports_limit=p.get("broken_reports_limit", 3), progress=progress)
+                           broken_reports_limit=p.get("broken_reports_limit", 3), judging=p.get("judging"),
+                           progress=progress)
         # Checked when the build was asked for (the build form's copy or CSV), so they fit this dataset.
         if p.get("known_pairs"):
             known_pairs_add(pool=pool, items=p["known_pairs"])

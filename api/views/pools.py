@@ -17,6 +17,7 @@ from annotation.selectors.pools import pairs_needing_admin, pool_list, pool_prog
 from annotation.services.labels import LabelRefused, pair_adjudicate, pair_requeue
 from annotation.services.jobs.pools import pool_add_run_start, pool_build_start
 from annotation.services.pool_known_pairs import known_pairs_for_build
+from annotation.services.judging import JUDGING_SETTINGS, JudgingError, judging_settings_of, judging_settings_update
 from annotation.services.pools import PoolError, known_pairs_add, known_pairs_import_csv, pool_settings_update
 from annotation.services.raters import membership_revoke, memberships_grant, training_reset
 from api.params import query_int
@@ -25,17 +26,43 @@ from api.permissions import IsAdmin, IsAdminOrResearcherReadOnly
 from api.views.jobs import job_accepted_response
 
 
+class JudgingSettingsSerializer(serializers.Serializer):
+    """A pool's judging strategy and stopping rules (services/judging); null = no such rule."""
+
+    strategy = serializers.ChoiceField(choices=["pool_order", "shallow_first", "move_to_front", "bandit", "sampled"],
+                                       required=False)
+    warmup_depth = serializers.IntegerField(min_value=0, max_value=1000, required=False)
+    bandit_variant = serializers.ChoiceField(choices=["mm_ns", "thompson"], required=False)
+    sample_rate = serializers.FloatField(min_value=0.001, max_value=1, required=False)
+    top_stratum_depth = serializers.IntegerField(min_value=0, max_value=1000, required=False)
+    query_budget = serializers.IntegerField(min_value=1, required=False, allow_null=True)
+    pool_budget = serializers.IntegerField(min_value=1, required=False, allow_null=True)
+    stop_remaining_below = serializers.FloatField(min_value=0.0001, required=False, allow_null=True)
+    stop_misses_in_a_row = serializers.IntegerField(min_value=1, required=False, allow_null=True)
+
+    def to_internal_value(self, data):
+        unknown = set(data) - set(self.fields) if isinstance(data, dict) else set()
+        if unknown:
+            raise ValidationError({name: "is not a judging setting" for name in sorted(unknown)})
+        return super().to_internal_value(data)
+
+
 class PoolOutputSerializer(serializers.ModelSerializer):
     dataset_name = serializers.CharField(source="dataset.name", read_only=True)
     run_ids = serializers.SerializerMethodField()
+    judging = serializers.SerializerMethodField()
 
     class Meta:
         model = Pool
         fields = ["id", "dataset", "dataset_name", "name", "depth", "include_original_positives", "redundancy", "seed",
-                  "gold_rate", "training_pass_mark", "lease_seconds", "broken_reports_limit", "run_ids", "created_at"]
+                  "gold_rate", "training_pass_mark", "lease_seconds", "broken_reports_limit", "run_ids", "created_at",
+                  "judging"]
 
     def get_run_ids(self, pool) -> list[int]:
         return list(pool.runs.values_list("pk", flat=True))
+
+    def get_judging(self, pool) -> dict:
+        return judging_settings_of(pool)
 
 
 @extend_schema_view(get=extend_schema(parameters=[OpenApiParameter("dataset", int, description="only this dataset's pools")]))
@@ -72,12 +99,26 @@ class PoolBuildApi(APIView):
         broken_reports_limit = serializers.IntegerField(min_value=1, max_value=100, default=3)
         known_pairs_from = serializers.IntegerField(required=False, allow_null=True, default=None)
         known_pairs_file = serializers.FileField(required=False, allow_null=True, default=None)
+        # The judging strategy and stopping rules (see JudgingSettingsSerializer), flat.
+        strategy = serializers.ChoiceField(choices=["pool_order", "shallow_first", "move_to_front", "bandit", "sampled"],
+                                           required=False)
+        warmup_depth = serializers.IntegerField(min_value=0, max_value=1000, required=False)
+        bandit_variant = serializers.ChoiceField(choices=["mm_ns", "thompson"], required=False)
+        sample_rate = serializers.FloatField(min_value=0.001, max_value=1, required=False)
+        top_stratum_depth = serializers.IntegerField(min_value=0, max_value=1000, required=False)
+        query_budget = serializers.IntegerField(min_value=1, required=False, allow_null=True)
+        pool_budget = serializers.IntegerField(min_value=1, required=False, allow_null=True)
+        stop_remaining_below = serializers.FloatField(min_value=0.0001, required=False, allow_null=True)
+        stop_misses_in_a_row = serializers.IntegerField(min_value=1, required=False, allow_null=True)
 
     @extend_schema(request={"application/json": InputSerializer, "multipart/form-data": InputSerializer})
     def post(self, request):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         v = dict(data.validated_data)
+        judging = {name: v.pop(name) for name in list(v) if name in JUDGING_SETTINGS}
+        if judging:
+            v["judging"] = judging
         dataset = get_object_or_404(Dataset, pk=v.pop("dataset"))
         name, run_ids = v.pop("name"), v.pop("runs")
         source, upload = v.pop("known_pairs_from"), v.pop("known_pairs_file")
@@ -95,11 +136,16 @@ class PoolDetailApi(APIView):
     """Admins and researchers: a pool with its progress (pairs by state, labels). Admins: PATCH
     lease_seconds, gold_rate, training_pass_mark or redundancy (services/pools.py
     pool_settings_update says what each change affects; `redrawn` counts the unlabelled pairs
-    whose number of labels asked changed with the redundancy)."""
+    whose number of labels asked changed with the redundancy), or the judging strategy and
+    stopping rules in `judging` (services/judging judging_settings_update: the next label uses
+    them, every query's order and stop state is recomputed; `reordered` counts the pairs whose
+    place changed, `stopped` the queries the new rules stopped; 409 for a sampling design once
+    pairs have labels)."""
 
     permission_classes = [IsAdminOrResearcherReadOnly]
 
     class SettingsSerializer(serializers.Serializer):
+        judging = JudgingSettingsSerializer(required=False)
         # The same bounds as the build form.
         lease_seconds = serializers.IntegerField(min_value=10, max_value=24 * 3600, required=False)
         gold_rate = serializers.FloatField(min_value=0, max_value=1, required=False)
@@ -112,7 +158,9 @@ class PoolDetailApi(APIView):
                 raise ValidationError({name: "cannot be changed after the pool is built" for name in sorted(unknown)})
             if not attrs:
                 raise ValidationError({"non_field_errors": "nothing to change: send lease_seconds, gold_rate, "
-                                                           "training_pass_mark or redundancy"})
+                                                           "training_pass_mark, redundancy or judging"})
+            if "judging" in attrs and not attrs["judging"]:
+                raise ValidationError({"judging": "nothing to change: name a strategy setting or stopping rule"})
             return attrs
 
     def get(self, request, pool_id: int):
@@ -124,11 +172,24 @@ class PoolDetailApi(APIView):
         pool = get_object_or_404(Pool, pk=pool_id)
         data = self.SettingsSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        try:
-            result = pool_settings_update(pool=pool, changes=dict(data.validated_data))
-        except PoolError as exc:
-            raise ValidationError({"detail": str(exc)}) from exc
-        return Response(PoolOutputSerializer(pool).data | {"redrawn": result["redrawn"]})
+        changes = dict(data.validated_data)
+        judging = changes.pop("judging", None)
+        extra = {}
+        if judging:
+            try:
+                done = judging_settings_update(pool=pool, changes=dict(judging))
+            except JudgingError as exc:
+                code = status.HTTP_409_CONFLICT if exc.code == "conflict" else status.HTTP_400_BAD_REQUEST
+                return Response({"detail": str(exc), "code": exc.code}, status=code)
+            extra = {key: done[key] for key in ("reordered", "stopped")}
+        result = {"redrawn": 0}
+        if changes:
+            try:
+                result = pool_settings_update(pool=pool, changes=changes)
+            except PoolError as exc:
+                raise ValidationError({"detail": str(exc)}) from exc
+        pool.refresh_from_db()
+        return Response(PoolOutputSerializer(pool).data | {"redrawn": result["redrawn"]} | extra)
 
 
 class PoolStatsApi(APIView):

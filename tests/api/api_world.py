@@ -43,7 +43,8 @@ class World:
                   "report_id": ids["report"], "export_id": ids["export"], "artefact_id": ids["matrix"],
                   "job_id": ids["job"], "run_id": ids["run"], "study_id": ids["study"],
                   "judgment_set_id": ids["judgment_set"], "item_id": ids["item"],
-                  "lease_id": ids["ranking_lease"] if path.startswith("/api/v1/ranking-leases/") else ids["lease"]}
+                  "lease_id": ids["ranking_lease"] if path.startswith("/api/v1/ranking-leases/") else ids["lease"],
+                  "caption_id": PooledPair.objects.get(pk=ids["pair"]).caption_id}
         return values
 
     def headers(self, role: str) -> dict:

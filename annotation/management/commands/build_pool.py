@@ -4,6 +4,7 @@ from django.db import transaction
 from annotation.models import Pool
 from annotation.selectors.pools import pool_progress
 from annotation.services.pools import PoolError, pool_add_run, pool_create
+from annotation.analysis.judging.strategies import BANDIT_VARIANTS, STRATEGIES
 
 from ._pool_sources import add_source_arguments, dataset_and_runs
 from ._progress import ConsoleProgress
@@ -12,6 +13,10 @@ from ._progress import ConsoleProgress
 # --add can refuse them (a pool keeps the options it was built with).
 BUILD_OPTIONS = {"seed": 0, "depth": 10, "redundancy": 0.1, "gold_rate": 0.0, "training_pass_mark": 0.8, "lease_seconds": 300,
                  "broken_reports_limit": 3}
+
+
+JUDGING_OPTIONS = ("strategy", "warmup_depth", "bandit_variant", "sample_rate", "top_stratum_depth", "query_budget",
+                   "pool_budget", "stop_remaining_below", "stop_misses_in_a_row")
 
 
 class Command(BaseCommand):
@@ -31,14 +36,28 @@ class Command(BaseCommand):
         parser.add_argument("--lease-seconds", type=int, help="How long a rater holds a pair (default 300).")
         parser.add_argument("--broken-reports-limit", type=int,
                             help="'Clip doesn't play' reports before a pair is set aside (default 3).")
+        judging = parser.add_argument_group("judging order and stopping (change later with PATCH pools/{id}/)")
+        judging.add_argument("--strategy", choices=STRATEGIES,
+                             help="Order to judge in (default pool_order: started pairs first, then seeded random).")
+        judging.add_argument("--warmup-depth", type=int, help="Pairs at rank <= this in any run are judged first.")
+        judging.add_argument("--bandit-variant", choices=BANDIT_VARIANTS, help="bandit: mm_ns (default) or thompson.")
+        judging.add_argument("--sample-rate", type=float, help="sampled: expected share of the pool to judge (0.3).")
+        judging.add_argument("--top-stratum-depth", type=int, help="sampled: ranks <= this are always judged.")
+        judging.add_argument("--query-budget", type=int, help="Stop a query after this many judged pairs.")
+        judging.add_argument("--pool-budget", type=int, help="Stop the pool after this many judged pairs.")
+        judging.add_argument("--stop-remaining-below", type=float,
+                             help="Stop a query when its estimated remaining relevant pairs fall below this.")
+        judging.add_argument("--stop-misses-in-a-row", type=int,
+                             help="Stop a query after this many non-relevant judgments in a row.")
 
     def handle(self, *args, **opts):
         dataset, runs = dataset_and_runs(opts)
         given = {key: opts[key] for key in BUILD_OPTIONS if opts[key] is not None}
+        judging = {key: opts[key] for key in JUDGING_OPTIONS if opts[key] is not None}
         try:
             if opts["add"]:
-                if given or opts["include_original_positives"]:
-                    names = [f"--{key.replace('_', '-')}" for key in given]
+                if given or judging or opts["include_original_positives"]:
+                    names = [f"--{key.replace('_', '-')}" for key in {**given, **judging}]
                     names += ["--include-original-positives"] if opts["include_original_positives"] else []
                     raise CommandError(f"{', '.join(names)}: a pool keeps the options it was built with; "
                                        "leave them out with --add")
@@ -51,8 +70,8 @@ class Command(BaseCommand):
             else:
                 pool = pool_create(dataset=dataset, name=opts["name"], runs=runs,
                                    include_original_positives=opts["include_original_positives"],
-                                   progress=ConsoleProgress("pooling"), **(BUILD_OPTIONS | given))
-                done = f"built from {len(runs)} run(s)"
+                                   progress=ConsoleProgress("pooling"), judging=judging, **(BUILD_OPTIONS | given))
+                done = f"built from {len(runs)} run(s), judged in {pool.judging_strategy} order"
         except PoolError as exc:
             raise CommandError(str(exc)) from exc
         progress = pool_progress(pool=pool)

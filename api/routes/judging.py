@@ -1,0 +1,10 @@
+"""Routes of a pool's judging order and stopping, included under /api/v1/."""
+from django.urls import path
+
+from api.views import judging
+
+urlpatterns = [
+    path("pools/<int:pool_id>/queries/", judging.PoolQueriesApi.as_view(), name="pool-queries"),
+    path("pools/<int:pool_id>/queries/<int:caption_id>/resume/", judging.QueryResumeApi.as_view(), name="pool-query-resume"),
+    path("pools/<int:pool_id>/judging/resume/", judging.PoolJudgingResumeApi.as_view(), name="pool-judging-resume"),
+]
