@@ -32,8 +32,8 @@ from .strategies import (
     STRATEGIES,
     StrategyParams,
     _validate,
-    ap_prior_weights,
     pair_depths,
+    sample_weights,
     sampling_threshold,
     seeded_uniform,
 )
@@ -183,7 +183,7 @@ def _sampled_designs(pool: _Pool, params: StrategyParams) -> dict:
     for qi in range(Q):
         n = int(pool.valid[qi].sum())
         lists = _run_lists(pool, qi)
-        w = ap_prior_weights(lists, n)
+        w = sample_weights(lists, n, params.sample_weights)
         t = pair_depths(lists, n) <= params.top_stratum_depth
         weights[qi, :n] = w
         top[qi, :n] = t
@@ -374,7 +374,8 @@ def _taken_at_budget(n_done: np.ndarray, budget: int) -> np.ndarray:
 def simulate(rankings, truth: Mapping[tuple[str, str], bool], *, strategies, replays: int, seed: int,
              checkpoints: Sequence[float], params: StrategyParams, rules: StoppingRules | None = None,
              known_relevant=None, measure: str = "C@10", progress: Callable[[str, float], None] | None = None,
-             depth: int | None = None, confidence: float = 0.95) -> SimulationResult:
+             depth: int | None = None, confidence: float = 0.95,
+             params_by_strategy: Mapping[str, StrategyParams] | None = None) -> SimulationResult:
     """Replay the pool of ``rankings`` (run -> query -> ranked item ids; cut at ``depth`` if
     given) whose every pair has a label in ``truth`` ((query, item) -> relevant; a pooled pair
     without one is an error naming it). ``progress(message, fraction)`` is called as strategies
@@ -384,11 +385,13 @@ def simulate(rankings, truth: Mapping[tuple[str, str], bool], *, strategies, rep
     ``query_key = i`` and its pairs are numbered in order of first appearance over the runs
     (sorted by name), rank by rank: :func:`.strategies.query_order` with the same inputs picks the
     same pairs. ``measure`` must be C@K (the curves' metric; estimate_metrics covers the others).
-    ``rules.pool_budget`` cuts every replay at that many judgments.
+    ``rules.pool_budget`` cuts every replay at that many judgments. ``params_by_strategy``
+    overrides ``params`` for the strategies it names (e.g. today's order without warm-up).
     """
+    overrides = dict(params_by_strategy or {})
     strategies = list(strategies)
     for s in strategies:
-        _validate(s, params)
+        _validate(s, overrides.get(s, params))
     if replays < 1:
         raise ValueError("replays must be >= 1")
     if not measure.startswith("C@") or not measure[2:].isdigit() or int(measure[2:]) < 1:
@@ -404,7 +407,7 @@ def simulate(rankings, truth: Mapping[tuple[str, str], bool], *, strategies, rep
     full = _full_values(pool, k)
     z = float(stats.norm.ppf(0.5 + confidence / 2.0))
     seeds = seed + np.arange(replays, dtype=np.int64)
-    designs = _sampled_designs(pool, params) if "sampled" in strategies else None
+    designs = _sampled_designs(pool, overrides.get("sampled", params)) if "sampled" in strategies else None
     if designs is not None:
         designs["seeds"] = seeds
     top_k = pool.run_pair[:, :, :k]                                   # (Q, M, K)
@@ -418,7 +421,7 @@ def simulate(rankings, truth: Mapping[tuple[str, str], bool], *, strategies, rep
     stop_reasons = []
     budgets = [int(round(c * pool.n_pairs)) for c in cps]
     for si, strategy in enumerate(strategies):
-        seq, reasons = _sequences(strategy, pool, params, seeds, rules, designs)
+        seq, reasons = _sequences(strategy, pool, overrides.get(strategy, params), seeds, rules, designs)
         stop_reasons.append(reasons)
         n_done = (seq >= 0).sum(axis=2)                               # (R, Q)
         if rules is not None and rules.pool_budget is not None:
@@ -473,7 +476,7 @@ def simulate(rankings, truth: Mapping[tuple[str, str], bool], *, strategies, rep
         kendall_tau=out["kendall_tau"], kendall_tau_sd=out["kendall_tau_sd"],
         ci_coverage=out["ci_coverage"], stop_reasons=stop_reasons,
         params={"seed": seed, "warmup_depth": params.warmup_depth, "bandit_variant": params.bandit_variant,
-                "bandit_discount": params.bandit_discount, "sample_rate": params.sample_rate,
+                "bandit_discount": params.bandit_discount, "sample_rate": params.sample_rate, "sample_weights": params.sample_weights,
                 "top_stratum_depth": params.top_stratum_depth, "depth": depth, "confidence": confidence,
                 "queries": Q},
     )

@@ -31,9 +31,10 @@ Strategies (``STRATEGIES``):
 - ``sampled``: a probability sample for unbiased estimates (Li & Kanoulas 2017 style active
   sampling, but with inclusion probabilities known in advance). Pairs whose best rank is
   ``<= top_stratum_depth`` have inclusion probability 1 and come first (shallow first). Every
-  other pair ``i`` has a weight ``w_i`` = the mean over runs of the AP-prior of its rank in that
-  run (Aslam, Pavlu & Yilmaz 2006: ``(1 + H_D - H_k) / (2 D)`` at rank ``k`` of a depth-``D``
-  list, 0 where the run does not rank it) and a seeded uniform ``u_i``; pairs are judged in
+  other pair ``i`` has a weight ``w_i`` (``sample_weights="ap_prior"``: the mean over runs of the
+  AP-prior of its rank in that run, Aslam, Pavlu & Yilmaz 2006: ``(1 + H_D - H_k) / (2 D)`` at
+  rank ``k`` of a depth-``D`` list, 0 where the run does not rank it; ``"uniform"``: 1) and a
+  seeded uniform ``u_i``; pairs are judged in
   increasing ``u_i / w_i`` (sequential Poisson sampling, Ohlsson 1998). Any prefix of that order
   is then a Poisson sample with ``pi_i = min(1, c w_i)``, ``c`` being the key of the first pair
   not taken (see :func:`prefix_inclusion_probabilities`), so judging can stop anywhere and the
@@ -69,10 +70,13 @@ __all__ = [
     "seeded_uniform",
     "run_line",
     "sampled_design",
+    "sample_weights",
+    "SAMPLE_WEIGHTS",
 ]
 
 STRATEGIES = ("pool_order", "shallow_first", "move_to_front", "bandit", "sampled")
 BANDIT_VARIANTS = ("mm_ns", "thompson")
+SAMPLE_WEIGHTS = ("ap_prior", "uniform")
 
 
 @dataclass(frozen=True)
@@ -85,6 +89,7 @@ class StrategyParams:
     sample_rate: float = 0.3       # "sampled": expected share of the pool to judge
     top_stratum_depth: int = 0     # "sampled": ranks <= this get inclusion probability 1
     bandit_discount: float = 0.9   # "mm_ns": weight of an outcome per more recent outcome of the run
+    sample_weights: str = "ap_prior"  # "sampled": "ap_prior" (favours top ranks: AP, nDCG) or "uniform" (C@K)
 
 
 _DEPTH_SENTINEL = 1 << 30  # depth of a pair no run ranks: after every real depth
@@ -160,6 +165,15 @@ def ap_prior_weights(run_lists: Sequence[np.ndarray], n_pairs: int | None = None
     return w
 
 
+def sample_weights(run_lists, n_pairs: int | None, kind: str) -> np.ndarray:
+    """Relative inclusion weights of the "sampled" design: the AP-prior (see
+    :func:`ap_prior_weights`) or, with "uniform", the same weight for every pair (C@K gives every
+    rank of the top K the same say, so deep pairs should not be sampled less)."""
+    if kind == "uniform":
+        return np.ones(_n_pairs(_lists(run_lists), n_pairs))
+    return ap_prior_weights(run_lists, n_pairs)
+
+
 def _first_by_depth(depth: np.ndarray, tie: np.ndarray, pairs: np.ndarray) -> np.ndarray:
     return pairs[np.lexsort((tie[pairs], depth[pairs]))]
 
@@ -173,6 +187,8 @@ def _validate(strategy: str, params: StrategyParams) -> None:
         raise ValueError("sample_rate must be in (0, 1]")
     if not 0.0 < params.bandit_discount <= 1.0:
         raise ValueError("bandit_discount must be in (0, 1]")
+    if params.sample_weights not in SAMPLE_WEIGHTS:
+        raise ValueError(f"unknown sample_weights {params.sample_weights!r}; expected ap_prior or uniform")
     if params.warmup_depth < 0 or params.top_stratum_depth < 0:
         raise ValueError("warmup_depth and top_stratum_depth must be >= 0")
 
@@ -259,7 +275,7 @@ def sampled_design(run_lists, *, params: StrategyParams, query_key: int = 0,
     lists = _lists(run_lists)
     n = _n_pairs(lists, n_pairs)
     depth = pair_depths(lists, n)
-    weights = ap_prior_weights(lists, n)
+    weights = sample_weights(lists, n, params.sample_weights)
     top = depth <= params.top_stratum_depth
     u = seeded_uniform(params.seed, query_key, np.arange(n), _TAG_SAMPLE)
     key = u / weights

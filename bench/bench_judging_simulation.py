@@ -1,0 +1,175 @@
+"""Judging strategies replayed on MSR-VTT 1K-A and MSVD (issue 15): judge less, know more.
+
+Over the real caption and clip ids of each dataset, builds several synthetic runs of different
+quality and a seeded ground truth, pools their top 10, then replays the fully judged pool under
+every judging strategy (200 seeded replays each by default, queries taking turns) and prints, per
+dataset and strategy:
+
+- the share of the pool's judgments needed to find 90% of its relevant pairs;
+- at 30% of the judgments: every run's C@10 estimate error against the full-pool value (max over
+  runs of the mean over replays, in points) and, for "sampled", the 95% interval coverage (share
+  of replays whose interval covers the full-pool value, min over runs);
+- Kendall's tau of the system ranking against the full-pool ranking at 10/30/50% of judgments.
+
+Curves (CSV and standalone SVG) go to ``--out`` (default /tmp/judging_bench).
+
+Synthetic world (seeded): every caption's relevant clips are its original clip plus a
+Poisson(``--extra-relevant``) number of other clips drawn at random. Run ``m`` scores a clip
+``mu_m * relevant + noise``, the noise shared between runs for half its variance (runs make
+correlated mistakes, as real models do), and lists its 10 best clips. Qualities ``mu`` spread
+from strong to weak, so the runs' C@10 differ. MSVD has ~40 captions per clip: a seeded 1,000 of
+its 27,763 captions are the queries (``--msvd-queries``).
+
+    .venv/bin/python bench/bench_judging_simulation.py [--data /work/shared/datasets] [--out DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from annotation.analysis.judging.simulation import curves_csv, curves_svg, simulate  # noqa: E402
+from annotation.analysis.judging.strategies import STRATEGIES, StrategyParams  # noqa: E402
+
+DEPTH = 10
+
+
+def load_msrvtt(data: Path) -> tuple[list[str], list[str], dict[str, str]]:
+    path = data / "msrvtt" / "msrvtt_1ka_test.csv"
+    with path.open(newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    for line, row in enumerate(rows, start=2):
+        if not row.get("key") or not row.get("video_id"):
+            raise ValueError(f"{path}, line {line}: missing key or video_id")
+    captions = [r["key"] for r in rows]
+    clips = sorted({r["video_id"] for r in rows})
+    return captions, clips, {r["key"]: r["video_id"] for r in rows}
+
+
+def load_msvd(data: Path, n_queries: int, seed: int) -> tuple[list[str], list[str], dict[str, str]]:
+    path = data / "msvd" / "msvd_test.tsv"
+    captions, original = [], {}
+    clips = []
+    with path.open(encoding="utf-8") as fh:
+        for line_no, line in enumerate(fh, start=1):
+            line = line.rstrip("\n")
+            if not line:
+                continue
+            if "\t" not in line:
+                raise ValueError(f"{path}, line {line_no}: no tab between captions and video id")
+            texts, video = line.rsplit("\t", 1)
+            clips.append(video)
+            for j, _ in enumerate(t for t in texts.split(", ") if t.strip()):
+                key = f"{video}#{j}"
+                captions.append(key)
+                original[key] = video
+    rng = np.random.default_rng(seed)
+    chosen = sorted(rng.choice(len(captions), size=min(n_queries, len(captions)), replace=False))
+    captions = [captions[i] for i in chosen]
+    return captions, sorted(set(clips)), {c: original[c] for c in captions}
+
+
+def synthetic_world(captions, clips, original, *, qualities, extra_relevant, seed):
+    """Runs (run -> caption -> top-10 clip ids), truth over the pooled pairs, known originals."""
+    rng = np.random.default_rng(seed)
+    q_n, c_n = len(captions), len(clips)
+    clip_index = {c: i for i, c in enumerate(clips)}
+    relevant = np.zeros((q_n, c_n), dtype=bool)
+    relevant[np.arange(q_n), [clip_index[original[c]] for c in captions]] = True
+    extra = rng.poisson(extra_relevant, size=q_n)
+    for qi, k in enumerate(extra):
+        if k:
+            relevant[qi, rng.choice(c_n, size=min(k, c_n - 1), replace=False)] = True
+    shared = rng.standard_normal((q_n, c_n))
+    rankings = {}
+    for m, mu in enumerate(qualities):
+        noise = np.sqrt(0.5) * shared + np.sqrt(0.5) * rng.standard_normal((q_n, c_n))
+        score = mu * relevant + noise
+        top = np.argsort(-score, axis=1)[:, :DEPTH]
+        rankings[f"run{m + 1}_mu{mu:g}"] = {captions[qi]: [clips[c] for c in top[qi]] for qi in range(q_n)}
+    truth = {}
+    cap_index = {c: i for i, c in enumerate(captions)}
+    for per_query in rankings.values():
+        for q, items in per_query.items():
+            for item in items:
+                truth[(q, item)] = bool(relevant[cap_index[q], clip_index[item]])
+    known = {q: {original[q]} for q in captions}
+    return rankings, truth, known
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--data", type=Path, default=Path("/work/shared/datasets"))
+    ap.add_argument("--out", type=Path, default=Path("/tmp/judging_bench"))
+    ap.add_argument("--replays", type=int, default=200)
+    ap.add_argument("--seed", type=int, default=15)
+    ap.add_argument("--qualities", default="3.2,2.8,2.4,2.0,1.6,1.2",
+                    help="signal strength of each synthetic run (one run per value)")
+    ap.add_argument("--extra-relevant", type=float, default=4.0,
+                    help="mean number of relevant clips per caption besides the original")
+    ap.add_argument("--msvd-queries", type=int, default=1000)
+    ap.add_argument("--warmup-depth", type=int, default=1)
+    ap.add_argument("--sample-rate", type=float, default=0.3)
+    ap.add_argument("--top-stratum-depth", type=int, default=1)
+    ap.add_argument("--sample-weights", default="uniform", choices=("uniform", "ap_prior"))
+    ap.add_argument("--datasets", default="msrvtt,msvd")
+    args = ap.parse_args()
+    qualities = [float(x) for x in args.qualities.split(",")]
+    params = StrategyParams(warmup_depth=args.warmup_depth, seed=args.seed, sample_rate=args.sample_rate,
+                            top_stratum_depth=args.top_stratum_depth, sample_weights=args.sample_weights)
+    checkpoints = sorted({0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0})
+    args.out.mkdir(parents=True, exist_ok=True)
+    print(f"replays {args.replays}, seed {args.seed}, runs mu={qualities}, depth {DEPTH}, "
+          f"warm-up depth {params.warmup_depth}, sampled: rate {params.sample_rate}, "
+          f"top stratum depth {params.top_stratum_depth}, weights {params.sample_weights}")
+    for name in args.datasets.split(","):
+        t0 = time.perf_counter()
+        if name == "msrvtt":
+            captions, clips, original = load_msrvtt(args.data)
+        elif name == "msvd":
+            captions, clips, original = load_msvd(args.data, args.msvd_queries, args.seed)
+        else:
+            raise SystemExit(f"unknown dataset {name!r}")
+        rankings, truth, known = synthetic_world(captions, clips, original, qualities=qualities,
+                                                 extra_relevant=args.extra_relevant, seed=args.seed)
+        share_rel = sum(truth.values()) / len(truth)
+        result = simulate(rankings, truth, strategies=list(STRATEGIES), replays=args.replays,
+                          seed=args.seed, checkpoints=checkpoints, params=params, known_relevant=known,
+                          measure="C@10", depth=DEPTH,
+                          # today's order is the random baseline: no warm-up
+                          params_by_strategy={"pool_order": replace(params, warmup_depth=0)})
+        elapsed = time.perf_counter() - t0
+        print(f"\n== {name}: {len(captions)} queries, {len(clips)} clips, {result.n_pairs} pooled pairs, "
+              f"{result.n_relevant} relevant ({100 * share_rel:.1f}%), {elapsed:.0f} s")
+        print("   full-pool C@10: " + ", ".join(f"{r} {v:.3f}" for r, v in zip(result.runs, result.full_values)))
+        c30 = checkpoints.index(0.3)
+        cols = [checkpoints.index(x) for x in (0.1, 0.3, 0.5)]
+        print(f"   {'strategy':<14} {'90% rel at':>10} {'rel@30%':>8} {'C@10 err@30% (pts, max run)':>28} "
+              f"{'CI cover@30% (min run)':>23} {'tau@10%':>8} {'tau@30%':>8} {'tau@50%':>8}")
+        for si, s in enumerate(result.strategies):
+            cover = result.ci_coverage[si, c30]
+            cover_s = f"{np.nanmin(cover):.3f}" if np.isfinite(cover).any() else "-"
+            err_runs = result.metric_error[si, c30]
+            print(f"   {s:<14} {result.share_for_90[si]:>10.3f} {result.relevant_found[si, c30]:>8.3f} "
+                  f"{100 * err_runs.max():>28.2f} {cover_s:>23} "
+                  + " ".join(f"{result.kendall_tau[si, c]:>8.3f}" for c in cols))
+        sampled = result.strategies.index("sampled")
+        print("   sampled @30%, per run: error (pts) / coverage: " + ", ".join(
+            f"{r} {100 * result.metric_error[sampled, c30, ri]:.2f}/{result.ci_coverage[sampled, c30, ri]:.3f}"
+            for ri, r in enumerate(result.runs)))
+        (args.out / f"{name}_curves.csv").write_text(curves_csv(result), encoding="utf-8")
+        for chart, svg in curves_svg(result).items():
+            (args.out / f"{name}_{chart}.svg").write_text(svg, encoding="utf-8")
+    print(f"\ncurves written to {args.out}")
+
+
+if __name__ == "__main__":
+    main()
