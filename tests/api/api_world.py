@@ -14,7 +14,7 @@ from pathlib import Path
 
 from django.contrib.auth import get_user_model
 
-from annotation.models import Job, PooledPair
+from annotation.models import CrowdStudy, Job, PooledPair
 from annotation.selectors.ranking import ranking_task_display
 from annotation.services.exports import export_create
 from annotation.services.judgment_sets.imports import judgments_import
@@ -42,9 +42,11 @@ class World:
         values = {"dataset_id": ids["dataset"], "pool_id": ids["pool"], "pair_id": ids["pair"], "user_id": ids["rater"],
                   "report_id": ids["report"], "export_id": ids["export"], "artefact_id": ids["matrix"],
                   "job_id": ids["job"], "run_id": ids["run"], "study_id": ids["study"],
-                  "judgment_set_id": ids["judgment_set"], "item_id": ids["item"],
+                  "judgment_set_id": ids["judgment_set"], "item_id": ids["item"], "token": ids["crowd_study_token"],
                   "lease_id": ids["ranking_lease"] if path.startswith("/api/v1/ranking-leases/") else ids["lease"],
-                  "caption_id": PooledPair.objects.get(pk=ids["pair"]).caption_id}
+                  "caption_id": PooledPair.objects.get(pk=ids["pair"]).caption_id,
+                  # No machine judge in the world: readers get a 404, which the table counts as admitted.
+                  "judge_id": ids.get("machine_judge", 999_999)}
         return values
 
     def headers(self, role: str) -> dict:
@@ -83,9 +85,12 @@ def build_world() -> World:
     (matrix,) = proxy_matrices_compute(dataset=dataset, proxies=["bow"])
     job = Job.objects.create(kind="import_dataset", params={}, created_by=users["admin"])
     judgment_set = _judgment_set(pool)
+    crowd_study = CrowdStudy.objects.create(pool=pool, platform="prolific", title="crowd", completion_code="C0DE",
+                                            quota_pairs=5, consent_text="I agree.", training_required=False)
     ids = {"judgment_set": judgment_set.pk, "dataset": dataset.pk, "pool": pool.pk, "pair": PooledPair.objects.filter(pool=pool).first().pk,
            "rater": rater.pk, "other_rater": other_rater.pk, "run": runs[0].pk, "study": study.pk,
            "lease": lease.token, "ranking_lease": ranking_lease.token, "report": report.pk,
            "export": export.pk, "matrix": matrix.pk, "job": job.pk, "item": item_id_for("pair", lease.pair_id),
+           "crowd_study_token": crowd_study.token,
            "ranking_order": [c["id"] for c in ranking_task_display(task=ranking_lease.task, rater=rater)]}
     return World(users=users, tokens=tokens, ids=ids, runs=runs)

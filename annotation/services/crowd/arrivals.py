@@ -93,16 +93,23 @@ def study_arrive(*, study: CrowdStudy, arrival: Arrival, known_worker_ids=(), si
             raise ArrivalRefused("closed", "This study is closed to new participants.")
         try:
             with transaction.atomic():
-                worker = _worker_create(study, arrival, now)
+                worker, created = _worker_create(study, arrival, now)
         except IntegrityError:
             # The same worker id arrived twice at once (a double click): the other request made it.
-            worker = CrowdWorker.objects.select_related("user").get(study=study, worker_id=arrival.worker_id)
-        else:
+            worker, created = CrowdWorker.objects.select_related("user").get(study=study, worker_id=arrival.worker_id), False
+        if created:
             return worker
     return _worker_resume(worker, arrival, now)
 
 
-def _worker_create(study: CrowdStudy, arrival: Arrival, now) -> CrowdWorker:
+def _worker_create(study: CrowdStudy, arrival: Arrival, now) -> tuple[CrowdWorker, bool]:
+    # New accounts of a study are made one at a time: a rater's pseudonym is the highest so far
+    # plus one, which 40 workers arriving at once would otherwise all read alike (rater_profile
+    # retries a few times only; the 40-worker test ran out of retries).
+    CrowdStudy.objects.select_for_update().filter(pk=study.pk).values_list("pk", flat=True).first()
+    made_meanwhile = CrowdWorker.objects.select_related("user").filter(study=study, worker_id=arrival.worker_id).first()
+    if made_meanwhile is not None:  # the same id arrived twice at once (a double click, two tabs)
+        return made_meanwhile, False
     user = user_create(username=f"crowd{study.pk}-{study.platform}-{arrival.worker_id}", password=None, role=roles.RATER)
     rater_profile(user=user)
     # The pool's own training gate runs the training; a study that does not require it lets its
@@ -111,7 +118,7 @@ def _worker_create(study: CrowdStudy, arrival: Arrival, now) -> CrowdWorker:
     PoolMembership.objects.create(pool_id=study.pool_id, rater=user, training=training)
     return CrowdWorker.objects.create(study=study, user=user, worker_id=arrival.worker_id, session_id=arrival.session_id,
                                       external_study_id=arrival.external_study_id, submit_to=arrival.submit_to,
-                                      last_seen_at=now)
+                                      last_seen_at=now), True
 
 
 def _worker_resume(worker: CrowdWorker, arrival: Arrival, now) -> CrowdWorker:
