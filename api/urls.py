@@ -28,4 +28,5 @@ urlpatterns = [
     path("", include("api.routes.moments")),
     path("", include("api.routes.researchers")),
     path("", include("api.routes.crowd")),
+    path("", include("api.routes.machine_judges")),
 ]

@@ -1,0 +1,120 @@
+"""Machine judges over REST: an admin uploads an automatic assessor's judgments onto a pool or a
+judgment set; admins and researchers read them. The report that measures a judge against people
+is a pool report of kind `machine_judge` (POST /pools/{pool_id}/reports/ with params.judge).
+
+The upload is read in the request, not as a job: a machine judge has at most one verdict per pair
+of a pool or set, and the import is one bulk insert, all or nothing."""
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.exceptions import ValidationError
+from rest_framework.generics import ListAPIView, RetrieveAPIView
+from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation.models import MachineJudge, Pool
+from annotation.models.reports import JudgmentSet
+from annotation.services.machine_judges import MachineJudgeError, machine_judge_import
+from api.permissions import IsAdmin, IsAdminOrResearcherReadOnly
+
+
+class MachineJudgeOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    kind = serializers.CharField()
+    dataset = serializers.IntegerField(source="dataset_id")
+    pool = serializers.IntegerField(source="pool_id", allow_null=True)
+    judgment_set = serializers.IntegerField(source="judgment_set_id", allow_null=True)
+    name = serializers.CharField()
+    model_name = serializers.CharField()
+    prompt_version = serializers.CharField()
+    source_name = serializers.CharField()
+    checksum = serializers.CharField()
+    counts = serializers.JSONField()
+    created_at = serializers.DateTimeField()
+
+
+class _UploadInput(serializers.Serializer):
+    file = serializers.FileField()
+    name = serializers.CharField(max_length=200, required=False, allow_blank=True)
+    file_format = serializers.ChoiceField(choices=("csv", "jsonl"), required=False, allow_blank=True)
+    model = serializers.CharField(max_length=300, required=False, allow_blank=True,
+                                  help_text="The model's name, if the file has no model column.")
+    prompt = serializers.CharField(max_length=300, required=False, allow_blank=True,
+                                   help_text="Prompt or version, if the file has no prompt column.")
+
+
+def _import(request, *, dataset, pool=None, judgment_set=None) -> Response:
+    data = _UploadInput(data=request.data)
+    data.is_valid(raise_exception=True)
+    v = data.validated_data
+    upload = v["file"]
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "judgments"
+        with path.open("wb") as handle:
+            for chunk in upload.chunks():
+                handle.write(chunk)
+        try:
+            judge = machine_judge_import(dataset=dataset, path=path, name=v.get("name") or upload.name, pool=pool,
+                                         judgment_set=judgment_set, file_format=v.get("file_format") or None,
+                                         source_name=upload.name, model_name=v.get("model") or "",
+                                         prompt_version=v.get("prompt") or "", created_by=request.user)
+        except MachineJudgeError as exc:
+            raise ValidationError({"detail": str(exc)}) from exc
+    return Response(MachineJudgeOutputSerializer(judge).data, status=status.HTTP_201_CREATED)
+
+
+class PoolMachineJudgeImportApi(APIView):
+    """Admin: import a machine judge of the pool's pairs (CSV or JSON Lines: query, item, label
+    [, score, model, prompt]). A bad file is refused whole, each problem with its line and field."""
+
+    permission_classes = [IsAdmin]
+    parser_classes = [MultiPartParser, FormParser]
+
+    @extend_schema(request=_UploadInput, responses={201: MachineJudgeOutputSerializer})
+    def post(self, request, pool_id: int):
+        pool = get_object_or_404(Pool.objects.select_related("dataset"), pk=pool_id)
+        return _import(request, dataset=pool.dataset, pool=pool)
+
+
+class JudgmentSetMachineJudgeImportApi(APIView):
+    """Admin: import a machine judge of the pairs a judgment set has verdicts on."""
+
+    permission_classes = [IsAdmin]
+    parser_classes = [MultiPartParser, FormParser]
+
+    @extend_schema(request=_UploadInput, responses={201: MachineJudgeOutputSerializer})
+    def post(self, request, judgment_set_id: int):
+        judgment_set = get_object_or_404(JudgmentSet.objects.select_related("dataset"), pk=judgment_set_id)
+        return _import(request, dataset=judgment_set.dataset, judgment_set=judgment_set)
+
+
+class MachineJudgeListApi(ListAPIView):
+    """Admins and researchers: machine judges, newest first (`?pool=` or `?dataset=` to filter)."""
+
+    permission_classes = [IsAdminOrResearcherReadOnly]
+    serializer_class = MachineJudgeOutputSerializer
+
+    def get_queryset(self):
+        qs = MachineJudge.objects.all()
+        for name in ("pool", "dataset"):
+            value = self.request.query_params.get(name)
+            if value:
+                if not value.isdigit():
+                    raise ValidationError({name: "expected an id"})
+                qs = qs.filter(**{f"{name}_id": int(value)})
+        return qs
+
+
+class MachineJudgeDetailApi(RetrieveAPIView):
+    """Admins and researchers: one machine judge."""
+
+    permission_classes = [IsAdminOrResearcherReadOnly]
+    serializer_class = MachineJudgeOutputSerializer
+    lookup_url_kwarg = "judge_id"
+    queryset = MachineJudge.objects.all()
