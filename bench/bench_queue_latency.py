@@ -1,6 +1,7 @@
 """Latency of "next pair + submit label" through the HTTP API served by gunicorn, on PostgreSQL.
 
     .venv/bin/python bench/bench_queue_latency.py [--sizes 5000 500000] [--raters 1 20] [--think 0 2]
+        [--strategy bandit --pool-runs 3] [--time-recompute]
 
 For each pool size a pool is built (through the real pool service), gunicorn is started on it,
 and N rater threads loop next -> submit with token auth for a fixed time. Prints p50/p95 of the
@@ -10,6 +11,12 @@ latency is then N / throughput), 2 is a fast human pace (raters watch a clip bef
 Closed-loop cells run `--seconds`, paced cells `--paced-seconds` (they need longer to collect
 enough pairs for a p95). Goal (issue 3): p95 under 50 ms, and the 500,000-pair p95 within 1.5x
 of the 5,000-pair p95.
+
+`--strategy` builds the pool with that judging strategy (issue 15: every label that resolves a
+pair then rewrites its query's order inside the label transaction); `--pool-runs N` makes N runs
+whose lists overlap (run r is run 0 shifted down r ranks), so a label updates several runs, and
+raters answer "relevant" for about 10% of pairs. `--time-recompute` also times switching the
+built pool's strategy (PATCH pools/{id}/ judging), which recomputes every query's order.
 """
 from __future__ import annotations
 
@@ -29,7 +36,7 @@ import uuid
 from _setup import REPO, django_for_bench
 
 
-def build(size: int):
+def build(size: int, strategy: str = "pool_order", n_runs: int = 1):
     from django.db import connection
 
     from annotation.models import Caption, Clip, Dataset, Run
@@ -41,7 +48,7 @@ def build(size: int):
     name = f"bench-queue-{size}"
     Dataset.objects.filter(name=name).delete()
     depth = 10
-    n_captions = size // depth
+    n_captions = size // (depth + n_runs - 1)  # runs overlap: depth + n_runs - 1 pairs per caption
     dataset = Dataset.objects.create(name=name)
     Clip.objects.bulk_create([Clip(dataset=dataset, external_id=f"v{i}", video_id=f"v{i}", media=f"demo/v{i}.mp4")
                               for i in range(2000)], batch_size=5000)
@@ -50,18 +57,22 @@ def build(size: int):
                                 batch_size=5000)
     caption_ids = list(Caption.objects.filter(dataset=dataset).order_by("pk").values_list("pk", flat=True))
     dataset_counts_refresh(datasets=[dataset])  # rows made here, not by the import that keeps the counts
-    run = Run.objects.create(dataset=dataset, name="r", checksum=uuid.uuid4().hex, depth=depth)
     import io
 
-    buffer = io.StringIO()
-    for i, caption in enumerate(caption_ids):
-        for r in range(depth):
-            buffer.write(f"{run.pk}\t{caption}\t{clip_ids[(i * 13 + r * 7) % len(clip_ids)]}\t{r + 1}\t{-r}\n")
-    buffer.seek(0)
-    with connection.cursor() as cursor:
-        cursor.cursor.copy_expert("COPY annotation_prediction (run_id, caption_id, clip_id, rank, score) FROM STDIN", buffer)
+    runs = []
+    for shift in range(n_runs):
+        run = Run.objects.create(dataset=dataset, name=f"r{shift}", checksum=uuid.uuid4().hex, depth=depth)
+        buffer = io.StringIO()
+        for i, caption in enumerate(caption_ids):
+            for r in range(depth):
+                buffer.write(f"{run.pk}\t{caption}\t{clip_ids[(i * 13 + (r + shift) * 7) % len(clip_ids)]}\t{r + 1}\t{-r}\n")
+        buffer.seek(0)
+        with connection.cursor() as cursor:
+            cursor.cursor.copy_expert("COPY annotation_prediction (run_id, caption_id, clip_id, rank, score) FROM STDIN", buffer)
+        runs.append(run)
     t = time.perf_counter()
-    pool = pool_create(dataset=dataset, name="bench", runs=[run], depth=depth, redundancy=0.1, seed=1)
+    pool = pool_create(dataset=dataset, name="bench", runs=runs, depth=depth, redundancy=0.1, seed=1,
+                       judging={"strategy": strategy})
     built = time.perf_counter() - t
     raters = [rater_create(username=f"{name}-r{i}-{uuid.uuid4().hex[:4]}", password="pw-123456") for i in range(20)]
     memberships_grant(pool=pool, users=raters)
@@ -86,7 +97,8 @@ def rater_loop(port: int, pool_id: int, token: str, stop: float, samples: list, 
         if response.status != 200 or body["assignment"] is None:
             errors.append(f"next: {response.status} {body}")
             return
-        label = {"client_id": uuid.uuid4().hex, "lease_id": body["assignment"]["lease_id"], "value": "relevant", "seconds": 1}
+        value = "relevant" if rng.random() < 0.1 else "not_relevant"  # about FIRE's share of relevant pairs
+        label = {"client_id": uuid.uuid4().hex, "lease_id": body["assignment"]["lease_id"], "value": value, "seconds": 1}
         conn.request("POST", "/api/v1/labels/", body=json.dumps(label), headers=headers)
         response = conn.getresponse()
         response.read()
@@ -125,12 +137,18 @@ def main() -> None:
                         help="Seconds a rater spends per pair between requests (0 = back-to-back, a load test).")
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--database-url", default=None)
+    parser.add_argument("--strategy", default="pool_order",
+                        choices=["pool_order", "shallow_first", "move_to_front", "bandit", "sampled"],
+                        help="Judging strategy of the pool (issue 15).")
+    parser.add_argument("--pool-runs", type=int, default=1, help="Runs pooled (overlapping lists).")
+    parser.add_argument("--time-recompute", action="store_true",
+                        help="Also time switching the strategy (every query's order recomputed).")
     args = parser.parse_args()
     django_for_bench(args.database_url)
     results = {}
     for size in args.sizes:
-        pool, tokens, built = build(size)
-        print(f"pool of {pool.pairs.count():,} pairs built in {built:.1f}s")
+        pool, tokens, built = build(size, args.strategy, args.pool_runs)
+        print(f"pool of {pool.pairs.count():,} pairs ({args.pool_runs} run(s), {args.strategy}) built in {built:.1f}s")
         env = os.environ | {"DATABASE_URL": os.environ["DATABASE_URL"], "DEBUG": "0", "LOG_LEVEL": "WARNING"}
         server = subprocess.Popen([sys.executable, "-m", "gunicorn", "config.wsgi:application", "-b", f"127.0.0.1:{args.port}",
                                    "--workers", str(args.workers), "--threads", str(args.threads), "--log-level", "warning"],
@@ -152,6 +170,14 @@ def main() -> None:
         finally:
             server.send_signal(signal.SIGTERM)
             server.wait(timeout=30)
+        if args.time_recompute:
+            from annotation.services.judging import judging_settings_update
+
+            other = "shallow_first" if args.strategy != "shallow_first" else "bandit"
+            t = time.perf_counter()
+            done = judging_settings_update(pool=pool, changes={"strategy": other})
+            print(f"  strategy {args.strategy} -> {other}: {done['queries']:,} queries recomputed, {done['reordered']:,} "
+                  f"pairs moved, in {time.perf_counter() - t:.1f}s")
     sizes = sorted(args.sizes)
     if len(sizes) >= 2:
         for think in args.think:

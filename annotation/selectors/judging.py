@@ -5,6 +5,14 @@ from django.db.models import Count, Q
 
 from annotation.models import Pool, PooledPair, PoolQuery
 
+STRATEGY_TEXT = {
+    "pool_order": "Pool order (started pairs first, then seeded random)",
+    "shallow_first": "Shallow first (depth by depth, queries in turn)",
+    "move_to_front": "Move-to-front over runs",
+    "bandit": "Bandit over runs",
+    "sampled": "Probability sample (for estimates)",
+}
+
 STOP_REASON_TEXT = {
     "budget": "query budget spent",
     "remaining_relevant": "few relevant pairs left (estimate)",

@@ -144,13 +144,17 @@ class PoolDetailApi(APIView):
 
     permission_classes = [IsAdminOrResearcherReadOnly]
 
-    class SettingsSerializer(serializers.Serializer):
+    class SettingsSerializer(JudgingSettingsSerializer):
+        # Judging settings come nested in `judging` or flat (the pool page's form sends them flat).
         judging = JudgingSettingsSerializer(required=False)
         # The same bounds as the build form.
         lease_seconds = serializers.IntegerField(min_value=10, max_value=24 * 3600, required=False)
         gold_rate = serializers.FloatField(min_value=0, max_value=1, required=False)
         training_pass_mark = serializers.FloatField(min_value=0, max_value=1, required=False)
         redundancy = serializers.FloatField(min_value=0, max_value=1, required=False)
+
+        def to_internal_value(self, data):
+            return serializers.Serializer.to_internal_value(self, data)  # unknown names: validate() says why
 
         def validate(self, attrs):
             unknown = set(self.initial_data) - set(self.fields)
@@ -173,7 +177,8 @@ class PoolDetailApi(APIView):
         data = self.SettingsSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         changes = dict(data.validated_data)
-        judging = changes.pop("judging", None)
+        judging = {**changes.pop("judging", {}), **{name: changes.pop(name) for name in list(changes)
+                                                    if name in JUDGING_SETTINGS}}
         extra = {}
         if judging:
             try:

@@ -13,6 +13,7 @@ from annotation.models import Job, Pool, PooledPair
 from annotation.selectors.dashboard import (dataset_runs, datasets_overview, pool_agreement, pool_known_pair_counts,
                                             pool_live, pool_rater_summary, pools_overview, raters_overview, recent_jobs)
 from annotation.selectors.known_pairs import known_pair_sources
+from annotation.selectors.judging import STRATEGY_TEXT, pool_query_statuses
 from annotation.selectors.pools import pairs_needing_admin, pool_progress
 from frontend.views.access import page_for
 
@@ -67,7 +68,12 @@ def pool_detail(request, pool_id: int):
         m.live = by_rater.get(m.rater_id, {})
         m.active_text = active_text(m.live.get("active_seconds", 0.0))
         m.rate_text = rate_text(m.live.get("rate_per_hour"))
+    judging = pool_query_statuses(pool=pool, stopped_only=True, limit=100)
+    shown = {row["caption"] for row in judging["results"]}
+    rows = judging["results"] + [row for row in pool_query_statuses(pool=pool, limit=50)["results"] if row["caption"] not in shown]
     return render(request, "frontend/admin_ui/pool.html", {
+        "judging": judging, "judging_rows": rows, "judging_more": judging["queries"] > len(rows),
+        "strategies": list(STRATEGY_TEXT.items()), "strategy_text": STRATEGY_TEXT[pool.judging_strategy],
         "pool": pool, "progress": pool_progress(pool=pool), "agreement": pool_agreement(pool=pool), "live": live,
         "members": members, "known": pool_known_pair_counts(pool=pool),
         "other_raters": [r for r in raters_overview() if r.pk not in member_ids],

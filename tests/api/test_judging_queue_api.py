@@ -102,6 +102,8 @@ def test_patch_changes_the_strategy_admins_only_and_says_what_it_did(world):
     bad = world["admin"].patch(url, {"judging": {"strategy": "best_first"}}, format="json")
     assert bad.status_code == 400 and "strategy" in bad.json()["judging"]
     assert world["admin"].patch(url, {"judging": {"coin": 1}}, format="json").status_code == 400
+    flat = world["admin"].patch(url, {"query_budget": 5, "lease_seconds": 60}, format="json")  # the page's form
+    assert flat.status_code == 200 and flat.json()["judging"]["query_budget"] == 5 and flat.json()["lease_seconds"] == 60
     judge_one(pool, world["rater"])
     refused = world["admin"].patch(url, {"judging": {"strategy": "sampled"}}, format="json")
     assert refused.status_code == 409 and "sampling design" in refused.json()["detail"]
@@ -131,3 +133,14 @@ def test_build_pool_command_takes_the_judging_options(world):
     assert (built.judging_strategy, built.judging_sample_rate, built.judging_stop_misses_in_a_row) == ("sampled", 0.5, 4)
     assert "judged in sampled order" in out.getvalue()
     assert PooledPair.objects.filter(pool=built, state="not_sampled").exists()
+
+
+def test_pool_page_shows_each_querys_status_and_a_resume_button(world, client):
+    pool = world["pool"]
+    pair = judge_one(pool, world["rater"])
+    client.force_login(make_user("admin"))
+    page = client.get(f"/admin-ui/pools/{pool.pk}/").content.decode()
+    assert "Judging order and stopping" in page and "Shallow first" in page
+    assert "1 of 2 stopped" in page and "query budget spent" in page
+    assert f'data-api="/api/v1/pools/{pool.pk}/queries/{pair.caption_id}/resume/"' in page
+    assert page.count('/resume/"') == 1  # only the stopped query offers a resume; the pool is not stopped
