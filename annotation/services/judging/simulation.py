@@ -41,6 +41,8 @@ from annotation.services.jobs import task_names
 from annotation.services.jobs.dispatch import job_enqueue
 from annotation.services.jobs.lifecycle import job_create
 from annotation.services.reports import json_ready, report_versions
+from annotation.services.storage import stored_file_delete, stored_file_open, stored_file_write
+from annotation.services.storage.job_files import job_output_relative
 
 STRATEGY_NAMES = ("pool_order", "shallow_first", "move_to_front", "bandit", "sampled")
 MEASURES = ("C@1", "C@5", "C@10", "AP", "nDCG@10")
@@ -51,7 +53,7 @@ CHART_TITLES = {"relevant_found": "Relevant pairs found against judgments spent"
                 "kendall_tau": "Kendall's tau of the system ranking against judgments spent",
                 "ci_coverage": "Coverage of the 95% intervals against judgments spent"}
 CSV_NAME = "curves.csv"
-ARTEFACT_AREA = "exports"  # the storage area (annotation/services/storage), imported on use: a files concern
+ARTEFACT_AREA = "exports"  # the storage area report files live in (annotation/services/storage)
 ARTEFACT_KINDS = ("judging_curves_csv", "judging_chart_svg")
 #: Judgment formats whose pairs are caption-clip verdicts (moment ground truth is about spans).
 _PAIR_FORMATS = ("qrels", "sample_eval", "fire_json", "rater_labels", "pool")
@@ -386,9 +388,6 @@ def judging_simulation_run(*, inputs: JudgingInputs, params: dict, progress: Cal
 
 def _write_artefact(*, dataset_id: int, report: Report, folder: Path, name: str, text: str, kind: str,
                     content_type: str, job: Job | None, written: list[str]) -> Artefact:
-    from annotation.services.storage import stored_file_write
-    from annotation.services.storage.job_files import job_output_relative
-
     relative = (job_output_relative(job_id=job.pk, name=f"report-{report.pk}-{name}") if job
                 else folder / name).as_posix()
     data = text.encode()
@@ -403,8 +402,6 @@ def _write_artefact(*, dataset_id: int, report: Report, folder: Path, name: str,
 def judging_report_file(*, report: Report, name: str) -> tuple[Artefact, bytes] | None:
     """A file of a judging simulation report by its name (curves.csv, relevant_found.svg...), or
     None when the report has no such file."""
-    from annotation.services.storage import stored_file_open
-
     artefact = Artefact.objects.filter(report=report, name=name, kind__in=ARTEFACT_KINDS).first()
     if artefact is None:
         return None
@@ -440,8 +437,6 @@ def judging_simulation_store(*, dataset_id: int, pool: Pool | None, inputs: Judg
                                 content_type="image/svg+xml", **common)
         return report
     except BaseException:
-        from annotation.services.storage import stored_file_delete
-
         for name in written:
             stored_file_delete(ARTEFACT_AREA, name)
         raise
