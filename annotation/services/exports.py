@@ -20,6 +20,13 @@ Raters appear only by pseudonym (RaterProfile.pseudonym), never by user name.
 - csv / jsonl: one row per label of every pool pair (a pair without labels gets one row with
   empty label fields), with the pair's state and resolution, the rater's pseudonym, the vote's
   order, whether it counted, seconds spent, when, and the runs that proposed the pair with ranks.
+
+Every format takes `aggregation`: `majority` (the default, the pairs' stored resolution),
+`dawid_skene` or `mace` (services/aggregation): the model then decides the pairs whose voting is
+over (resolved by votes, or a disagreement), from the same human votes; an admin's decision, an
+imported verdict and open pairs stay as they are. The file says which: an `aggregation` column
+(csv, jsonl), an `aggregation` field (FIRE JSON), the file name (unless majority) and the
+artefact's params (all). Machine judges' verdicts never enter an export.
 """
 from __future__ import annotations
 
@@ -40,10 +47,12 @@ from django.utils import timezone
 from annotation.formats.csv_safe import safe_csv_writer
 from annotation.formats.fire_json import FireJsonWriter
 from annotation.formats.qrels import write_qrels
-from annotation.models import Artefact, Job, Pool, PooledPair
+from annotation.analysis.aggregation import MODEL_NOTES
+from annotation.models import Artefact, Caption, Clip, Job, Pool, PooledPair
 from annotation.selectors.reports import (export_fire_pair_rows, export_fire_provenance_rows, export_fire_vote_rows,
                                           export_label_rows, export_provenance_rows, export_qrels_rows, json_value,
-                                          pool_raters_without_profile)
+                                          pool_pairs, pool_raters_without_profile)
+from annotation.services.aggregation import AGGREGATION_MODELS, pool_aggregated_labels
 from annotation.services.storage.job_files import job_output_relative
 from annotation.services.raters import rater_profile
 from annotation.services.storage import stored_file_delete, stored_file_exists, stored_file_write
@@ -72,7 +81,8 @@ EXPORT_FORMATS = {
 }
 LABEL_COLUMNS = ["pool_id", "pair_id", "caption_id", "caption_text", "clip_id", "video_id", "start", "end",
                  "is_original_positive", "pair_state", "resolved_label", "resolved_by", "label_id", "rater",
-                 "value", "counted", "vote_number", "surplus_reason", "seconds", "created_at", "proposed_by"]
+                 "value", "counted", "vote_number", "surplus_reason", "seconds", "created_at", "proposed_by",
+                 "aggregation"]
 _FLUSH = 1 << 20
 
 
@@ -106,7 +116,8 @@ def export_params_clean(*, fmt: str, params: dict | None, pool: Pool) -> dict:
     if fmt not in EXPORT_FORMATS:
         raise ExportError(f"unknown export format '{fmt}'; use one of {', '.join(EXPORT_FORMATS)}")
     params = dict(params or {})
-    accepted = EXPORT_FORMATS[fmt].params
+    # Every format can name the rule that turns votes into labels (see the module docstring).
+    accepted = {**EXPORT_FORMATS[fmt].params, "aggregation": "majority"}
     unknown = sorted(set(params) - set(accepted))
     if unknown:
         raise ExportError(f"unknown parameter(s) {', '.join(unknown)} for {fmt} exports; "
@@ -118,6 +129,8 @@ def export_params_clean(*, fmt: str, params: dict | None, pool: Pool) -> dict:
             raise ExportError("parameter 'originals' must be true or false")
         if name in ("dataset_tag", "license", "creator") and value is not None and not isinstance(value, str):
             raise ExportError(f"parameter '{name}' must be text")
+        if name == "aggregation" and value not in AGGREGATION_MODELS:
+            raise ExportError(f"parameter 'aggregation' must be one of {', '.join(AGGREGATION_MODELS)}, got {value!r}")
         clean[name] = value
     if fmt == "fire_json" and not clean["dataset_tag"]:
         clean["dataset_tag"] = pool.dataset.name
@@ -161,21 +174,35 @@ def _resolved_by(state: str, by_admin: bool, votes: int) -> str:
     return "majority" if votes else "imported"
 
 
-def _label_records(pool: Pool, progress: Callable[[int], None]) -> Iterator[dict[str, Any]]:
+def _aggregated(pool: Pool, params: dict) -> dict[int, str | None] | None:
+    """pair id -> the model's label of the pairs it decides; None under majority (the stored
+    resolution is then exported as it is)."""
+    if params["aggregation"] == "majority":
+        return None
+    return pool_aggregated_labels(pool=pool, model=params["aggregation"])
+
+
+def _label_records(pool: Pool, progress: Callable[[int], None], params: dict) -> Iterator[dict[str, Any]]:
+    aggregation = params["aggregation"]
+    decided = _aggregated(pool, params) or {}
     provenance = _merge_join(export_provenance_rows(pool=pool), 1)
     for done, (pair_id, rows) in enumerate(groupby(export_label_rows(pool=pool), key=lambda r: r[0]), start=1):
         proposed = [{"run": run, "rank": rank} for run, rank in provenance((pair_id,))]
         for (_, caption_id, text, clip_id, video_id, start, end, original, state, resolved, by_admin, votes,
              label_id, rater, value, counted, sequence, surplus, seconds, created_at) in rows:
+            resolved_by = _resolved_by(state, bool(by_admin), votes) or None
+            if pair_id in decided:
+                resolved = decided[pair_id]
+                resolved_by = aggregation if resolved else None
             yield {
                 "pool_id": pool.pk, "pair_id": pair_id, "caption_id": caption_id, "caption_text": text,
                 "clip_id": clip_id, "video_id": video_id, "start": start, "end": end,
                 "is_original_positive": bool(original), "pair_state": state, "resolved_label": resolved or None,
-                "resolved_by": _resolved_by(state, bool(by_admin), votes) or None,
+                "resolved_by": resolved_by,
                 "label_id": label_id, "rater": rater, "value": value,
                 "counted": None if label_id is None else bool(counted),
                 "vote_number": sequence or None, "surplus_reason": surplus or None, "seconds": seconds,
-                "created_at": _when(created_at), "proposed_by": proposed,
+                "created_at": _when(created_at), "proposed_by": proposed, "aggregation": aggregation,
             }
         progress(done)
 
@@ -185,7 +212,7 @@ def _write_csv(out: _HashingFile, pool: Pool, params: dict, progress) -> dict:
     writer = safe_csv_writer(out)
     writer.writeheader(LABEL_COLUMNS)
     rows = 0
-    for record in _label_records(pool, progress):
+    for record in _label_records(pool, progress, params):
         record["proposed_by"] = ";".join(f"{p['run']}@{p['rank']}" for p in record["proposed_by"])
         writer.writerow([record[c] for c in LABEL_COLUMNS])
         rows += 1
@@ -194,15 +221,41 @@ def _write_csv(out: _HashingFile, pool: Pool, params: dict, progress) -> dict:
 
 def _write_jsonl(out: _HashingFile, pool: Pool, params: dict, progress) -> dict:
     rows = 0
-    for record in _label_records(pool, progress):
+    for record in _label_records(pool, progress, params):
         out.write(json.dumps(record, ensure_ascii=False) + "\n")
         rows += 1
     return {"rows": rows}
 
 
+def _aggregated_qrels_rows(pool: Pool, params: dict, decided: dict[int, str | None]) -> Iterator[tuple[str, str, int]]:
+    """export_qrels_rows' rows with the model deciding the pairs it decides: held in memory, one
+    entry per labelled pair, ordered as the SQL orders them (caption, then clip id)."""
+    pairs = pool_pairs(pool=pool)
+    relevance: dict[tuple[int, int], int] = {}
+    for pair_id, caption, clip, state, code in zip(pairs.id.tolist(), pairs.caption.tolist(), pairs.clip.tolist(),
+                                                   pairs.state.tolist(), pairs.resolved.tolist()):
+        if pair_id in decided:
+            if decided[pair_id] is not None:
+                relevance[(caption, clip)] = int(decided[pair_id] == PooledPair.Answer.RELEVANT)
+        elif state == PooledPair.State.RESOLVED and code >= 0:
+            relevance[(caption, clip)] = code
+    captions = dict(Caption.objects.filter(dataset_id=pool.dataset_id).values_list("id", "external_id"))
+    clips = dict(Clip.objects.filter(dataset_id=pool.dataset_id).values_list("id", "external_id"))
+    if params["originals"]:
+        for caption, clip in Caption.objects.filter(dataset_id=pool.dataset_id, original_clip__isnull=False
+                                                     ).values_list("id", "original_clip_id"):
+            relevance[(caption, clip)] = 1  # the original stays relevant whatever raters say
+    for caption, clip in sorted(relevance):
+        yield captions[caption], clips[clip], relevance[(caption, clip)]
+
+
 def _write_qrels(out: _HashingFile, pool: Pool, params: dict, progress) -> dict:
+    decided = _aggregated(pool, params)
+    rows = (export_qrels_rows(pool=pool, originals=params["originals"]) if decided is None
+            else _aggregated_qrels_rows(pool, params, decided))
+
     def counted():
-        for done, row in enumerate(export_qrels_rows(pool=pool, originals=params["originals"]), start=1):
+        for done, row in enumerate(rows, start=1):
             if done % 10_000 == 0:
                 progress(done)
             yield row
@@ -219,8 +272,12 @@ def _write_fire(out: _HashingFile, pool: Pool, params: dict, progress) -> dict:
     tag = params["dataset_tag"]
     metadata = {"datasets": [tag], "license": params["license"], "creator": params["creator"],
                 "created_ds": timezone.localdate().isoformat(), "pool": pool.name,
-                "resolution": ("strict majority of the votes; the caption's original video always stays a positive "
-                               "and is not listed unless it was judged")}
+                "aggregation": params["aggregation"],
+                "resolution": ((MODEL_NOTES[params["aggregation"]].format(n_iter=100, seed=0)
+                                if params["aggregation"] != "majority" else "strict majority of the votes")
+                               + "; the caption's original video always stays a positive and is not listed unless "
+                                 "it was judged")}
+    decided = _aggregated(pool, params) or {}
     merged = conflicting = done = 0
     with FireJsonWriter(out, metadata=metadata) as writer:
         for _, group in groupby(export_fire_pair_rows(pool=pool), key=lambda r: r[:2]):
@@ -244,7 +301,10 @@ def _write_fire(out: _HashingFile, pool: Pool, params: dict, progress) -> dict:
                     response_ids.append(label_id)
                     queue_ids.append(pair_id)
                 models += [name for (name,) in proposing_runs(key)]
-                if state == PooledPair.State.RESOLVED:
+                if pair_id in decided:
+                    if decided[pair_id] is not None:
+                        resolved.add(decided[pair_id])
+                elif state == PooledPair.State.RESOLVED:
                     resolved.add(resolved_label)
             if len(pairs) > 1:
                 merged += 1
@@ -262,10 +322,11 @@ def _write_fire(out: _HashingFile, pool: Pool, params: dict, progress) -> dict:
 _WRITERS = {"qrels": _write_qrels, "fire_json": _write_fire, "csv": _write_csv, "jsonl": _write_jsonl}
 
 
-def _target(pool: Pool, fmt: str, job: Job | None) -> PurePosixPath:
+def _target(pool: Pool, fmt: str, job: Job | None, aggregation: str = "majority") -> PurePosixPath:
     stamp = datetime.now(dt_timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
     slug = re.sub(r"[^A-Za-z0-9._-]+", "-", pool.name).strip("-")[:80] or "pool"
-    name = f"{slug}-{fmt}-{stamp}.{EXPORT_FORMATS[fmt].extension}"
+    model = "" if aggregation == "majority" else f"-{aggregation.replace('_', '-')}"
+    name = f"{slug}-{fmt}{model}-{stamp}.{EXPORT_FORMATS[fmt].extension}"
     if job is not None:
         # In the job's own folder, where whatever a failed or killed attempt left is found and removed.
         return job_output_relative(job_id=job.pk, name=name)
@@ -280,7 +341,7 @@ def export_create(*, pool: Pool, fmt: str, params: dict | None = None, job: Job 
         rater_profile(user=user)
     total = PooledPair.objects.filter(pool=pool, role=PooledPair.Role.POOL).count()
     report = (lambda done: progress(done, max(total, done))) if progress else (lambda done: None)
-    relative = _target(pool, fmt, job).as_posix()
+    relative = _target(pool, fmt, job, clean["aggregation"]).as_posix()
     own_transaction = not connection.in_atomic_block
     written = recorded = False
     try:

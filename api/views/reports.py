@@ -21,6 +21,7 @@ from rest_framework.views import APIView
 from annotation.formats.csv_safe import safe_csv_writer
 from annotation.models import Artefact, Pool, Report
 from annotation.selectors.reports import artefact_list, report_list, report_tables
+from annotation.services.aggregation import AGGREGATION_MODELS
 from annotation.services.exports import EXPORT_FORMATS, ExportError
 from annotation.services.jobs.reports import export_start, report_start
 from annotation.services.reports import REPORT_KINDS, ReportError
@@ -171,21 +172,25 @@ class PoolExportCreateApi(APIView):
     """Admin: export a pool's labels as a file, as a background job (202 + job status URL).
 
     format: qrels | fire_json | csv | jsonl. params: qrels {"originals": true}; fire_json
-    {"dataset_tag": "MSRVTT", "license": "...", "creator": "..."}."""
+    {"dataset_tag": "MSRVTT", "license": "...", "creator": "..."}. aggregation: majority (default,
+    the stored resolution) | dawid_skene | mace, from the same human votes; the file names which."""
 
     permission_classes = [IsAdmin]
 
     class InputSerializer(serializers.Serializer):
         format = serializers.ChoiceField(choices=list(EXPORT_FORMATS))
         params = serializers.DictField(required=False, default=dict)
+        aggregation = serializers.ChoiceField(choices=AGGREGATION_MODELS, default="majority")
 
     @extend_schema(request=InputSerializer, responses={202: JobOutputSerializer})
     def post(self, request, pool_id: int):
         pool = get_object_or_404(Pool.objects.select_related("dataset"), pk=pool_id)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
+        params = {**data.validated_data["params"]}
+        params.setdefault("aggregation", data.validated_data["aggregation"])
         try:
-            job = export_start(pool=pool, fmt=data.validated_data["format"], params=data.validated_data["params"],
+            job = export_start(pool=pool, fmt=data.validated_data["format"], params=params,
                                created_by=request.user)
         except ExportError as exc:
             raise ValidationError({"detail": str(exc)}) from exc

@@ -214,7 +214,7 @@ def test_a_retried_judgments_upload_returns_the_first_job(as_role, run_jobs, tmp
 
 @pytest.mark.parametrize("kind, params, stored", [
     ("metrics", {"ks": [10, 1]}, {"depth": 3, "ks": [1, 10], "decimals": 1, "overlap_k": 10, "rbo_p": 0.9}),
-    ("agreement", {"n_boot": 20}, {"n_boot": 20, "seed": 0, "confidence": 0.95}),
+    ("agreement", {"n_boot": 20}, {"n_boot": 20, "seed": 0, "confidence": 0.95, "with_mace": 0}),
     ("sample_estimate", {}, {"sample_size": None, "seed": 0, "confidence": 0.95, "half_width": 0.05, "depth": 3}),
 ])
 def test_a_report_job_runs_with_the_parameters_it_stored(as_role, run_jobs, pool, kind, params, stored):

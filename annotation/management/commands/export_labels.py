@@ -3,6 +3,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from annotation.services.aggregation import AGGREGATION_MODELS
 from annotation.services.exports import EXPORT_FORMATS, ExportError, export_create
 from annotation.services.storage import stored_file_chunks
 
@@ -20,11 +21,16 @@ class Command(BaseCommand):
         parser.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                             help="e.g. --param originals=false (qrels), --param dataset_tag=MSVD (fire_json).")
         parser.add_argument("--out", type=Path, help="Also copy the file here ('-' prints it).")
+        parser.add_argument("--aggregation", choices=AGGREGATION_MODELS, default="majority",
+                            help="How votes become a pair's label: strict majority (the stored resolution, default), "
+                                 "or Dawid-Skene / MACE over the same human votes. The file names which.")
 
     def handle(self, *args, **opts):
         pool = pool_from_option(opts["pool"])
         try:
-            artefact = export_create(pool=pool, fmt=opts["format"], params=params_from_options(opts["param"]),
+            params = params_from_options(opts["param"])
+            params.setdefault("aggregation", opts["aggregation"])
+            artefact = export_create(pool=pool, fmt=opts["format"], params=params,
                                      progress=ConsoleProgress(f"exporting {opts['format']}"))
         except ExportError as exc:
             raise CommandError(str(exc)) from exc

@@ -75,7 +75,7 @@ def test_agreement_report_by_hand():
     pool, raters = _hand_worked_pool()
     report = report_create(pool=pool, kind="agreement", params={"n_boot": 200, "seed": 3})
     r = report.result
-    assert report.params == {"n_boot": 200, "seed": 3, "confidence": 0.95}
+    assert report.params == {"n_boot": 200, "seed": 3, "confidence": 0.95, "with_mace": 0}
     assert r["summary"] == {
         "pairs": 5, "labelled_pairs": 5, "multiply_labelled_pairs": 4, "labels": 10, "resolved": 4,
         # 4 of the 4 decided pairs resolved (none without a majority); 4 of all 5 pairs.
