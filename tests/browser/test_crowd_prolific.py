@@ -1,0 +1,94 @@
+"""A Prolific worker in a real browser, from the study link to the completion code: consent,
+guidelines, the pool's training, judging with the quota counter from the keyboard, and the
+completion page. axe-core finds nothing on the crowd pages and on the admin's QC page."""
+from __future__ import annotations
+
+import pytest
+
+from annotation.models import CrowdWorker, Label
+from annotation.services.crowd.studies import study_save
+from tests.browser.conftest import assert_controls_labelled, log_in, snap
+from tests.browser.scenarios import admin_user, judging_setup
+from tests.browser.test_a11y_layout import AXE, AXE_RUN
+
+pytestmark = pytest.mark.browser
+
+QUOTA = 3
+
+
+def no_axe_violations(page, label: str) -> None:
+    page.evaluate(AXE.read_text())
+    found = page.evaluate(AXE_RUN)
+    if found:
+        snap(page, f"crowd-axe-{label}")
+    assert found == [], (label, found)
+
+
+def answer_when_ready(page, key: str, after: str | None) -> str:
+    try:
+        _wait_ready(page, after)
+    except Exception:
+        snap(page, "crowd-stuck")
+        print(page.evaluate("() => [document.getElementById('judge').dataset.state, document.getElementById('state-title').textContent, document.getElementById('judge').dataset.pairId]"))
+        raise
+    shown = page.evaluate("() => document.getElementById('judge').dataset.pairId")
+    page.keyboard.press(key)
+    return shown
+
+
+def _wait_ready(page, after):
+    page.wait_for_function(
+        """(after) => { const j = document.getElementById('judge');
+             return j.dataset.state === 'working' && j.dataset.armed === 'true' && j.dataset.pairId !== after; }""",
+        arg=after)
+
+
+def test_prolific_worker_from_link_to_completion_code(page, server):
+    setup = judging_setup(pairs=8, training=2, pool_name="Crowd pool")
+    study = study_save(pool=setup.pool, platform="prolific", title="Judge video clips", completion_code="PROL1FIC",
+                       quota_pairs=QUOTA, consent_text="You agree that your answers are stored anonymously.",
+                       training_required=True, guidelines_extra="Take your time.")
+    page.goto(f"{server}/study/{study.token}/?PROLIFIC_PID=60a1b2c3d4e5f60718293a4b&STUDY_ID=st&SESSION_ID=se")
+    page.wait_for_selector("#consent-agree")
+    assert "stored anonymously" in page.inner_text("#consent-text")
+    no_axe_violations(page, "consent")
+    assert_controls_labelled(page)
+    page.click("#consent-agree")
+    page.wait_for_selector("#guidelines-start")
+    assert "Take your time." in page.inner_text("main")
+    no_axe_violations(page, "guidelines")
+    page.click("#guidelines-start")
+    page.wait_for_selector("#crowd-bar")
+
+    # Training: the pool's own training queue, answered right (the feedback is acknowledged with Enter).
+    shown = None
+    for _ in range(2):
+        page.wait_for_function("() => document.getElementById('judge').dataset.mode === 'training'")
+        caption = page.inner_text("#caption")
+        key = "1" if setup.training_answers[caption] == "relevant" else "2"
+        shown = answer_when_ready(page, key, shown)
+        page.wait_for_selector("#feedback[data-result=correct]")
+        page.wait_for_function("() => document.getElementById('judge').dataset.armed === 'true'")
+        page.keyboard.press("Enter")
+    # Judging to the quota, the counter moving.
+    for n in range(QUOTA):
+        shown = answer_when_ready(page, "2", shown)
+        if n == 0:
+            no_axe_violations(page, "work")
+    page.wait_for_selector("#completion-code", timeout=20000)
+    assert page.inner_text("#completion-code") == "PROL1FIC"
+    assert "cc=PROL1FIC" in page.get_attribute("#completion-return", "href")
+    no_axe_violations(page, "done")
+    snap(page, "crowd-done")
+    worker = CrowdWorker.objects.get(study=study)
+    assert worker.stage == "done"
+    assert Label.objects.filter(rater=worker.user).exclude(pair__role="training").count() == QUOTA
+
+
+def test_admin_quality_page_is_clean(page, server):
+    setup = judging_setup(pairs=4, training=0, pool_name="QC pool")
+    admin = admin_user()
+    log_in(page, server, admin.username, setup.password)
+    page.goto(f"{server}/admin-ui/pools/{setup.pool.pk}/quality/")
+    page.wait_for_selector("#quality-table")
+    no_axe_violations(page, "quality")
