@@ -15,7 +15,7 @@ from datetime import timezone as dt_timezone
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
-from annotation.models import Clip, Label, Lease, Pool, PooledPair, PoolMembership, PoolQuery, RaterProfile
+from annotation.models import Clip, Label, Lease, Pool, PooledPair, PoolMembership, PoolQuery, QualityRule, RaterProfile
 from annotation.services.crowd.quality import quality_rule_after_answer
 from annotation.services.judging import JUDGING_HOOKED_SQL, pair_judged, pool_is_hooked, query_lock
 from annotation.services.judging.order import JUDGED_STATES
@@ -92,11 +92,12 @@ SELECT pp.*, s.id AS lease_pk, s.state AS lease_state, s.created_at AS lease_cre
        EXISTS (SELECT 1 FROM {profile} r WHERE r.user_id = %(rater)s AND r.paused) AS rater_paused,
        (SELECT m.training FROM {membership} m WHERE m.pool_id = pp.pool_id AND m.rater_id = %(rater)s) AS member_training,
        EXISTS (SELECT 1 FROM {pair} t WHERE t.pool_id = pp.pool_id AND t.role = %(training)s) AS pool_has_training,
-       {hooked} AS pool_judging_hooked
+       {hooked} AS pool_judging_hooked,
+       EXISTS (SELECT 1 FROM <quality_rule> q WHERE q.pool_id = pp.pool_id AND q.enabled) AS pool_has_quality_rule
 FROM {lease} s JOIN {pair} pp ON pp.id = s.pair_id JOIN {pool} pl ON pl.id = pp.pool_id
      JOIN {clip} v ON v.id = pp.clip_id
 WHERE s.token = %(token)s AND s.rater_id = %(rater)s {lock}
-"""
+""".replace("<quality_rule>", QualityRule._meta.db_table)
 
 # Under a judging strategy or stopping rule, the query's row is locked before the pair (the lock
 # order of services/judging): the label may change the order and stop state of the query's pairs.
@@ -217,10 +218,14 @@ def _submit_locked(rater, client_id, token, value, seconds, comment, now) -> Sub
     if label.counted:
         _resolve(pair, now, latest_vote=label.value)
     refresh_pair_flags(pair)
-    pair.save(update_fields=PAIR_FIELDS)
-    if pair.pool_judging_hooked and pair.state in JUDGED_STATES and not was_judged:
-        pair_judged(pool_id=pair.pool_id, caption_id=pair.caption_id, pair_id=pair.pk, now=now)
-    quality_rule_after_answer(pool_id=pair.pool_id, rater=rater, is_gold=pair.role == PooledPair.Role.GOLD, now=now)
+    newly_judged = pair.pool_judging_hooked and pair.state in JUDGED_STATES and not was_judged
+    if newly_judged:
+        pair.judged_at = now
+    pair.save(update_fields=PAIR_FIELDS + ["judged_at"] if newly_judged else PAIR_FIELDS)
+    if newly_judged:
+        pair_judged(pool_id=pair.pool_id, caption_id=pair.caption_id, pair_id=pair.pk, now=now, judged_at_saved=True)
+    if pair.pool_has_quality_rule:  # pool and gold answers alike, so no statement tells gold apart
+        quality_rule_after_answer(pool_id=pair.pool_id, rater=rater, is_gold=pair.role == PooledPair.Role.GOLD, now=now)
     label.pair = pair
     return SubmitResult(label, True, None)
 

@@ -238,8 +238,6 @@ def query_lock(pool_id: int, caption_id: int) -> PoolQuery | None:
     return next(iter(PoolQuery.objects.raw(_sql(_LOCK_QUERY_SQL), {"pool": pool_id, "caption": caption_id})), None)
 
 
-_POOL_SQL = "SELECT * FROM {pool} WHERE id = %(pool)s"
-
 _POOL_JUDGED_SQL = "SELECT COALESCE(SUM(judged), 0) FROM {query} WHERE pool_id = %(pool)s"
 
 # Never waits: a label transaction that found the budget spent sets the flag unless another
@@ -275,15 +273,36 @@ def pool_budget_check(pool: Pool, *, now) -> bool:
     return True
 
 
-def pair_judged(*, pool_id: int, caption_id: int, pair_id: int, now) -> None:
-    """The label transaction's hook, after the pair it resolved is saved: records when the pair
-    was judged, then recounts, stops and reorders its query, and checks the pool budget."""
-    query = query_lock(pool_id, caption_id)
-    with connection.cursor() as cursor:
-        cursor.execute(f"UPDATE {PooledPair._meta.db_table} SET judged_at = %s WHERE id = %s AND judged_at IS NULL",
-                       [connection.ops.adapt_datetimefield_value(now), pair_id])
+# What the hook needs in one statement: the query row (locked: the label transaction took it
+# already, before the pair), the pool's judging settings, and the number of queries.
+_HOOK_SQL = """
+SELECT q.*, {pool_columns}, (SELECT MAX(t.slot) FROM {query} t WHERE t.pool_id = q.pool_id) AS top_slot
+FROM {query} q JOIN {pool} pl ON pl.id = q.pool_id
+WHERE q.pool_id = %(pool)s AND q.caption_id = %(caption)s {lock_q}
+"""
+_HOOK_POOL_FIELDS = ("seed", "judging_strategy", "judging_warmup_depth", "judging_bandit_variant", "judging_sample_rate",
+                     "judging_top_stratum_depth", "judging_query_budget", "judging_pool_budget",
+                     "judging_stop_remaining_below", "judging_stop_misses_in_a_row", "judging_stopped_reason",
+                     "judging_stopped_at", "judging_judged_at_resume")
+
+
+@functools.cache
+def _hook_sql() -> str:
+    lock = "FOR UPDATE OF q" if connection.features.has_select_for_update_of else _sql("{lock}")
+    return _sql(_HOOK_SQL.replace("{pool_columns}", ", ".join(f"pl.{f} AS pool_{f}" for f in _HOOK_POOL_FIELDS))
+                .replace("{lock_q}", lock))
+
+
+def pair_judged(*, pool_id: int, caption_id: int, pair_id: int, now, judged_at_saved: bool = False) -> None:
+    """The label transaction's hook, after the pair it judged is saved (with `judged_at`, or this
+    sets it): recounts, stops and reorders the pair's query, and checks the pool budget."""
+    if not judged_at_saved:
+        with connection.cursor() as cursor:
+            cursor.execute(f"UPDATE {PooledPair._meta.db_table} SET judged_at = %s WHERE id = %s AND judged_at IS NULL",
+                           [connection.ops.adapt_datetimefield_value(now), pair_id])
+    query = next(iter(PoolQuery.objects.raw(_hook_sql(), {"pool": pool_id, "caption": caption_id})), None)
     if query is None:  # no row for the query (it cannot be hooked without one): nothing to order
         return
-    pool = next(iter(Pool.objects.raw(_sql(_POOL_SQL), {"pool": pool_id})))
-    query_refresh(pool, query, now=now, n_queries=n_queries_of(pool_id))
+    pool = Pool(pk=pool_id, **{f: getattr(query, f"pool_{f}") for f in _HOOK_POOL_FIELDS})
+    query_refresh(pool, query, now=now, n_queries=query.top_slot + 1)
     pool_budget_check(pool, now=now)
