@@ -22,8 +22,9 @@ STOP_REASON_TEXT = {
 
 
 def pool_query_statuses(*, pool: Pool, stopped_only: bool = False, offset: int = 0, limit: int = 100) -> dict:
-    """One page of the pool's queries in their round-robin turn: pairs, judged (resolved or in
-    disagreement), relevant found, still to judge, and whether and why the query stopped (a
+    """One page of the pool's queries in their round-robin turn: pairs, judged by raters or an
+    admin (resolved or in disagreement; `imported`: known from imported judgments, not counted
+    against budgets), relevant found (imported included), still to judge, and whether and why the query stopped (a
     stopped pool stops every query). Counted from the pairs, so it is true whatever the strategy."""
     queries = PoolQuery.objects.filter(pool=pool).select_related("caption").order_by("slot")
     counts = PoolQuery.objects.filter(pool=pool).aggregate(
@@ -34,7 +35,10 @@ def pool_query_statuses(*, pool: Pool, stopped_only: bool = False, offset: int =
     pairs = (PooledPair.objects.filter(pool=pool, role=PooledPair.Role.POOL, caption_id__in=[q.caption_id for q in page])
              .values("caption_id").annotate(
                  pairs=Count("id"),
-                 judged=Count("id", filter=Q(state__in=[PooledPair.State.RESOLVED, PooledPair.State.DISAGREEMENT])),
+                 judged=Count("id", filter=Q(state__in=[PooledPair.State.RESOLVED, PooledPair.State.DISAGREEMENT])
+                              & (Q(vote_count__gt=0) | Q(resolved_by_admin=True))),
+                 imported=Count("id", filter=Q(state__in=[PooledPair.State.RESOLVED, PooledPair.State.DISAGREEMENT],
+                                               vote_count=0, resolved_by_admin=False)),
                  relevant=Count("id", filter=Q(state=PooledPair.State.RESOLVED, resolved_label=PooledPair.Answer.RELEVANT)),
                  left=Count("id", filter=Q(state=PooledPair.State.OPEN)),
                  stopped_pairs=Count("id", filter=Q(state=PooledPair.State.STOPPED)),
@@ -43,8 +47,8 @@ def pool_query_statuses(*, pool: Pool, stopped_only: bool = False, offset: int =
     by_caption = {row.pop("caption_id"): row for row in pairs}
     rows = []
     for query in page:
-        c = by_caption.get(query.caption_id, {"pairs": 0, "judged": 0, "relevant": 0, "left": 0, "stopped_pairs": 0,
-                                              "not_sampled": 0})
+        c = by_caption.get(query.caption_id, {"pairs": 0, "judged": 0, "imported": 0, "relevant": 0, "left": 0,
+                                              "stopped_pairs": 0, "not_sampled": 0})
         reason = query.stopped_reason or pool.judging_stopped_reason
         rows.append({
             "caption": query.caption_id, "caption_external_id": query.caption.external_id, "caption_text": query.caption.text,

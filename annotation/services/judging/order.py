@@ -71,7 +71,8 @@ def _sql(template: str) -> str:
 
 
 _QUERY_PAIRS_SQL = """
-SELECT pp.id, pp.state, pp.vote_count, pp.resolved_label, pp.queue_order, pp.judged_at, pp.resolved_at, pr.run_id, pr.rank
+SELECT pp.id, pp.state, pp.vote_count, pp.resolved_label, pp.queue_order, pp.judged_at, pp.resolved_at,
+       pp.resolved_by_admin, pr.run_id, pr.rank
 FROM {pair} pp LEFT JOIN {prov} pr ON pr.pair_id = pp.id
 WHERE pp.pool_id = %(pool)s AND pp.caption_id = %(caption)s AND pp.role = 'pool'
 """
@@ -87,6 +88,7 @@ class QuerySnapshot:
     queue_orders: list
     run_lists: list
     judged: dict = field(default_factory=dict)  # pair index -> relevant, in the order judged
+    free: int = 0  # the first `free` of `judged` came from imported judgments: no rater's effort
 
     @property
     def judged_in_order(self) -> list[tuple[int, bool]]:
@@ -121,20 +123,21 @@ def queries_snapshots(pool_id: int, caption_ids: list[int]) -> dict[int, QuerySn
 
 def snapshot_from_rows(rows) -> QuerySnapshot:
     pairs, runs = {}, defaultdict(list)
-    for pair_id, state, votes, label, order, judged_at, resolved_at, run_id, rank in rows:
-        pairs[pair_id] = (state, votes, label, order, judged_at or resolved_at)
+    for pair_id, state, votes, label, order, judged_at, resolved_at, by_admin, run_id, rank in rows:
+        free = state in JUDGED_STATES and votes == 0 and not by_admin
+        pairs[pair_id] = (state, votes, label, order, judged_at or resolved_at, free)
         if run_id is not None:
             runs[run_id].append((rank, pair_id))
     ids = sorted(pairs)
     index = {pair_id: i for i, pair_id in enumerate(ids)}
     run_lists = [np.array([index[p] for _, p in sorted(runs[run])], dtype=np.int64) for run in sorted(runs)]
-    # Judged in the order judged; pairs judged before the hook kept time (imported judgments,
-    # a strategy set later) come first, by id.
+    # Judged in the order judged: imported judgments first, then by time (the hook's judged_at,
+    # else resolved_at for pairs judged before a strategy was set), then id.
     judged_ids = sorted((p for p in ids if pairs[p][0] in JUDGED_STATES),
-                        key=lambda p: ("" if pairs[p][4] is None else str(pairs[p][4]), p))
+                        key=lambda p: (not pairs[p][5], "" if pairs[p][4] is None else str(pairs[p][4]), p))
     judged = {index[p]: pairs[p][0] == RESOLVED and pairs[p][2] == PooledPair.Answer.RELEVANT for p in judged_ids}
     return QuerySnapshot(np.array(ids, dtype=np.int64), [pairs[p][0] for p in ids], [pairs[p][1] for p in ids],
-                         [pairs[p][3] for p in ids], run_lists, judged)
+                         [pairs[p][3] for p in ids], run_lists, judged, sum(pairs[p][5] for p in judged_ids))
 
 
 def query_keys(pool: Pool, snapshot: QuerySnapshot, *, caption_id: int, slot: int, n_queries: int) -> dict[int, int]:
@@ -198,21 +201,40 @@ def n_queries_of(pool_id: int) -> int:
     return 0 if top is None else top + 1
 
 
+def query_stop_reason_now(pool: Pool, query: PoolQuery, snapshot: QuerySnapshot) -> str | None:
+    """The budget and misses in a row count the judgments since the last resume (imported
+    judgments never); the remaining-relevant estimate reads everything known, and is off for a
+    query an admin resumed (query_rules). Precedence as in analysis/judging/stopping.py."""
+    rules = query_rules(pool, resumed=query.resumed_at is not None)
+    spent = snapshot.judged_in_order[snapshot.free:]
+    since = spent[min(query.judged_at_resume, len(spent)):]
+    counted = query_stop_reason(StoppingRules(misses_in_a_row=rules.misses_in_a_row, query_budget=rules.query_budget),
+                                snapshot.run_lists, since)
+    if counted == "budget":
+        return counted
+    if rules.remaining_relevant_below is not None:
+        estimated = query_stop_reason(StoppingRules(remaining_relevant_below=rules.remaining_relevant_below),
+                                      snapshot.run_lists, snapshot.judged_in_order)
+        if estimated:
+            return estimated
+    return counted
+
+
 def query_refresh(pool: Pool, query: PoolQuery, *, now, n_queries: int, snapshot: QuerySnapshot | None = None,
                   keys_out: dict | None = None) -> QuerySnapshot:
     """With the query row locked: recounts its judgments, applies the stopping rules and rewrites
     its order (into `keys_out` when given, for the caller to write in bulk). Returns what it read."""
     snapshot = snapshot or query_snapshot(pool.pk, query.caption_id)
-    judged = len(snapshot.judged)
+    # `judged` counts the raters' and admins' judgments (what budgets spend); `relevant` every
+    # relevant pair known, imported ones included.
+    judged = len(snapshot.judged) - snapshot.free
     relevant = sum(snapshot.judged.values())
     fields = []
     if (query.judged, query.relevant) != (judged, relevant):
         query.judged, query.relevant = judged, relevant
         fields += ["judged", "relevant"]
     if not query.stopped_reason:
-        since_resume = snapshot.judged_in_order[min(query.judged_at_resume, judged):]
-        reason = query_stop_reason(query_rules(pool, resumed=query.resumed_at is not None), snapshot.run_lists,
-                                   since_resume)
+        reason = query_stop_reason_now(pool, query, snapshot)
         if reason:
             query.stopped_reason, query.stopped_at = reason, now
             fields += ["stopped_reason", "stopped_at"]

@@ -219,7 +219,7 @@ def query_resume(*, pool: Pool, caption_id: int, now=None) -> PoolQuery:
     pool = Pool.objects.get(pk=pool.pk)
     snapshot = query_snapshot(pool.pk, caption_id)
     query.stopped_reason, query.stopped_at, query.resumed_at = "", None, now
-    query.judged_at_resume = len(snapshot.judged)
+    query.judged_at_resume = len(snapshot.judged) - snapshot.free
     query.save(update_fields=["stopped_reason", "stopped_at", "resumed_at", "judged_at_resume"])
     query_refresh(pool, query, now=now, n_queries=n_queries_of(pool.pk), snapshot=snapshot)
     if not pool.judging_stopped_reason:

@@ -200,3 +200,34 @@ def test_changing_the_strategy_reorders_pending_pairs_and_sampling_is_fixed_once
         judging_settings_update(pool=pool, changes={"strategy": "sampled"})
     with pytest.raises(JudgingError, match="strategy"):
         judging_settings_update(pool=pool, changes={"strategy": "best_first"})
+
+
+def test_remaining_relevant_estimate_stops_the_query():
+    # Bandit, warm-up 1: v1, v4 first, then v5, v6, v2, v3 (as above). Estimated relevant left =
+    # sum over unjudged pairs of the best smoothed precision (rel + 1) / (judged + 2) of the runs
+    # holding them. After v1 (miss), v4 (hit): A = 1/3, B = 2/3: v2 + v3 + v5 + v6 = 2/3 + 4/3 = 2.
+    # After v5 (hit): B = 3/4: 2/3 + 3/4 = 1.42. After v6 (miss): B = 3/5 but B has nothing left:
+    # v2 + v3 = 2/3 < 1, so the query stops there with v2 and v3 unjudged.
+    pool, (rater,) = setup({"strategy": "bandit", "warmup_depth": 1, "stop_remaining_below": 1.0})
+    seq = clips(handed_out(pool, rater))
+    assert set(seq[:2]) == {"v1", "v4"} and seq[2:] == ["v5", "v6"]
+    assert PoolQuery.objects.get(pool=pool).stopped_reason == "remaining_relevant"
+    assert set(PooledPair.objects.filter(pool=pool, state="stopped").values_list("clip__external_id", flat=True)) == {"v2", "v3"}
+
+
+def test_imported_judgments_teach_the_strategy_but_spend_no_budget():
+    # v1 known relevant from an imported judgment (resolved, no vote, not by an admin: what
+    # services/pools.py gives such pairs). The budget of 2 is two raters' judgments after it.
+    from annotation.services.judging import pool_judging_refresh
+    from annotation.selectors.judging import pool_query_statuses
+
+    pool, (rater,) = setup({"strategy": "shallow_first", "query_budget": 2})
+    PooledPair.objects.filter(pool=pool, clip__external_id="v1").update(state="resolved", resolved_label="relevant",
+                                                                        available=False)
+    pool_judging_refresh(pool=pool)
+    assert len(handed_out(pool, rater)) == 2
+    query = PoolQuery.objects.get(pool=pool)
+    assert (query.stopped_reason, query.judged, query.relevant) == ("budget", 2, 1 + sum(
+        1 for p in PooledPair.objects.filter(pool=pool, vote_count__gt=0, resolved_label="relevant")))
+    (row,) = pool_query_statuses(pool=pool)["results"]
+    assert (row["judged"], row["imported"], row["left"], row["stopped_pairs"]) == (2, 1, 0, 3)
