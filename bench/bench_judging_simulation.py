@@ -119,7 +119,7 @@ def main() -> None:
     ap.add_argument("--warmup-depth", type=int, default=1)
     ap.add_argument("--sample-rate", type=float, default=0.3)
     ap.add_argument("--top-stratum-depth", type=int, default=1)
-    ap.add_argument("--sample-weights", default="uniform", choices=("uniform", "ap_prior"))
+    ap.add_argument("--sample-weights", default="c_at_k", choices=("uniform", "ap_prior", "c_at_k"))
     ap.add_argument("--datasets", default="msrvtt,msvd")
     args = ap.parse_args()
     qualities = [float(x) for x in args.qualities.split(",")]
@@ -158,7 +158,8 @@ def main() -> None:
             cover = result.ci_coverage[si, c30]
             cover_s = f"{np.nanmin(cover):.3f}" if np.isfinite(cover).any() else "-"
             err_runs = result.metric_error[si, c30]
-            print(f"   {s:<14} {result.share_for_90[si]:>10.3f} {result.relevant_found[si, c30]:>8.3f} "
+            found90 = f"{result.share_for_90[si]:.3f}" if np.isfinite(result.share_for_90[si]) else "never"
+            print(f"   {s:<14} {found90:>10} {result.relevant_found[si, c30]:>8.3f} "
                   f"{100 * err_runs.max():>28.2f} {cover_s:>23} "
                   + " ".join(f"{result.kendall_tau[si, c]:>8.3f}" for c in cols))
         sampled = result.strategies.index("sampled")

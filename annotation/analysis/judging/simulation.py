@@ -16,7 +16,7 @@ runs)); :func:`.strategies.query_order` gives the same choices one query at a ti
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -29,7 +29,6 @@ from .strategies import (
     _TAG_RUN,
     _TAG_SAMPLE,
     _TAG_THOMPSON,
-    STRATEGIES,
     StrategyParams,
     _validate,
     pair_depths,
@@ -157,7 +156,7 @@ def _static_orders(strategy: str, pool: _Pool, params: StrategyParams, seeds: np
         top = np.broadcast_to(designs["top"][None], tie.shape)
         in_sample = top | (key < designs["c"][None, :, None])
         group = np.where(top, 0, np.where(in_sample, 1, 2))
-        group = np.where(excluded, 3, group)
+        group = np.where(excluded | pool.known[None], 3, group)
         second = np.where(top, depth, 0)
         third = np.where(top, tie, key)
         order = np.lexsort((third, second, group), axis=-1)
@@ -183,11 +182,12 @@ def _sampled_designs(pool: _Pool, params: StrategyParams) -> dict:
     for qi in range(Q):
         n = int(pool.valid[qi].sum())
         lists = _run_lists(pool, qi)
-        w = sample_weights(lists, n, params.sample_weights)
-        t = pair_depths(lists, n) <= params.top_stratum_depth
+        kn = pool.known[qi, :n]
+        w = sample_weights(lists, n, params.sample_weights, kn)
+        t = (pair_depths(lists, n) <= params.top_stratum_depth) & ~kn
         weights[qi, :n] = w
         top[qi, :n] = t
-        c[qi] = sampling_threshold(w, t, params.sample_rate)
+        c[qi] = sampling_threshold(w, t, params.sample_rate, kn)
     return {"weights": weights, "top": top, "c": c}
 
 
@@ -304,7 +304,6 @@ def _sequences(strategy, pool: _Pool, params: StrategyParams, seeds: np.ndarray,
     stop_reason = np.full(B, "", dtype=object)
     safe = np.maximum(pool.run_pair[q_of_row], 0).astype(np.int64)
     in_run = pool.run_pair[q_of_row] >= 0
-    rows_all = np.arange(B)
     for t in range(N):
         if not active.any():
             break
@@ -486,8 +485,9 @@ def _sampled_c_at_k(designs, seq, taken, judged_at, pool: _Pool, top_safe, top_o
     """HT C@K per (replay, run) and its standard error, with the prefix inclusion probabilities
     of each query's sequential Poisson sample (see strategies.prefix_inclusion_probabilities)."""
     R, Q, N = seq.shape
-    weights, top, c_full = designs["weights"], designs["top"], designs["c"]
-    n_top = top.sum(axis=1)                                          # (Q,)
+    weights, c_full = designs["weights"], designs["c"]
+    n_top = designs["top"].sum(axis=1)                               # (Q,) top stratum in the order
+    top = designs["top"] | pool.known                                # pi = 1
     length = (seq >= 0).sum(axis=2)                                  # (R, Q) complete sample size
     nxt = np.take_along_axis(seq, np.minimum(taken, N - 1)[:, :, None], axis=2)[:, :, 0]
     # key of the first pair not taken = u / w of that pair

@@ -39,7 +39,9 @@ Strategies (``STRATEGIES``):
   is then a Poisson sample with ``pi_i = min(1, c w_i)``, ``c`` being the key of the first pair
   not taken (see :func:`prefix_inclusion_probabilities`), so judging can stop anywhere and the
   estimates stay valid. The full sample stops at the ``c`` that makes the expected sample size
-  ``sample_rate * n`` (top stratum included).
+  ``sample_rate * n`` (top stratum included). ``sample_weights="c_at_k"`` weighs pairs by how
+  many runs' C@K they can still decide (see :func:`sample_weights`). Known relevant pairs (the
+  caption's original positive, ``known=``) are never sampled: they are relevant by convention.
 
 Warm-up: with ``warmup_depth > 0`` every pair whose best rank is ``<= warmup_depth`` comes first,
 shallow first (ties by the seeded key), whatever the strategy (``sampled`` uses its top stratum
@@ -76,7 +78,7 @@ __all__ = [
 
 STRATEGIES = ("pool_order", "shallow_first", "move_to_front", "bandit", "sampled")
 BANDIT_VARIANTS = ("mm_ns", "thompson")
-SAMPLE_WEIGHTS = ("ap_prior", "uniform")
+SAMPLE_WEIGHTS = ("ap_prior", "uniform", "c_at_k")
 
 
 @dataclass(frozen=True)
@@ -165,13 +167,28 @@ def ap_prior_weights(run_lists: Sequence[np.ndarray], n_pairs: int | None = None
     return w
 
 
-def sample_weights(run_lists, n_pairs: int | None, kind: str) -> np.ndarray:
-    """Relative inclusion weights of the "sampled" design: the AP-prior (see
-    :func:`ap_prior_weights`) or, with "uniform", the same weight for every pair (C@K gives every
-    rank of the top K the same say, so deep pairs should not be sampled less)."""
+def sample_weights(run_lists, n_pairs: int | None, kind: str, known: np.ndarray | None = None) -> np.ndarray:
+    """Relative inclusion weights of the "sampled" design.
+
+    - "ap_prior": :func:`ap_prior_weights` (top ranks weigh more: AP, nDCG);
+    - "uniform": the same weight for every pair (C@K gives every rank of the top K the same say);
+    - "c_at_k": 1 + the number of runs that rank the pair and rank no known relevant pair. A run
+      whose list holds the caption's original positive has C@K = 1 settled (for K reaching it),
+      so its pairs matter less; a run without it can have its C@K decided by any of its pairs.
+      Without ``known`` this is 1 + the number of runs ranking the pair.
+    """
+    lists = _lists(run_lists)
+    n = _n_pairs(lists, n_pairs)
     if kind == "uniform":
-        return np.ones(_n_pairs(_lists(run_lists), n_pairs))
-    return ap_prior_weights(run_lists, n_pairs)
+        return np.ones(n)
+    if kind == "c_at_k":
+        known = np.zeros(n, dtype=bool) if known is None else np.asarray(known, dtype=bool)
+        w = np.ones(n)
+        for lst in lists:
+            if len(lst) and not known[lst].any():
+                np.add.at(w, np.unique(lst), 1.0)
+        return w
+    return ap_prior_weights(lists, n)
 
 
 def _first_by_depth(depth: np.ndarray, tie: np.ndarray, pairs: np.ndarray) -> np.ndarray:
@@ -248,12 +265,15 @@ def bandit_scores(lists, judged: Mapping[int, bool], n: int, *, params: Strategy
     return betaincinv(1.0 + a, 1.0 + b, u)
 
 
-def sampling_threshold(weights: np.ndarray, top: np.ndarray, sample_rate: float) -> float:
+def sampling_threshold(weights: np.ndarray, top: np.ndarray, sample_rate: float,
+                       known: np.ndarray | None = None) -> float:
     """``c`` such that the expected sample size ``|top| + sum_{not top} min(1, c w_i)`` is
-    ``sample_rate * n`` (bisection; 0 when the top stratum alone reaches it)."""
-    n = len(weights)
-    need = sample_rate * n - int(top.sum())
-    w = weights[~top]
+    ``sample_rate * n`` (bisection; 0 when the top stratum alone reaches it). Known relevant
+    pairs are neither sampled nor counted in ``n``."""
+    known = np.zeros(len(weights), dtype=bool) if known is None else np.asarray(known, dtype=bool)
+    n = int((~known).sum())
+    need = sample_rate * n - int((top & ~known).sum())
+    w = weights[~top & ~known]
     if need <= 0 or not w.size:
         return 0.0
     if need >= w.size:
@@ -268,28 +288,43 @@ def sampling_threshold(weights: np.ndarray, top: np.ndarray, sample_rate: float)
     return hi
 
 
+def _known_mask(known, n: int) -> np.ndarray:
+    mask = np.zeros(n, dtype=bool)
+    if known is not None:
+        idx = np.asarray(list(known), dtype=np.int64)
+        if idx.size and (idx.min() < 0 or idx.max() >= n):
+            raise ValueError(f"known pair index outside 0..{n - 1}")
+        mask[idx] = True
+    return mask
+
+
 def sampled_design(run_lists, *, params: StrategyParams, query_key: int = 0,
-                   n_pairs: int | None = None) -> dict:
+                   n_pairs: int | None = None, known=None) -> dict:
     """The "sampled" design of one query: weights, top stratum, keys, threshold c, the sample in
-    judging order, and each pair's inclusion probability in the complete sample."""
+    judging order, and each pair's inclusion probability in the complete sample. ``known``
+    (pair indices, e.g. the caption's original positive) are relevant by convention: never
+    sampled, inclusion probability 1."""
     lists = _lists(run_lists)
     n = _n_pairs(lists, n_pairs)
+    known_mask = _known_mask(known, n)
     depth = pair_depths(lists, n)
-    weights = sample_weights(lists, n, params.sample_weights)
-    top = depth <= params.top_stratum_depth
+    weights = sample_weights(lists, n, params.sample_weights, known_mask)
+    top = (depth <= params.top_stratum_depth) & ~known_mask
     u = seeded_uniform(params.seed, query_key, np.arange(n), _TAG_SAMPLE)
     key = u / weights
-    c = sampling_threshold(weights, top, params.sample_rate)
+    c = sampling_threshold(weights, top, params.sample_rate, known_mask)
     tie = seeded_uniform(params.seed, query_key, np.arange(n), _TAG_PAIR)
     top_order = _first_by_depth(depth, tie, np.flatnonzero(top))
-    rest = np.flatnonzero(~top & (key < c))
+    rest = np.flatnonzero(~top & ~known_mask & (key < c))
     order = np.concatenate([top_order, rest[np.argsort(key[rest], kind="stable")]]).astype(np.int64)
-    pi = np.where(top, 1.0, np.minimum(1.0, c * weights))
-    return {"weights": weights, "top": top, "key": key, "c": c, "order": order, "pi": pi}
+    pi = np.where(top | known_mask, 1.0, np.minimum(1.0, c * weights))
+    return {"weights": weights, "top": top | known_mask, "n_top": len(top_order), "key": key, "c": c,
+            "order": order, "pi": pi}
 
 
 def query_order(strategy: str, run_lists: Sequence[np.ndarray], judged: Mapping[int, bool], *,
-                params: StrategyParams, query_key: int = 0, n_pairs: int | None = None) -> np.ndarray:
+                params: StrategyParams, query_key: int = 0, n_pairs: int | None = None,
+                known=None) -> np.ndarray:
     """One query. run_lists[r] = the query's pool-pair indices (0..n-1) that run r ranked, best
     first (a pair may be in several runs). judged = pair index -> relevant? for pairs already
     resolved (in the order the labels arrived: move_to_front replays them). Returns the
@@ -298,7 +333,10 @@ def query_order(strategy: str, run_lists: Sequence[np.ndarray], judged: Mapping[
 
     ``n_pairs`` (optional) is the number of pool pairs of the query; by default 1 + the largest
     index in ``run_lists``. ``query_key`` should be a stable integer per query (e.g. the caption's
-    database id) so that queries get different random orders.
+    database id) so that queries get different random orders. ``known`` (optional pair indices:
+    the caption's original positive) is used by "sampled" only: known pairs are relevant by
+    convention, so they are never sampled (the other strategies still queue them, as a check
+    on raters).
     """
     _validate(strategy, params)
     lists = _lists(run_lists)
@@ -309,7 +347,7 @@ def query_order(strategy: str, run_lists: Sequence[np.ndarray], judged: Mapping[
             raise ValueError(f"judged pair index {pair} outside 0..{n - 1}")
         done[int(pair)] = True
     if strategy == "sampled":
-        order = sampled_design(lists, params=params, query_key=query_key, n_pairs=n)["order"]
+        order = sampled_design(lists, params=params, query_key=query_key, n_pairs=n, known=known)["order"]
         return order[~done[order]]
     tie = seeded_uniform(params.seed, query_key, np.arange(n), _TAG_PAIR)
     depth = pair_depths(lists, n)
@@ -357,7 +395,7 @@ def _first_occurrences(lst: np.ndarray, placed: np.ndarray) -> np.ndarray:
 
 
 def inclusion_probabilities(run_lists, *, params: StrategyParams, query_key: int = 0,
-                            n_pairs: int | None = None, strategy: str = "sampled") -> np.ndarray:
+                            n_pairs: int | None = None, strategy: str = "sampled", known=None) -> np.ndarray:
     """Per pair of the query: its inclusion probability under the strategy's design (1.0 for every
     pair unless strategy is "sampled"). For "sampled" this is the design of the *complete* sample
     (expected size ``sample_rate * n``); call it with the params used to build the order.
@@ -369,18 +407,18 @@ def inclusion_probabilities(run_lists, *, params: StrategyParams, query_key: int
     n = _n_pairs(lists, n_pairs)
     if strategy != "sampled":
         return np.ones(n)
-    return sampled_design(lists, params=params, query_key=query_key, n_pairs=n)["pi"]
+    return sampled_design(lists, params=params, query_key=query_key, n_pairs=n, known=known)["pi"]
 
 
 def prefix_inclusion_probabilities(run_lists, n_taken: int, *, params: StrategyParams,
-                                   query_key: int = 0, n_pairs: int | None = None) -> np.ndarray:
+                                   query_key: int = 0, n_pairs: int | None = None, known=None) -> np.ndarray:
     """"sampled" only: inclusion probabilities when only the first ``n_taken`` pairs of the
     sampled order were judged (judging stopped early: budget, stopping rule, checkpoint).
     Sequential Poisson sampling: ``pi_i = min(1, c w_i)`` with ``c`` the key of the first pair not
     taken (the complete sample's ``c`` once the sample is exhausted); top stratum 1. Before the
     top stratum is complete no deeper pair has been drawn (their pi is 0) and the top pairs not
     yet judged are missing: estimates are then not design-unbiased."""
-    design = sampled_design(run_lists, params=params, query_key=query_key, n_pairs=n_pairs)
+    design = sampled_design(run_lists, params=params, query_key=query_key, n_pairs=n_pairs, known=known)
     return _prefix_pi(design, n_taken)
 
 
@@ -388,7 +426,7 @@ def _prefix_pi(design: dict, n_taken: int) -> np.ndarray:
     if n_taken < 0:
         raise ValueError("n_taken must be >= 0")
     top, order, w = design["top"], design["order"], design["weights"]
-    n_top = int(top.sum())
+    n_top = design["n_top"]
     if n_taken >= len(order):
         c = design["c"]
     elif n_taken <= n_top:

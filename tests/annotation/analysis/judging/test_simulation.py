@@ -56,7 +56,8 @@ def test_engine_makes_the_same_choices_as_query_order(strategy, variant):
             judged: dict[int, bool] = {}
             expected = []
             while True:
-                order = query_order(strategy, lists, judged, params=p, query_key=qi, n_pairs=n)
+                order = query_order(strategy, lists, judged, params=p, query_key=qi, n_pairs=n,
+                                    known=np.flatnonzero(pool.known[qi, :n]))
                 if not len(order):
                     break
                 pair = int(order[0])
