@@ -5,6 +5,7 @@ from celery import shared_task
 
 from annotation.models import Dataset, Pool, Run
 from annotation.services.jobs import job_execute, task_names
+from annotation.services.judging import pool_judging_refresh
 from annotation.services.pools import known_pairs_add, pool_add_run, pool_create
 from annotation.services.queue import leases_expire
 
@@ -39,6 +40,17 @@ def pool_add_run_job(job_id: int) -> None:
         run = Run.objects.get(pk=job.params["run_id"])
         added = pool_add_run(pool=pool, run=run)
         return {"pool_id": pool.pk, "run": run.name, "pairs_added": added}
+
+    job_execute(job_id=job_id, work=work)
+
+
+@shared_task(name=task_names.JUDGING_REORDER)
+def judging_reorder(job_id: int) -> None:
+    """A large pool's new judging settings: every query's order and stop state recomputed."""
+    def work(job, progress):
+        pool = Pool.objects.get(pk=job.params["pool_id"])
+        return {"pool_id": pool.pk, **pool_judging_refresh(pool=pool, design=job.params.get("design", False),
+                                                           progress=progress)}
 
     job_execute(job_id=job_id, work=work)
 

@@ -15,9 +15,10 @@ from annotation.models import Dataset, Pool, PooledPair, PoolMembership, Run
 from annotation.selectors.dashboard import pool_live
 from annotation.selectors.pools import pairs_needing_admin, pool_list, pool_progress, pool_throughput
 from annotation.services.labels import LabelRefused, pair_adjudicate, pair_requeue
-from annotation.services.jobs.pools import pool_add_run_start, pool_build_start
+from annotation.services.jobs.pools import judging_reorder_start, pool_add_run_start, pool_build_start
 from annotation.services.pool_known_pairs import known_pairs_for_build
-from annotation.services.judging import JUDGING_SETTINGS, JudgingError, judging_settings_of, judging_settings_update
+from annotation.services.judging import (JUDGING_SETTINGS, RECOMPUTE_IN_A_JOB_ABOVE, JudgingError, judging_settings_of,
+                                         judging_settings_update)
 from annotation.services.pools import PoolError, known_pairs_add, known_pairs_import_csv, pool_settings_update
 from annotation.services.raters import membership_revoke, memberships_grant, training_reset
 from api.params import query_int
@@ -139,8 +140,9 @@ class PoolDetailApi(APIView):
     whose number of labels asked changed with the redundancy), or the judging strategy and
     stopping rules in `judging` (services/judging judging_settings_update: the next label uses
     them, every query's order and stop state is recomputed; `reordered` counts the pairs whose
-    place changed, `stopped` the queries the new rules stopped; 409 for a sampling design once
-    pairs have labels)."""
+    place changed, `stopped` the queries the new rules stopped; above 50,000 pairs the
+    recomputation is a job, given as `job` and `status_url`, and those counts are null; 409 for a
+    sampling design once pairs have labels)."""
 
     permission_classes = [IsAdminOrResearcherReadOnly]
 
@@ -181,12 +183,17 @@ class PoolDetailApi(APIView):
                                                     if name in JUDGING_SETTINGS}}
         extra = {}
         if judging:
+            large = PooledPair.objects.filter(pool=pool, role=PooledPair.Role.POOL).count() > RECOMPUTE_IN_A_JOB_ABOVE
             try:
-                done = judging_settings_update(pool=pool, changes=dict(judging))
+                done = judging_settings_update(pool=pool, changes=dict(judging), recompute=not large)
             except JudgingError as exc:
                 code = status.HTTP_409_CONFLICT if exc.code == "conflict" else status.HTTP_400_BAD_REQUEST
                 return Response({"detail": str(exc), "code": exc.code}, status=code)
             extra = {key: done[key] for key in ("reordered", "stopped")}
+            if large:
+                job = judging_reorder_start(pool=pool, design=done["design"], created_by=request.user)
+                extra["job"] = job.pk
+                extra["status_url"] = f"/api/v1/jobs/{job.pk}/"
         result = {"redrawn": 0}
         if changes:
             try:

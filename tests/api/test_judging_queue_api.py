@@ -144,3 +144,19 @@ def test_pool_page_shows_each_querys_status_and_a_resume_button(world, client):
     assert "1 of 2 stopped" in page and "query budget spent" in page
     assert f'data-api="/api/v1/pools/{pool.pk}/queries/{pair.caption_id}/resume/"' in page
     assert page.count('/resume/"') == 1  # only the stopped query offers a resume; the pool is not stopped
+
+
+def test_a_large_pool_recomputes_in_a_job(world, monkeypatch, django_capture_on_commit_callbacks):
+    from annotation.models import Job
+
+    pool = world["pool"]
+    monkeypatch.setattr("api.views.pools.RECOMPUTE_IN_A_JOB_ABOVE", 3)  # this pool's 6 pairs count as large
+    before = dict(PooledPair.objects.filter(pool=pool).values_list("pk", "queue_order"))
+    with django_capture_on_commit_callbacks(execute=True):
+        response = world["admin"].patch(f"/api/v1/pools/{pool.pk}/", {"strategy": "pool_order"}, format="json")
+    body = response.json()
+    assert response.status_code == 200 and body["reordered"] is None and body["status_url"] == f"/api/v1/jobs/{body['job']}/"
+    job = Job.objects.get(pk=body["job"])
+    assert job.status == "succeeded", job.error if hasattr(job, "error") else job.status
+    assert job.result["queries"] == 2 and job.result["reordered"] > 0
+    assert dict(PooledPair.objects.filter(pool=pool).values_list("pk", "queue_order")) != before

@@ -38,3 +38,11 @@ def pool_add_run_start(*, pool: Pool, run: Run, created_by) -> Job:
         raise PoolError(f"run '{run.name}' is already in pool '{pool.name}'")
     job = job_create(kind="pool_add_run", params={"pool_id": pool.pk, "run_id": run.pk}, created_by=created_by)
     return job_enqueue(job=job, task=task_names.POOL_ADD_RUN)
+
+
+@transaction.atomic
+def judging_reorder_start(*, pool: Pool, design: bool, created_by) -> Job:
+    """A large pool's recomputation after a judging settings change, as a job (services/judging
+    pool_judging_refresh; the new settings already apply to every label from now on)."""
+    job = job_create(kind="judging_reorder", params={"pool_id": pool.pk, "design": design}, created_by=created_by)
+    return job_enqueue(job=job, task=task_names.JUDGING_REORDER)

@@ -88,7 +88,7 @@ def queries_ensure(pool: Pool) -> int:
     return len(captions)
 
 
-def pool_judging_refresh(*, pool: Pool, now=None, design: bool = False, reopen: bool = False) -> dict:
+def pool_judging_refresh(*, pool: Pool, now=None, design: bool = False, reopen: bool = False, progress=None) -> dict:
     """Recounts, stops and reorders every query of the pool (after a build, an added run, a
     settings change or a pool resume). `design`: also (re)draw a "sampled" design's inclusion
     probabilities and sample (only before judging starts). `reopen`: give the stopped pairs of
@@ -119,6 +119,8 @@ def pool_judging_refresh(*, pool: Pool, now=None, design: bool = False, reopen: 
                 query_refresh(pool, query, now=now, n_queries=n_queries, snapshot=snapshots[query.caption_id], keys_out=keys)
                 stopped += bool(query.stopped_reason and not was)
             reordered += write_keys(keys)
+        if progress:
+            progress(min(start + QUERY_BATCH, n_queries), n_queries)
     return {"queries": n_queries, "reordered": reordered, "stopped": stopped}
 
 
@@ -179,7 +181,12 @@ def judging_started(pool: Pool) -> bool:
     return PooledPair.objects.filter(pool=pool, role=PooledPair.Role.POOL, vote_count__gt=0).exists()
 
 
-def judging_settings_update(*, pool: Pool, changes: dict, now=None) -> dict:
+# Above this many pool pairs a settings change recomputes in a job (api/views/pools.py): about
+# 1 minute per 100,000 pairs on the reference machine (README).
+RECOMPUTE_IN_A_JOB_ABOVE = 50_000
+
+
+def judging_settings_update(*, pool: Pool, changes: dict, now=None, recompute: bool = True) -> dict:
     """An admin changes the pool's strategy or stopping rules while judging. The new settings
     apply to the next label at once; every query's order and stop state is then recomputed (in
     batches, see pool_judging_refresh). Queries already stopped stay stopped until resumed, even
@@ -202,8 +209,10 @@ def judging_settings_update(*, pool: Pool, changes: dict, now=None) -> dict:
         locked.save(update_fields=list(fields) or None)
     for field in fields:
         setattr(pool, field, getattr(locked, field))
+    if not recompute:  # the caller starts the recomputation as a job
+        return judging_settings_of(pool) | {"design": design_changed, "reordered": None, "stopped": None}
     result = pool_judging_refresh(pool=pool, now=now, design=design_changed)
-    return judging_settings_of(pool) | result
+    return judging_settings_of(pool) | {"design": design_changed} | result
 
 
 @transaction.atomic
