@@ -148,11 +148,12 @@ def _prepare(rankings, judged, inclusion, known_relevant) -> tuple[list[str], di
         q, item = str(q), str(item)
         if q in judged_of:
             judged_of[q].append((item, bool(relevant)))
+    by_run = {run: {str(q): items for q, items in per_query.items()} for run, per_query in rankings.items()}
     out: dict[str, _Query] = {}
     for q in queries:
         index = items_of[q]
         lists = {}
-        for run, per_query in rankings.items():
+        for run, per_query in by_run.items():
             ranked = per_query.get(q)
             if not ranked:
                 continue
@@ -187,6 +188,18 @@ def _prepare(rankings, judged, inclusion, known_relevant) -> tuple[list[str], di
 
 def _lookup(inclusion, q, item) -> float:
     return inclusion.get((q, item), 1.0)
+
+
+def _str_keys(mapping) -> dict:
+    """(query, item) keys as strings, so ids given as ints match the rankings' strings."""
+    out = {}
+    for key, value in mapping.items():
+        try:
+            q, item = key
+        except (TypeError, ValueError):
+            raise ValueError(f"key {key!r} must be a (query, item) pair") from None
+        out[(str(q), str(item))] = value
+    return out
 
 
 def _per_query(measure: str, k: int | None, qd: _Query, run: str):
@@ -282,6 +295,8 @@ def estimate_metrics(rankings: Mapping[str, Mapping[str, Sequence[str]]],    # r
         raise ValueError("target_width must be > 0")
     parsed = [(m, *_parse_measure(m)) for m in measures]
     runs = sorted(rankings)
+    judged = _str_keys(judged)
+    inclusion = _str_keys(inclusion)
     query_ids, prepared = _prepare(rankings, judged, inclusion, known_relevant)
     n_q = max(len(query_ids), 1)
     z = float(stats.norm.ppf(0.5 + confidence / 2.0))

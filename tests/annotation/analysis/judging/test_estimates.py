@@ -187,6 +187,12 @@ def test_paired_difference_variance_is_unbiased_for_c_at_k():
     assert (probs * np.array(var_hats)).sum() == pytest.approx((probs * (diffs - mean) ** 2).sum(), abs=1e-12)
 
 
+def test_integer_ids_match():
+    # ids given as ints (database ids) match: pi 0.5 is found, so C@1 = 1 / 0.5 = 2
+    r = by_key(estimate_metrics({"a": {1: [7]}}, {(1, 7): True}, {(1, 7): 0.5}, measures=("C@1",)))
+    assert r[("a", "C@1")].estimate == pytest.approx(2.0)
+
+
 def test_bad_input_is_refused():
     with pytest.raises(ValueError, match="inclusion probability"):
         estimate_metrics({"a": {"q": ["x"]}}, {("q", "x"): True}, {("q", "x"): 0.0})
