@@ -21,7 +21,8 @@ from django.core.cache import cache
 from django.db import connection, transaction
 from django.utils import timezone
 
-from annotation.models import Caption, Clip, Label, Lease, Pool, PooledPair, PoolMembership, RaterProfile
+from annotation.models import (Caption, Clip, CrowdStudy, CrowdWorker, Label, Lease, Pool, PooledPair, PoolMembership,
+                               RaterProfile)
 
 MAX_HELD_PER_POOL = 2  # the pair on screen and the next one, preloaded
 LAZY_EXPIRY_EVERY = 5  # seconds
@@ -94,10 +95,12 @@ PAIR_FLAG_FIELDS = ["active_leases", "available", "priority"]
 _POOL_FOR_RATER_SQL = """
 SELECT p.*, m.training AS member_training,
        (SELECT r.paused FROM {profile} r WHERE r.user_id = m.rater_id) AS rater_paused,
-       EXISTS (SELECT 1 FROM {pair} t WHERE t.pool_id = p.id AND t.role = %(training)s) AS has_training
+       EXISTS (SELECT 1 FROM {pair} t WHERE t.pool_id = p.id AND t.role = %(training)s) AS has_training,
+       EXISTS (SELECT 1 FROM <crowd_worker> w JOIN <crowd_study> cs ON cs.id = w.study_id
+               WHERE w.user_id = m.rater_id AND cs.pool_id = p.id) AS is_crowd_worker
 FROM {pool} p JOIN {membership} m ON m.pool_id = p.id
 WHERE p.id = %(pool)s AND m.rater_id = %(rater)s
-"""
+""".replace("<crowd_worker>", CrowdWorker._meta.db_table).replace("<crowd_study>", CrowdStudy._meta.db_table)
 
 # The rater's live leases in the pool, oldest first.
 _HELD_SQL = """
@@ -165,7 +168,7 @@ def lease_next(*, pool: Pool | int, rater, exclude_leases=(), now=None, rng: ran
     from annotation.services.crowd import quota as crowd_quota  # it imports this module
 
     # A crowd worker (None for everyone else) gets new work only within their study's quota.
-    crowd_worker = crowd_quota.crowd_worker_in_pool(pool_id=pool.pk, rater=rater)
+    crowd_worker = crowd_quota.crowd_worker_in_pool(pool_id=pool.pk, rater=rater) if pool.is_crowd_worker else None
     if crowd_worker and (refusal := crowd_quota.crowd_quota_refusal(worker=crowd_worker, now=now)):
         return Assignment(None, refusal)
 
