@@ -18,6 +18,7 @@ from rest_framework.test import APIClient
 
 from annotation.models import Artefact, Job, JobAttempt, Pool, PooledPair, Prediction, Run
 from annotation.services.jobs import job_send
+from annotation.services.storage import stored_file_exists
 from tests.factories import make_dataset, make_user
 from tests.worker_processes import backends_waiting_for_a_lock, job_workers_for, table_locked
 
@@ -94,7 +95,9 @@ def test_run_import_whose_worker_is_killed_is_retried_and_done(settings, tmp_pat
             return response.json()["id"]
 
         job_id = _kill_mid_job(workers, "annotation_run", start)
-        upload = Path(Job.objects.get(pk=job_id).params["path"])
+        # The web process stores the upload by name in the uploads area; the worker fetches it.
+        upload = Job.objects.get(pk=job_id).params["upload"]
+        assert stored_file_exists("uploads", upload)
         job = workers.wait_until(lambda: _finished(job_id), timeout=JOB_TIMEOUT, what=f"job {job_id} to end")
 
     assert job.status == Job.Status.SUCCEEDED, job.message
@@ -106,7 +109,7 @@ def test_run_import_whose_worker_is_killed_is_retried_and_done(settings, tmp_pat
     run = Run.objects.get(dataset=dataset)
     assert run.pk == job.result["run_id"] and run.prediction_count == CAPTIONS * 3
     assert Prediction.objects.filter(run__dataset=dataset).count() == CAPTIONS * 3
-    assert not upload.exists()  # removed once the import succeeded
+    assert not stored_file_exists("uploads", upload)  # removed once the import succeeded
     body = admin.get(f"/api/v1/jobs/{job_id}/").json()
     assert [a["outcome"] for a in body["attempt_history"]] == ["lost", "succeeded"]
 
