@@ -8,6 +8,8 @@ urlpatterns = [
          name="pool-machine-judge-import"),
     path("judgment-sets/<int:judgment_set_id>/machine-judges/", machine_judges.JudgmentSetMachineJudgeImportApi.as_view(),
          name="judgment-set-machine-judge-import"),
+    path("judgment-sets/<int:judgment_set_id>/machine-judge-report/",
+         machine_judges.JudgmentSetMachineJudgeReportApi.as_view(), name="judgment-set-machine-judge-report"),
     path("machine-judges/", machine_judges.MachineJudgeListApi.as_view(), name="machine-judge-list"),
     path("machine-judges/<int:judge_id>/", machine_judges.MachineJudgeDetailApi.as_view(), name="machine-judge-detail"),
 ]

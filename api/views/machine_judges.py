@@ -1,6 +1,7 @@
 """Machine judges over REST: an admin uploads an automatic assessor's judgments onto a pool or a
 judgment set; admins and researchers read them. The report that measures a judge against people
-is a pool report of kind `machine_judge` (POST /pools/{pool_id}/reports/ with params.judge).
+(kind `machine_judge`) is a pool report for a pool's judge (POST /pools/{pool_id}/reports/ with
+params.judge) and POST /judgment-sets/{id}/machine-judge-report/ for a set's judge.
 
 The upload is read in the request, not as a job: a machine judge has at most one verdict per pair
 of a pool or set, and the import is one bulk insert, all or nothing."""
@@ -20,8 +21,12 @@ from rest_framework.views import APIView
 
 from annotation.models import MachineJudge, Pool
 from annotation.models.reports import JudgmentSet
+from annotation.selectors.reports import judgment_set_list
+from annotation.services.jobs.judgment_sets import machine_judge_set_report_start
 from annotation.services.machine_judges import MachineJudgeError, machine_judge_import
+from annotation.services.reports import ReportError
 from api.permissions import IsAdmin, IsAdminOrResearcherReadOnly
+from api.views.jobs import JobOutputSerializer, job_accepted_response
 
 
 class MachineJudgeOutputSerializer(serializers.Serializer):
@@ -118,3 +123,35 @@ class MachineJudgeDetailApi(RetrieveAPIView):
     serializer_class = MachineJudgeOutputSerializer
     lookup_url_kwarg = "judge_id"
     queryset = MachineJudge.objects.all()
+
+
+class JudgmentSetMachineJudgeReportApi(APIView):
+    """Admin: measure a machine judge of the set against the set's verdicts ('disagreement' verdicts
+    are no label), as a job that stores a Report(kind="machine_judge"): Cohen's kappa with its
+    interval, the confusion matrix, per-query disagreement, and Kendall's tau and tau_AP between
+    the dataset's clip runs ranked by AP@`depth` with the set's and with the machine's verdicts.
+    `judge` may be left out when the set has one machine judge."""
+
+    permission_classes = [IsAdmin]
+
+    class InputSerializer(serializers.Serializer):
+        judge = serializers.IntegerField(min_value=1, required=False, allow_null=True, default=None)
+        depth = serializers.IntegerField(min_value=1, max_value=1000, required=False, allow_null=True, default=None,
+                                         help_text="Ranks scored per caption (default 10).")
+        n_boot = serializers.IntegerField(min_value=0, max_value=20_000, required=False, allow_null=True, default=None)
+        seed = serializers.IntegerField(required=False, allow_null=True, default=None)
+        confidence = serializers.FloatField(required=False, allow_null=True, default=None)
+
+    @extend_schema(request=InputSerializer, responses={202: JobOutputSerializer})
+    def post(self, request, judgment_set_id: int):
+        judgment_set = get_object_or_404(judgment_set_list(), pk=judgment_set_id)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        params = dict(data.validated_data)
+        judge_id = params.pop("judge")
+        try:
+            job = machine_judge_set_report_start(judgment_set=judgment_set, judge_id=judge_id, params=params,
+                                                 created_by=request.user)
+        except (MachineJudgeError, ReportError) as exc:
+            raise ValidationError({"detail": str(exc)}) from exc
+        return job_accepted_response(job, True)

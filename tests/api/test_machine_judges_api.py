@@ -83,3 +83,51 @@ def test_machine_judge_report_through_the_reports_api(as_role, run_jobs):
     detail = as_role("researcher").get(f"/api/v1/reports/{report.pk}/").data
     assert detail["result"]["kappa"]["kappa"] == pytest.approx(2 / 7)  # worked in test_machine_judge_report.py
     assert detail["result"]["system_ranking"]["tau"] == pytest.approx(-1.0)
+
+
+def test_judgment_set_machine_judge_report_runs_as_a_job(as_role, run_jobs):
+    from tests.annotation.services.machine_judges.world import SET_MACHINE, small_set
+
+    pool, _ = small_pool()
+    judgment_set = small_set(pool.dataset)
+    admin = as_role("admin")
+    judge = admin.post(f"/api/v1/judgment-sets/{judgment_set.pk}/machine-judges/",
+                       {"file": _csv(SET_MACHINE), "name": "vlm"}, format="multipart").data
+    url = f"/api/v1/judgment-sets/{judgment_set.pk}/machine-judge-report/"
+    for role in (None, "rater", "researcher"):
+        assert as_role(role).post(url, {"judge": judge["id"]}, format="json").status_code == 403, role
+    assert not Job.objects.filter(kind="report_machine_judge").exists()
+    with run_jobs():
+        response = admin.post(url, {"judge": judge["id"], "n_boot": 50, "depth": 3}, format="json")
+    assert response.status_code == 202, response.content
+    assert response["Location"] == response.data["status_url"]
+    job = Job.objects.get(pk=response.data["id"])
+    assert job.status == Job.Status.SUCCEEDED, job.errors
+    report = Report.objects.get(pk=job.result["report_id"])
+    assert report.kind == "machine_judge" and report.pool_id is None
+    assert report.params["judgment_set_id"] == judgment_set.pk and report.params["depth"] == 3
+    detail = as_role("researcher").get(f"/api/v1/reports/{report.pk}/").data
+    # Worked by hand in tests/annotation/services/machine_judges/test_machine_judge_set_report.py.
+    assert detail["result"]["kappa"]["kappa"] == pytest.approx(1 / 6)
+    assert detail["result"]["system_ranking"]["tau_ap"] == pytest.approx(1.0)
+
+
+def test_judgment_set_machine_judge_report_refuses_up_front(as_role):
+    from tests.annotation.services.machine_judges.world import SET_MACHINE, small_set
+
+    pool, _ = small_pool()
+    judgment_set = small_set(pool.dataset)
+    admin = as_role("admin")
+    url = f"/api/v1/judgment-sets/{judgment_set.pk}/machine-judge-report/"
+    none_yet = admin.post(url, {}, format="json")
+    assert none_yet.status_code == 400 and "has no machine judges" in none_yet.data["detail"]
+    pool_judge = admin.post(f"/api/v1/pools/{pool.pk}/machine-judges/", {"file": _csv(), "name": "pool one"},
+                            format="multipart").data
+    other = admin.post(url, {"judge": pool_judge["id"]}, format="json")  # a pool's judge is not the set's
+    assert other.status_code == 400 and f"no machine judge with id {pool_judge['id']}" in other.data["detail"]
+    admin.post(f"/api/v1/judgment-sets/{judgment_set.pk}/machine-judges/", {"file": _csv(SET_MACHINE), "name": "vlm"},
+               format="multipart")
+    bad = admin.post(url, {"confidence": 1.5}, format="json")
+    assert bad.status_code == 400 and "confidence" in bad.data["detail"]
+    assert admin.post(f"/api/v1/judgment-sets/999999/machine-judge-report/", {}, format="json").status_code == 404
+    assert not Job.objects.filter(kind="report_machine_judge").exists()

@@ -52,6 +52,7 @@ PERMISSIONS = {
     "GET /api/v1/judgment-sets/{judgment_set_id}/download/":         (403, 403, 403, 403, ALLOW, ALLOW),
     "POST /api/v1/judgment-sets/{judgment_set_id}/evaluate/":        (403, 403, 403, 403, 403, ALLOW),
     "POST /api/v1/judgment-sets/{judgment_set_id}/machine-judges/":  (403, 403, 403, 403, 403, ALLOW),
+    "POST /api/v1/judgment-sets/{judgment_set_id}/machine-judge-report/": (403, 403, 403, 403, 403, ALLOW),
     "GET /api/v1/machine-judges/":                                   (403, 403, 403, 403, ALLOW, ALLOW),
     "GET /api/v1/machine-judges/{judge_id}/":                        (403, 403, 403, 403, ALLOW, ALLOW),
     "POST /api/v1/pools/{pool_id}/machine-judges/":                  (403, 403, 403, 403, 403, ALLOW),

@@ -36,11 +36,16 @@ def params_from_options(items: list[str]) -> dict:
 
 
 class Command(BaseCommand):
-    help = ("Compute and store a report of a pool (agreement, metrics or sample_estimate), then print its tables, "
-            "its JSON (--json) or one table as CSV (--csv TABLE).")
+    help = ("Compute and store a report of a pool (agreement, metrics, sample_estimate, machine_judge, ...), or with "
+            "--judgment-set the machine_judge report of a judgment set's machine judge, then print its tables, its "
+            "JSON (--json) or one table as CSV (--csv TABLE).")
 
     def add_arguments(self, parser):
-        parser.add_argument("--pool", required=True, help="Pool id, or its name if unique.")
+        target = parser.add_mutually_exclusive_group(required=True)
+        target.add_argument("--pool", help="Pool id, or its name if unique.")
+        target.add_argument("--judgment-set", type=int, metavar="ID",
+                            help="With --kind machine_judge: a judge of this judgment set (--param judge=ID unless the "
+                                 "set has one) measured against the set's verdicts.")
         parser.add_argument("--kind", required=True, choices=REPORT_KINDS)
         parser.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                             help="A report parameter, e.g. --param n_boot=2000 --param ks=[1,5,10]. Repeatable.")
@@ -49,15 +54,20 @@ class Command(BaseCommand):
         output.add_argument("--csv", metavar="TABLE", help="Print one table of the report as CSV.")
 
     def handle(self, *args, **opts):
-        pool = pool_from_option(opts["pool"])
+        params = params_from_options(opts["param"])
+        progress = ConsoleProgress(f"{opts['kind']} report")
         try:
-            report = report_create(pool=pool, kind=opts["kind"], params=params_from_options(opts["param"]),
-                                   progress=ConsoleProgress(f"{opts['kind']} report"))
+            if opts["judgment_set"] is not None:
+                report = self._judgment_set_report(opts["judgment_set"], opts["kind"], params, progress)
+            else:
+                report = report_create(pool=pool_from_option(opts["pool"]), kind=opts["kind"], params=params,
+                                       progress=progress)
         except ReportError as exc:
             raise CommandError(str(exc)) from exc
         tables = report_tables(report=report)
         if opts["json"]:
-            json.dump({"id": report.pk, "kind": report.kind, "pool": pool.pk, "params": report.params,
+            json.dump({"id": report.pk, "kind": report.kind, "pool": report.pool_id,
+                       "judgment_set": report.params.get("judgment_set_id"), "params": report.params,
                        "versions": report.versions, "result": report.result}, self.stdout, indent=1)
             self.stdout.write("")
             return
@@ -76,3 +86,21 @@ class Command(BaseCommand):
                 self.stdout.write("\t".join("" if v is None else (f"{v:.4f}" if isinstance(v, float) else str(v))
                                             for v in row))
         self.stdout.write(self.style.SUCCESS(f"\nstored as report {report.pk} ({report.title})"))
+
+    @staticmethod
+    def _judgment_set_report(judgment_set_id: int, kind: str, params: dict, progress):
+        # Imported here: the other kinds never need the machine-judge services.
+        from annotation.models.reports import JudgmentSet
+        from annotation.services.machine_judges import (MachineJudgeError, judgment_set_machine_judge,
+                                                        machine_judge_report_create)
+
+        if kind != "machine_judge":
+            raise CommandError(f"--judgment-set takes --kind machine_judge; a {kind} report is a pool's (--pool)")
+        judgment_set = JudgmentSet.objects.filter(pk=judgment_set_id).first()
+        if judgment_set is None:
+            raise CommandError(f"no judgment set with id {judgment_set_id}")
+        try:
+            judge = judgment_set_machine_judge(judgment_set=judgment_set, judge_id=params.pop("judge", None))
+            return machine_judge_report_create(judge=judge, params=params, progress=progress)
+        except MachineJudgeError as exc:
+            raise CommandError(str(exc)) from exc

@@ -1,5 +1,6 @@
 """Judgment-set work started from the API or the pages, as background jobs: scoring stored runs
-against a set, the agreement of a rater_labels set, and a set taken from a pool's labels.
+against a set, the agreement of a rater_labels set, a set taken from a pool's labels, and a
+machine judge of the set measured against its verdicts.
 
 Each start checks the request first (a mistake gets a 400, not a failed job), then creates the job
 and queues it once the transaction commits.
@@ -16,6 +17,7 @@ from annotation.services.jobs.dispatch import job_enqueue
 from annotation.services.jobs.lifecycle import job_create
 from annotation.services.judgment_sets.agreement import LEVELS, AgreementOptionsError
 from annotation.services.judgment_sets.imports import REPEAT_RULES
+from annotation.services.machine_judges import judgment_set_machine_judge, machine_judge_set_params_clean
 
 
 @transaction.atomic
@@ -60,3 +62,15 @@ def judgment_set_from_pool_start(*, pool: Pool, name: str | None, originals: boo
     job = job_create(kind="judgment_set_from_pool", params={"pool_id": pool.pk, "name": name, "originals": originals},
                      created_by=created_by)
     return job_enqueue(job=job, task=task_names.JUDGMENT_SET_FROM_POOL)
+
+
+@transaction.atomic
+def machine_judge_set_report_start(*, judgment_set: JudgmentSet, judge_id: int | None, params: dict | None,
+                                   created_by) -> Job:
+    """Raises MachineJudgeError (no such judge on the set) or ReportError (a bad parameter)."""
+    judge = judgment_set_machine_judge(judgment_set=judgment_set, judge_id=judge_id)
+    clean = machine_judge_set_params_clean(judge=judge, params=params)
+    job = job_create(kind="report_machine_judge", params={"judgment_set_id": judgment_set.pk, "judge_id": judge.pk,
+                                                          "kind": "machine_judge", "params": clean},
+                     created_by=created_by)
+    return job_enqueue(job=job, task=task_names.MACHINE_JUDGE_SET_REPORT)

@@ -9,12 +9,14 @@ Import (`machine_judge_import`) is all or nothing: every problem of the file is 
 file, line and field (unknown caption or clip, a pair outside the pool or set, a pair judged twice,
 a bad label or score, two models in one file), and if there is any nothing is written.
 
-Report (`machine_judge_report_compute`, report kind `machine_judge`):
+Report (kind `machine_judge`; `machine_judge_report_create` for any judge, `machine_judge_report_compute`
+as the pool report kind), against the pool's resolved labels or the judgment set's verdicts:
 - Cohen's kappa with a 95% bootstrap percentile interval over pairs, and the confusion matrix,
   over the pairs with both a resolved human label and a machine label;
 - per-query disagreement (captions sorted by how many of their pairs the two disagree on);
 - Kendall's tau-b and tau_AP (Yilmaz, Aslam & Robertson 2008; machine ranking against human)
-  between the runs ranked by mean AP (trec_eval's `map` at the pool depth through pytrec_eval, the
+  between the runs ranked by mean AP (trec_eval's `map` at the pool depth, or a set judge's `depth`,
+  default SET_DEPTH, through pytrec_eval, the
   metrics report's `ap_textbook`, every caption of the dataset averaged in) with human and with
   machine judgments, with bootstrap percentile intervals over captions. Both qrels keep every
   caption's original clip as relevant (FIRE's convention); the human qrels add the pairs people
@@ -35,11 +37,12 @@ from annotation.formats.errors import ImportRejected, IssueCollector
 from annotation.formats.machine_judgments import read_machine_judgments
 from annotation.formats.text_lines import file_checksum
 from annotation.models import Caption, Clip, Dataset, MachineJudge, MachineJudgment, Pool, PooledPair, Run
-from annotation.models.reports import ImportedJudgment, JudgmentSet
+from annotation.models.reports import ImportedJudgment, JudgmentSet, Report
 from annotation.selectors.reports import dataset_captions, pool_pairs, pool_runs, run_rankings
 
 MEASURE = "AP (trec_eval map at the pool depth, every caption averaged in)"
 QUERIES_LISTED = 1000
+SET_DEPTH = 10
 BATCH = 5000
 
 
@@ -139,7 +142,8 @@ def _human_labels(judge: MachineJudge) -> dict[tuple[int, int], int]:
 def _runs(judge: MachineJudge) -> list[Run]:
     if judge.pool_id is not None:
         return pool_runs(pool=judge.pool)
-    return list(Run.objects.filter(dataset_id=judge.dataset_id).order_by("name"))
+    # Every ranked clip run of the dataset: a set has no runs of its own, and moment runs rank spans.
+    return list(Run.objects.filter(dataset_id=judge.dataset_id, kind=Run.Kind.CLIP).order_by("name"))
 
 
 def machine_judge_result(*, judge: MachineJudge, depth: int, n_boot: int = 1000, seed: int = 0,
@@ -200,19 +204,65 @@ def machine_judge_result(*, judge: MachineJudge, depth: int, n_boot: int = 1000,
     }
 
 
+def _judge_named(judges, judge_id: int | None, where: str) -> MachineJudge:
+    """The judge `judge_id` among `judges`, or their only one when no id is given."""
+    if judge_id is not None:
+        if isinstance(judge_id, bool) or not isinstance(judge_id, int):
+            raise MachineJudgeError(f"the parameter 'judge' must be a machine judge's id, got {judge_id!r}")
+        judge = judges.filter(pk=judge_id).first()
+        if judge is None:
+            raise MachineJudgeError(f"{where} has no machine judge with id {judge_id}")
+        return judge
+    found = list(judges[:2])
+    if len(found) != 1:
+        raise MachineJudgeError(f"{where} has {'no' if not found else 'several'} machine judges; "
+                                f"name one with the parameter 'judge'")
+    return found[0]
+
+
 def machine_judge_report_compute(*, pool: Pool, params: dict, progress=None) -> dict:
     """The `machine_judge` report kind: `params['judge']` names a judge of this pool (default: the
     pool's only machine judge)."""
-    judges = MachineJudge.objects.filter(pool=pool)
-    if params.get("judge") is not None:
-        judge = judges.filter(pk=params["judge"]).first()
-        if judge is None:
-            raise MachineJudgeError(f"pool '{pool.name}' has no machine judge with id {params['judge']}")
-    else:
-        found = list(judges[:2])
-        if len(found) != 1:
-            raise MachineJudgeError(f"pool '{pool.name}' has {'no' if not found else 'several'} machine judges; "
-                                    f"name one with the parameter 'judge'")
-        judge = found[0]
+    judge = _judge_named(MachineJudge.objects.filter(pool=pool), params.get("judge"), f"pool '{pool.name}'")
     return machine_judge_result(judge=judge, depth=params["depth"], n_boot=params["n_boot"], seed=params["seed"],
                                 confidence=params["confidence"])
+
+
+def judgment_set_machine_judge(*, judgment_set: JudgmentSet, judge_id: int | None = None) -> MachineJudge:
+    """The set's judge `judge_id`, or its only machine judge."""
+    return _judge_named(MachineJudge.objects.filter(judgment_set=judgment_set).select_related("dataset", "judgment_set"),
+                        judge_id, f"judgment set '{judgment_set.name}'")
+
+
+def machine_judge_set_params_clean(*, judge: MachineJudge, params: dict | None) -> dict:
+    """A set judge's report parameters, checked as a pool report's are. A set has no pool depth:
+    runs are ranked at SET_DEPTH unless `depth` says otherwise (the depth a judging simulation from
+    a set uses too)."""
+    from annotation.services.reports import report_params_clean  # it imports this module on use
+
+    params = dict(params or {})
+    if params.get("depth") is None:
+        params["depth"] = SET_DEPTH
+    params["judge"] = judge.pk
+    return report_params_clean(kind="machine_judge", params=params, pool=None)
+
+
+def machine_judge_report_create(*, judge: MachineJudge, params: dict | None = None, created_by=None, job=None,
+                                progress=None) -> Report:
+    """Measures the judge against people and stores the `machine_judge` report: a pool judge's is
+    the pool's report (against its resolved labels), a set judge's belongs to the dataset, measured
+    against the set's verdicts, with the set named in its parameters."""
+    from annotation.services.reports import KIND_TITLES, json_ready, report_create, report_versions
+
+    if judge.pool_id is not None:
+        return report_create(pool=judge.pool, kind="machine_judge", params=dict(params or {}) | {"judge": judge.pk},
+                             created_by=created_by, job=job, progress=progress)
+    clean = machine_judge_set_params_clean(judge=judge, params=params)
+    result = machine_judge_result(judge=judge, depth=clean["depth"], n_boot=clean["n_boot"], seed=clean["seed"],
+                                  confidence=clean["confidence"])
+    with transaction.atomic():
+        return Report.objects.create(kind="machine_judge", dataset_id=judge.dataset_id, pool=None,
+                                     title=f"{KIND_TITLES['machine_judge']}: {judge.name} on {judge.judgment_set.name}",
+                                     params=clean | {"judgment_set_id": judge.judgment_set_id},
+                                     versions=report_versions(), result=json_ready(result), job=job,
+                                     created_by=created_by)

@@ -43,3 +43,24 @@ def machine_file(tmp_path: Path, labels=MACHINE, *, name="judge.csv", extra: str
     path = tmp_path / name
     path.write_text("\n".join(lines) + "\n" + extra, encoding="utf-8")
     return path
+
+
+# A judgment set over the same dataset (people's published verdicts) and a machine judge of it.
+# (q2, v4) is a 'disagreement' verdict: no human label, so the machine's verdict on it is not compared.
+SET_VERDICTS = {("q1", "v3"): "relevant", ("q1", "v4"): "not_relevant", ("q1", "v5"): "relevant",
+                ("q2", "v5"): "not_relevant", ("q2", "v6"): "relevant", ("q2", "v4"): "disagreement"}
+SET_MACHINE = {("q1", "v3"): "relevant", ("q1", "v4"): "relevant", ("q1", "v5"): "not_relevant",
+               ("q2", "v5"): "not_relevant", ("q2", "v6"): "relevant", ("q2", "v4"): "not_relevant"}
+
+
+def small_set(dataset, verdicts=SET_VERDICTS, name: str = "published"):
+    import hashlib
+
+    from annotation.models.reports import ImportedJudgment, JudgmentSet
+
+    judgment_set = JudgmentSet.objects.create(dataset=dataset, name=name, source_format="qrels",
+                                              checksum=hashlib.sha256(name.encode()).hexdigest())
+    ImportedJudgment.objects.bulk_create([
+        ImportedJudgment(judgment_set=judgment_set, dataset=dataset, caption=dataset.captions.get(external_id=q),
+                         clip=dataset.clips.get(external_id=i), label=label) for (q, i), label in verdicts.items()])
+    return judgment_set
