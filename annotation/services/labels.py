@@ -101,10 +101,15 @@ WHERE s.token = %(token)s AND s.rater_id = %(rater)s {lock}
 
 # Under a judging strategy or stopping rule, the query's row is locked before the pair (the lock
 # order of services/judging): the label may change the order and stop state of the query's pairs.
+# Lease, pair and query row are each found by a key, in nested one-row subqueries: as a join, the
+# planner walked the pairs of a 500,000-pair pool in id order up to the lease's (160 ms, not 0.1).
 _QUERY_OF_LEASE_LOCKED_SQL = """
-SELECT q.id FROM {query} q JOIN {pair} pp ON pp.pool_id = q.pool_id AND pp.caption_id = q.caption_id
-     JOIN {lease} s ON s.pair_id = pp.id JOIN {pool} pl ON pl.id = pp.pool_id
-WHERE s.token = %(token)s AND s.rater_id = %(rater)s AND pp.role = 'pool' AND {hooked}
+SELECT q.id FROM {query} q
+WHERE (q.pool_id, q.caption_id) = (
+        SELECT pp.pool_id, pp.caption_id FROM {pair} pp
+        WHERE pp.id = (SELECT s.pair_id FROM {lease} s WHERE s.token = %(token)s AND s.rater_id = %(rater)s)
+          AND pp.role = 'pool')
+  AND EXISTS (SELECT 1 FROM {pool} pl WHERE pl.id = q.pool_id AND {hooked})
 FOR UPDATE OF q
 """
 
