@@ -21,6 +21,7 @@ from annotation.models import (Artefact, Caption, Clip, Label, PairProvenance, P
                                RaterProfile, Report, Run)
 from annotation.models.reports import ImportedJudgment, JudgmentSet
 from annotation.selectors.judging_reports import JUDGING_COLUMN_LABELS, JUDGING_TABLES
+from annotation.selectors.machine_judge_reports import MACHINE_JUDGE_COLUMN_LABELS, MACHINE_JUDGE_TABLES
 from annotation.selectors.score_matrix_runs import score_matrix_top
 
 FETCH = 20_000
@@ -403,7 +404,7 @@ COLUMN_LABELS = {
 }
 
 
-COLUMN_LABELS = JUDGING_COLUMN_LABELS | COLUMN_LABELS
+COLUMN_LABELS = JUDGING_COLUMN_LABELS | MACHINE_JUDGE_COLUMN_LABELS | COLUMN_LABELS
 
 
 @dataclass
@@ -602,7 +603,7 @@ def _judgment_set_agreement_tables(result: dict) -> list[ReportTable]:
 
 _TABLES = {"agreement": _agreement_tables, "metrics": _metrics_tables, "sample_estimate": _sample_tables,
            "evaluation": _evaluation_tables, "judgment_set_agreement": _judgment_set_agreement_tables,
-           **JUDGING_TABLES}
+           **JUDGING_TABLES, **MACHINE_JUDGE_TABLES}
 
 
 def report_tables(*, report: Report, rater_names: dict | None = None) -> list[ReportTable]:
