@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
+import time
 import uuid
 
 import pytest
@@ -54,7 +55,9 @@ def hosts(tmp_path, object_store):  # noqa: F811
     worker.start(["celery", "-A", "config", "worker", "-Q", queue, "--pool=solo", "-l", "INFO", "-n", f"{node}@%h",
                   "--without-gossip", "--without-mingle", "--without-heartbeat"])
     web.start(["gunicorn", "config.wsgi:application", "--bind", f"127.0.0.1:{port}", "--workers", "1",
-               "--timeout", "120", "--access-logfile", "-"])
+               "--timeout", "120", "--access-logfile", "-",
+               # Its default socket is one per user (~/.gunicorn): other web servers may be running.
+               "--no-control-socket"])
     try:
         wait_for_web(web, url, timeout=60, others=[worker])
         yield {"web": web, "worker": worker, "url": url, "bucket": bucket, "node": node}
@@ -80,8 +83,6 @@ class Api:
         return response
 
     def wait_job(self, job_id: int) -> dict:
-        import time
-
         deadline = time.monotonic() + JOB_TIMEOUT
         while time.monotonic() < deadline:
             job = self.call("GET", f"/api/v1/jobs/{job_id}/", 200).json()
@@ -192,8 +193,9 @@ def test_web_and_worker_on_separate_hosts_share_only_database_broker_and_bucket(
     assert len(rows) == 12  # one row per label, one per unlabelled pair: 3 + 9
     labelled = {(row["caption_text"], row["clip_id"]): row["value"] for row in rows if row["label_id"]}
     assert labelled == given
-    # Raters appear under their pseudonym only.
+    # Raters appear under their pseudonym only, and a rater may not download the export.
     assert {row["rater"] for row in rows if row["label_id"]} == {str(rater["pseudonym"])}
+    rater_api.call("GET", f"/api/v1/exports/{export_id}/download/", 403)
 
     # Every job ran on the worker, once: its attempts name the worker's node and process.
     worker_pid = hosts["worker"].process.pid
@@ -205,8 +207,8 @@ def test_web_and_worker_on_separate_hosts_share_only_database_broker_and_bucket(
     for job in jobs[:2]:
         assert "upload" in job["params"] and "path" not in job["params"], job["params"]
 
-    # The files are in the bucket: the export where its artefact says, the clip; the uploads were
-    # removed once imported.
+    # The files are in the bucket: the one export (its bytes, under its name) and the clips; the
+    # uploads were removed once imported.
     keys = _bucket_keys(object_store, bucket)
     exports = admin.call("GET", f"/api/v1/exports/?pool={pool_id}", 200).json()
     exports = exports["results"] if isinstance(exports, dict) else exports
