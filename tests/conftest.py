@@ -45,9 +45,13 @@ def _no_minimum_watch(settings):
 
 
 @pytest.fixture(autouse=True)
-def _isolated_files(settings, tmp_path):
+def _isolated_files(settings, tmp_path, request):
     # PBKDF2 is slow on purpose; tests create many accounts.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    if "celery_worker_process" in request.fixturenames:
+        # Files go by name through the storage areas: the test and the worker must share the folders
+        # (the worker process, started once, has them under its own REJUDGE_VAR_DIR).
+        tmp_path = request.getfixturevalue("celery_worker_process")["var"]
     settings.MEDIA_ROOT = tmp_path / "media"
     settings.UPLOAD_ROOT = tmp_path / "uploads"
     settings.EXPORT_ROOT = tmp_path / "exports"
@@ -97,11 +101,15 @@ def celery_worker_process(django_db_setup, django_db_blocker, tmp_path_factory):
     # The queue comes from settings (the test script gives each session its own name), because
     # Celery caches its routing at first use; the worker listens on exactly that queue.
     queue = app.conf.task_default_queue
+    var = tmp_path_factory.mktemp("worker-var")
     db = connection.settings_dict
     database_url = f"postgres://{db['USER']}:{db['PASSWORD'] or ''}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
     env = os.environ | {"DATABASE_URL": database_url, "CELERY_BROKER_URL": TEST_BROKER_URL, "REDIS_URL": TEST_BROKER_URL,
                         "CELERY_TASK_DEFAULT_QUEUE": queue, "CELERY_TASK_ALWAYS_EAGER": "0",
-                        "CACHE_KEY_PREFIX": f"{queue}-{uuid.uuid4().hex[:6]}", "REJUDGE_VAR_DIR": str(tmp_path_factory.mktemp("worker-var"))}
+                        "CACHE_KEY_PREFIX": f"{queue}-{uuid.uuid4().hex[:6]}", "REJUDGE_VAR_DIR": str(var)}
+    env |= {name: str(var / folder) for name, folder in (("MEDIA_ROOT", "media"), ("UPLOAD_ROOT", "uploads"),
+                                                         ("EXPORT_ROOT", "exports"), ("JUDGMENTS_ROOT", "judgments"),
+                                                         ("RUNS_ROOT", "runs"))}
     log_path = tmp_path_factory.mktemp("worker") / "worker.log"
     log = log_path.open("w")
     process = subprocess.Popen(
@@ -112,7 +120,7 @@ def celery_worker_process(django_db_setup, django_db_blocker, tmp_path_factory):
     app.conf.update(task_always_eager=False, broker_url=TEST_BROKER_URL)
     app._after_fork()  # drop connection pools created for the old broker URL
     try:
-        yield {"process": process, "queue": queue, "log": log_path}
+        yield {"process": process, "queue": queue, "log": log_path, "var": var}
     finally:
         app.conf.update(**saved)
         process.terminate()

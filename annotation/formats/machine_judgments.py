@@ -46,12 +46,20 @@ class MachineFile(NamedTuple):
     prompt: str
 
 
-def guess_file_format(path: Path) -> str:
-    name = Path(path).name.lower()
+def file_format_from_name(name: str) -> str | None:
+    """'jsonl' or 'csv' when the file name says which, else None."""
+    name = Path(name).name.lower()
     if name.endswith((".jsonl", ".ndjson")):
         return "jsonl"
     if name.endswith(".csv"):
         return "csv"
+    return None
+
+
+def guess_file_format(path: Path) -> str:
+    named = file_format_from_name(str(path))
+    if named:
+        return named
     with Path(path).open("rb") as handle:
         head = handle.read(4096).decode("utf-8", "ignore").lstrip("\ufeff \t\r\n")
     return "jsonl" if head.startswith("{") else "csv"
@@ -153,12 +161,14 @@ def _read_jsonl(source: LineSource, issues: IssueCollector) -> Iterator[tuple[_C
         yield checker, checker.row(line, obj.get)
 
 
-def read_machine_judgments(path: Path, issues: IssueCollector, *, file_format: str | None = None) -> MachineFile:
-    """Every well-formed row of the file; problems go to `issues` (the caller raises them)."""
+def read_machine_judgments(path: Path, issues: IssueCollector, *, file_format: str | None = None,
+                           progress=None) -> MachineFile:
+    """Every well-formed row of the file; problems go to `issues` (the caller raises them).
+    `progress(bytes_read, size)` is called as the file is read."""
     fmt = file_format or guess_file_format(path)
     if fmt not in FILE_FORMATS:
         raise ValueError(f"unknown file format {fmt!r}; use one of {', '.join(FILE_FORMATS)}")
-    source = LineSource(Path(path), issues)
+    source = LineSource(Path(path), issues, progress)
     rows: list[MachineRow] = []
     checker = None
     for checker, row in (_read_csv if fmt == "csv" else _read_jsonl)(source, issues):

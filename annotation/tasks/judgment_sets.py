@@ -1,17 +1,15 @@
-"""Jobs over stored judgment sets: scoring stored runs, agreement, a set from a pool's labels, a
-machine judge of a set measured against its verdicts."""
+"""Jobs over stored judgment sets: scoring stored runs, agreement, a set from a pool's labels."""
 from __future__ import annotations
 
 from celery import shared_task
 from django.urls import reverse
 
-from annotation.models import MachineJudge, Pool, Run
+from annotation.models import Pool, Run
 from annotation.models.reports import JudgmentSet
 from annotation.services.jobs import job_execute, task_names
 from annotation.services.judgment_sets.from_pool import judgment_set_from_pool
 from annotation.services.judgment_sets.scoring import (agreement_report_store, evaluation_report_store,
                                                        judgment_set_agreement, judgment_set_evaluate)
-from annotation.services.machine_judges import machine_judge_report_create
 
 
 @shared_task(name=task_names.EVALUATE_JUDGMENT_SET)
@@ -58,17 +56,5 @@ def judgment_set_from_pool_job(job_id: int) -> None:
         judgment_set = outcome.judgment_set
         return {"judgment_set_id": judgment_set.pk, "name": judgment_set.name, "created": outcome.created,
                 "counts": judgment_set.counts}
-
-    job_execute(job_id=job_id, work=work)
-
-
-@shared_task(name=task_names.MACHINE_JUDGE_SET_REPORT)
-def machine_judge_set_report(job_id: int) -> None:
-    def work(job, progress):
-        p = job.params
-        judge = MachineJudge.objects.select_related("dataset", "judgment_set").get(pk=p["judge_id"])
-        report = machine_judge_report_create(judge=judge, params=p["params"], created_by=job.created_by, job=job,
-                                             progress=progress)
-        return {"report_id": report.pk, "kind": report.kind, "url": reverse("api:report-detail", args=[report.pk])}
 
     job_execute(job_id=job_id, work=work)

@@ -3,16 +3,13 @@ judgment set; admins and researchers read them. The report that measures a judge
 (kind `machine_judge`) is a pool report for a pool's judge (POST /pools/{pool_id}/reports/ with
 params.judge) and POST /judgment-sets/{id}/machine-judge-report/ for a set's judge.
 
-The upload is read in the request, not as a job: a machine judge has at most one verdict per pair
-of a pool or set, and the import is one bulk insert, all or nothing."""
+An upload is imported as a job, like every other import: stored first, read by a worker with
+progress, all or nothing, the file's problems on the job with their lines and fields."""
 from __future__ import annotations
-
-import tempfile
-from pathlib import Path
 
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
-from rest_framework import serializers, status
+from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
 from rest_framework.generics import ListAPIView, RetrieveAPIView
 from rest_framework.parsers import FormParser, MultiPartParser
@@ -22,8 +19,9 @@ from rest_framework.views import APIView
 from annotation.models import MachineJudge, Pool
 from annotation.models.reports import JudgmentSet
 from annotation.selectors.reports import judgment_set_list
+from annotation.services.jobs.imports import machine_judgments_import_start
 from annotation.services.jobs.judgment_sets import machine_judge_set_report_start
-from annotation.services.machine_judges import MachineJudgeError, machine_judge_import
+from annotation.services.machine_judges import MachineJudgeError
 from annotation.services.reports import ReportError
 from api.permissions import IsAdmin, IsAdminOrResearcherReadOnly
 from api.views.jobs import JobOutputSerializer, job_accepted_response
@@ -54,49 +52,47 @@ class _UploadInput(serializers.Serializer):
                                    help_text="Prompt or version, if the file has no prompt column.")
 
 
-def _import(request, *, dataset, pool=None, judgment_set=None) -> Response:
+def _import(request, *, pool=None, judgment_set=None) -> Response:
     data = _UploadInput(data=request.data)
     data.is_valid(raise_exception=True)
     v = data.validated_data
-    upload = v["file"]
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "judgments"
-        with path.open("wb") as handle:
-            for chunk in upload.chunks():
-                handle.write(chunk)
-        try:
-            judge = machine_judge_import(dataset=dataset, path=path, name=v.get("name") or upload.name, pool=pool,
-                                         judgment_set=judgment_set, file_format=v.get("file_format") or None,
-                                         source_name=upload.name, model_name=v.get("model") or "",
-                                         prompt_version=v.get("prompt") or "", created_by=request.user)
-        except MachineJudgeError as exc:
-            raise ValidationError({"detail": str(exc)}) from exc
-    return Response(MachineJudgeOutputSerializer(judge).data, status=status.HTTP_201_CREATED)
+    key = (request.headers.get("Idempotency-Key") or "").strip()[:100] or None
+    try:
+        job, created = machine_judgments_import_start(
+            uploaded_file=v["file"], name=v.get("name") or None, pool=pool, judgment_set=judgment_set,
+            file_format=v.get("file_format") or None, model_name=v.get("model") or "",
+            prompt_version=v.get("prompt") or "", created_by=request.user, idempotency_key=key)
+    except MachineJudgeError as exc:
+        raise ValidationError({"detail": str(exc)}) from exc
+    return job_accepted_response(job, created)
 
 
 class PoolMachineJudgeImportApi(APIView):
     """Admin: import a machine judge of the pool's pairs (CSV or JSON Lines: query, item, label
-    [, score, model, prompt]). A bad file is refused whole, each problem with its line and field."""
+    [, score, model, prompt]), as a job; its result names the judge. A bad file fails the job whole,
+    each problem with its line and field on the job. Send an `Idempotency-Key` header to make a
+    retried upload return the first job."""
 
     permission_classes = [IsAdmin]
     parser_classes = [MultiPartParser, FormParser]
 
-    @extend_schema(request=_UploadInput, responses={201: MachineJudgeOutputSerializer})
+    @extend_schema(request=_UploadInput, responses={202: JobOutputSerializer})
     def post(self, request, pool_id: int):
         pool = get_object_or_404(Pool.objects.select_related("dataset"), pk=pool_id)
-        return _import(request, dataset=pool.dataset, pool=pool)
+        return _import(request, pool=pool)
 
 
 class JudgmentSetMachineJudgeImportApi(APIView):
-    """Admin: import a machine judge of the pairs a judgment set has verdicts on."""
+    """Admin: import a machine judge of the pairs a judgment set has verdicts on, as a job (see the
+    pool's upload)."""
 
     permission_classes = [IsAdmin]
     parser_classes = [MultiPartParser, FormParser]
 
-    @extend_schema(request=_UploadInput, responses={201: MachineJudgeOutputSerializer})
+    @extend_schema(request=_UploadInput, responses={202: JobOutputSerializer})
     def post(self, request, judgment_set_id: int):
         judgment_set = get_object_or_404(JudgmentSet.objects.select_related("dataset"), pk=judgment_set_id)
-        return _import(request, dataset=judgment_set.dataset, judgment_set=judgment_set)
+        return _import(request, judgment_set=judgment_set)
 
 
 class MachineJudgeListApi(ListAPIView):

@@ -3,11 +3,13 @@ from __future__ import annotations
 
 from django.db import IntegrityError, transaction
 
-from annotation.models import Dataset, Job
+from annotation.models import Dataset, Job, Pool
+from annotation.models.reports import JudgmentSet
 from annotation.services.jobs import task_names
 from annotation.services.storage import job_files as files
 from annotation.services.jobs.dispatch import job_enqueue
 from annotation.services.jobs.lifecycle import job_create
+from annotation.services.machine_judges import machine_judge_import_check
 from annotation.services.storage.uploads import upload_store
 
 
@@ -55,3 +57,25 @@ def run_import_start(*, dataset: Dataset, uploaded_file, name: str | None, fmt: 
               "max_depth": max_depth, "source_name": uploaded_file.name}
     return _start(kind="import_run", params=params, created_by=created_by, idempotency_key=idempotency_key,
                   task=task_names.IMPORT_RUN)
+
+
+def machine_judgments_import_start(*, uploaded_file, name: str | None, pool: Pool | None = None,
+                                   judgment_set: JudgmentSet | None = None, file_format: str | None = None,
+                                   model_name: str = "", prompt_version: str = "", created_by,
+                                   idempotency_key: str | None = None) -> tuple[Job, bool]:
+    """Stores an upload of machine judgments and queues its import as a machine judge of the pool
+    or the judgment set. A wrong target or a name already taken is refused here (MachineJudgeError),
+    before anything is stored; problems in the file fail the job with their lines and fields."""
+    existing = _existing(created_by, idempotency_key)
+    if existing:
+        return existing, False
+    dataset = (pool or judgment_set).dataset if (pool or judgment_set) is not None else None
+    name = machine_judge_import_check(dataset=dataset, name=name or uploaded_file.name, pool=pool,
+                                      judgment_set=judgment_set)
+    upload = upload_store(uploaded_file=uploaded_file)
+    params = {"upload": upload, "dataset_id": dataset.pk, "pool_id": pool.pk if pool else None,
+              "judgment_set_id": judgment_set.pk if judgment_set else None, "name": name,
+              "file_format": file_format or "", "model": model_name, "prompt": prompt_version,
+              "source_name": uploaded_file.name}
+    return _start(kind="import_machine_judgments", params=params, created_by=created_by,
+                  idempotency_key=idempotency_key, task=task_names.IMPORT_MACHINE_JUDGMENTS)

@@ -33,8 +33,8 @@ from django.db import IntegrityError, transaction
 
 from annotation.analysis.machine_agreement import cohen_kappa, system_rank_correlation
 from annotation.analysis.retrieval_metrics import corrected_qrels, evaluate_run
-from annotation.formats.errors import ImportRejected, IssueCollector
-from annotation.formats.machine_judgments import read_machine_judgments
+from annotation.formats.errors import IssueCollector
+from annotation.formats.machine_judgments import file_format_from_name, read_machine_judgments
 from annotation.formats.text_lines import file_checksum
 from annotation.models import Caption, Clip, Dataset, MachineJudge, MachineJudgment, Pool, PooledPair, Run
 from annotation.models.reports import ImportedJudgment, JudgmentSet, Report
@@ -62,26 +62,20 @@ def _judgeable_pairs(*, pool: Pool | None, judgment_set: JudgmentSet | None) -> 
 def machine_judge_import(*, dataset: Dataset, path: Path, name: str, pool: Pool | None = None,
                          judgment_set: JudgmentSet | None = None, file_format: str | None = None,
                          source_name: str = "", model_name: str = "", prompt_version: str = "",
-                         created_by=None) -> MachineJudge:
-    """Reads the file and stores it as a machine judge (see the module docstring)."""
-    if (pool is None) == (judgment_set is None):
-        raise MachineJudgeError("attach the machine judge to a pool or to a judgment set (one of them)")
-    target = pool or judgment_set
-    if target.dataset_id != dataset.pk:
-        raise MachineJudgeError(f"'{target}' belongs to another dataset than '{dataset.name}'")
-    name = (name or "").strip()
-    if not name:
-        raise MachineJudgeError("a machine judge needs a name")
-    if MachineJudge.objects.filter(dataset=dataset, name=name).exists():
-        raise MachineJudgeError(f"dataset '{dataset.name}' already has a machine judge named '{name}'")
+                         created_by=None, progress=None) -> MachineJudge:
+    """Reads the file and stores it as a machine judge (see the module docstring). `progress(done,
+    total)` hears of the reading in bytes, then of the verdicts stored."""
+    name = machine_judge_import_check(dataset=dataset, name=name, pool=pool, judgment_set=judgment_set)
     shown_name = source_name or Path(path).name
     issues = IssueCollector(shown_name)
-    parsed = read_machine_judgments(Path(path), issues, file_format=file_format)
+    # An upload is stored under a name of its own: the name it came with says its format.
+    file_format = file_format or (file_format_from_name(source_name) if source_name else None)
+    parsed = read_machine_judgments(Path(path), issues, file_format=file_format, progress=progress)
     captions = dict(Caption.objects.filter(dataset=dataset).values_list("external_id", "id"))
     clips = dict(Clip.objects.filter(dataset=dataset).values_list("external_id", "id"))
     allowed = _judgeable_pairs(pool=pool, judgment_set=judgment_set)
     if not allowed:
-        issues.add(None, None, f"'{target}' has no pairs to judge")
+        issues.add(None, None, f"'{pool or judgment_set}' has no pairs to judge")
     where = "the pool's pairs" if pool is not None else "the pairs judgment set judges"
     seen: dict[tuple[int, int], int] = {}
     rows = []
@@ -113,10 +107,30 @@ def machine_judge_import(*, dataset: Dataset, path: Path, name: str, pool: Pool 
             source_name=shown_name[:500], checksum=file_checksum(Path(path)), counts=counts, created_by=created_by)
     except IntegrityError as exc:  # a concurrent import took the name
         raise MachineJudgeError(f"dataset '{dataset.name}' already has a machine judge named '{name}'") from exc
-    batch = [MachineJudgment(judge=judge, caption_id=key[0], clip_id=key[1], label=row.label, score=row.score,
-                             source_record=f"line {row.line}") for key, row in rows]
-    MachineJudgment.objects.bulk_create(batch, batch_size=BATCH)
+    for start in range(0, len(rows), BATCH):
+        MachineJudgment.objects.bulk_create(
+            [MachineJudgment(judge=judge, caption_id=key[0], clip_id=key[1], label=row.label, score=row.score,
+                             source_record=f"line {row.line}") for key, row in rows[start:start + BATCH]])
+        if progress:
+            progress(min(start + BATCH, len(rows)), len(rows), "storing the verdicts")
     return judge
+
+
+def machine_judge_import_check(*, dataset: Dataset, name: str, pool: Pool | None = None,
+                               judgment_set: JudgmentSet | None = None) -> str:
+    """What can be refused before the file is read (an upload is refused before its job starts):
+    one target of the dataset, a name not taken. Returns the name as stored."""
+    if (pool is None) == (judgment_set is None):
+        raise MachineJudgeError("attach the machine judge to a pool or to a judgment set (one of them)")
+    target = pool or judgment_set
+    if target.dataset_id != dataset.pk:
+        raise MachineJudgeError(f"'{target}' belongs to another dataset than '{dataset.name}'")
+    name = (name or "").strip()[:200]
+    if not name:
+        raise MachineJudgeError("a machine judge needs a name")
+    if MachineJudge.objects.filter(dataset=dataset, name=name).exists():
+        raise MachineJudgeError(f"dataset '{dataset.name}' already has a machine judge named '{name}'")
+    return name
 
 
 def machine_judge_get(*, judge_id: int) -> MachineJudge:

@@ -91,3 +91,13 @@ def test_command_imports_and_refuses(tmp_path, capsys):
     bad = machine_file(tmp_path, name="bad.csv", extra="q1,v9,relevant,,,\n")
     with pytest.raises(CommandError, match=r"bad.csv, line 7, field 'item'"):
         call_command("import_machine_judgments", str(bad), "--pool", str(pool.pk), "--name", "cli2")
+
+
+def test_import_reports_its_progress(tmp_path):
+    pool, _ = small_pool()
+    stored_as = machine_file(tmp_path, name="upload-0001")  # how an upload is stored: no ending
+    heard = []
+    judge = machine_judge_import(dataset=pool.dataset, path=stored_as, name="gpt", pool=pool, source_name="judge.csv",
+                                 progress=lambda done, total=None, message="": heard.append((done, total, message)))
+    assert MachineJudge.objects.get(pk=judge.pk).judgments.count() == len(MACHINE)
+    assert heard[-1] == (len(MACHINE), len(MACHINE), "storing the verdicts")
