@@ -121,6 +121,8 @@ def main() -> None:
     ap.add_argument("--top-stratum-depth", type=int, default=1)
     ap.add_argument("--sample-weights", default="c_at_k", choices=("uniform", "ap_prior", "c_at_k"))
     ap.add_argument("--datasets", default="msrvtt,msvd")
+    ap.add_argument("--strategies", default=",".join(STRATEGIES),
+                    help="comma-separated subset of the strategies (default: all)")
     args = ap.parse_args()
     qualities = [float(x) for x in args.qualities.split(",")]
     params = StrategyParams(warmup_depth=args.warmup_depth, seed=args.seed, sample_rate=args.sample_rate,
@@ -141,7 +143,7 @@ def main() -> None:
         rankings, truth, known = synthetic_world(captions, clips, original, qualities=qualities,
                                                  extra_relevant=args.extra_relevant, seed=args.seed)
         share_rel = sum(truth.values()) / len(truth)
-        result = simulate(rankings, truth, strategies=list(STRATEGIES), replays=args.replays,
+        result = simulate(rankings, truth, strategies=args.strategies.split(","), replays=args.replays,
                           seed=args.seed, checkpoints=checkpoints, params=params, known_relevant=known,
                           measure="C@10", depth=DEPTH,
                           # today's order is the random baseline: no warm-up
@@ -162,10 +164,17 @@ def main() -> None:
             print(f"   {s:<14} {found90:>10} {result.relevant_found[si, c30]:>8.3f} "
                   f"{100 * err_runs.max():>28.2f} {cover_s:>23} "
                   + " ".join(f"{result.kendall_tau[si, c]:>8.3f}" for c in cols))
-        sampled = result.strategies.index("sampled")
-        print("   sampled @30%, per run: error (pts) / coverage: " + ", ".join(
-            f"{r} {100 * result.metric_error[sampled, c30, ri]:.2f}/{result.ci_coverage[sampled, c30, ri]:.3f}"
-            for ri, r in enumerate(result.runs)))
+        if "sampled" in result.strategies:
+            sampled = result.strategies.index("sampled")
+            print("   sampled @30%, per run: error (pts) / coverage / mean CI width (pts), "
+                  "then the plain normal interval's coverage / width:")
+            for ri, r in enumerate(result.runs):
+                print(f"     {r:<12} C@10 {result.full_values[ri]:.3f}  "
+                      f"err {100 * result.metric_error[sampled, c30, ri]:5.2f}  "
+                      f"cover {result.ci_coverage[sampled, c30, ri]:.3f}  "
+                      f"width {100 * result.ci_width[sampled, c30, ri]:5.2f}  |  normal: "
+                      f"cover {result.ci_coverage_normal[sampled, c30, ri]:.3f}  "
+                      f"width {100 * result.ci_width_normal[sampled, c30, ri]:5.2f}")
         (args.out / f"{name}_curves.csv").write_text(curves_csv(result), encoding="utf-8")
         for chart, svg in curves_svg(result).items():
             (args.out / f"{name}_{chart}.svg").write_text(svg, encoding="utf-8")

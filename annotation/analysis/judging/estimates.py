@@ -24,8 +24,10 @@ With ``y_hat_i = I_i y_i / pi_i`` (unbiased for ``y_i``):
 Variance: per query, C@K as above (exact, design-based); AP and nDCG by Taylor linearisation of
 the estimator in the ``y_hat_i`` (design-based, Poisson sampling:
 ``sum_i g_i^2 I_i y_i (1 - pi_i) / pi_i^2``). Queries are sampled independently, so the variance
-of a mean over queries is the sum of per-query variances over Q^2. Intervals: normal,
-estimate +- z se. Adjacent systems in the ranking: P(ordered right) = Phi(d / se_d) from the
+of a mean over queries is the sum of per-query variances over Q^2. Intervals: AP and nDCG normal,
+estimate +- z se; C@K see :func:`c_at_k_interval` (normal widened by a rare-event gamma interval on
+the unsettled queries: a sample that catches no relevant pair among a strong run's few unsettled
+queries has variance estimate 0, and a point interval would miss). Adjacent systems in the ranking: P(ordered right) = Phi(d / se_d) from the
 paired difference ``d`` of the two runs' estimates (same judged pairs, so the covariance is
 accounted for). Judgments for a target width: the variance is projected to fall as 1 / n (more
 judgments at the same design), so ``n_needed = n * (width / target)^2`` and the report gives
@@ -40,11 +42,24 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 from scipy import stats
 
-__all__ = ["RunEstimate", "EstimateReport", "estimate_metrics", "MEASURES", "ESTIMATOR_NAME"]
+__all__ = ["RunEstimate", "EstimateReport", "estimate_metrics", "c_at_k_interval", "MEASURES",
+           "ESTIMATOR_NAME", "C_AT_K_INTERVAL"]
 
 MEASURES = ("C@1", "C@5", "C@10", "AP", "nDCG@10")
 ESTIMATOR_NAME = ("Horvitz-Thompson (Poisson design): C@K product estimator (unbiased, exact "
-                  "variance estimate); AP and nDCG ratio estimators (Taylor-linearised variance)")
+                  "variance estimate; interval: normal widened by a Fay-Feuer gamma interval on the "
+                  "unsettled queries); AP and nDCG ratio estimators (Taylor-linearised variance)")
+C_AT_K_INTERVAL = (
+    "hull of the normal interval (estimate +- z se) and a rare-event interval: queries whose top K "
+    "holds a known relevant pair (or a relevant pair judged with pi = 1) are settled and count "
+    "exactly; on the others (unsettled: some top-K pair unjudged or sampled with pi < 1) the "
+    "estimated number of hits y and its variance estimate v get the Fay-Feuer (1997) gamma "
+    "interval with the weight w of one more hit = the mean 1/pi of the unsettled top-K pairs with "
+    "pi < 1 (Tiwari et al. 2006's mean-weight variant): lower v/(2y) chi2_{a/2}(2y^2/v), upper "
+    "(v + w^2)/(2(y + w)) chi2_{1-a/2}(2(y + w)^2/(v + w^2)), at most the number of unsettled "
+    "queries; with no hit observed the upper bound is w * chi2_{1-a/2}(2)/2 = 3.69 w (a 'rule of "
+    "three' at 95%). Width 0 when every pair is judged"
+)
 
 
 @dataclass(frozen=True)
@@ -92,9 +107,9 @@ CONVENTIONS = {
                 "a pair outside every ranking is non-relevant",
     "mean": "over every query any run ranks (or with a known relevant); a run without a list for "
             "a query scores 0 there",
-    "interval": "normal, estimate +- z se",
+    "interval": "AP, nDCG: normal, estimate +- z se; C@K: " + C_AT_K_INTERVAL,
     "judgments_for_width": "variance projected to fall as 1/n at the same design: "
-                           "n * (width / target)^2 - n",
+                           "n * (width / target)^2 - n, width = 2 z se",
 }
 
 
@@ -128,6 +143,9 @@ class _Query:
     s: np.ndarray         # I y (1 - pi) / pi^2: the per-item variance estimate of yhat
     lists: dict           # run -> item positions in rank order (first occurrences)
     n_judged: int
+    open: np.ndarray | None = None   # item's contribution depends on the sample: unjudged, or
+                                     # judged with pi < 1 (never a known relevant)
+    pi: np.ndarray | None = None     # item's inclusion probability where given (nan otherwise)
 
 
 def _prepare(rankings, judged, inclusion, known_relevant) -> tuple[list[str], dict[str, _Query]]:
@@ -172,17 +190,27 @@ def _prepare(rankings, judged, inclusion, known_relevant) -> tuple[list[str], di
             index.setdefault(item, len(index))
         yhat = np.zeros(len(index))
         s = np.zeros(len(index))
+        open_ = np.ones(len(index), dtype=bool)
+        pis = np.full(len(index), np.nan)
         for item, relevant in judged_of[q]:
             pi = float(_lookup(inclusion, q, item))
             if not 0.0 < pi <= 1.0:
                 raise ValueError(f"inclusion probability of ({q!r}, {item!r}) is {pi}; must be in (0, 1]")
+            pis[index[item]] = pi
+            open_[index[item]] = pi < 1.0
             if relevant:
                 yhat[index[item]] = 1.0 / pi
                 s[index[item]] = (1.0 - pi) / pi**2
+        for item, i in index.items():
+            # design probabilities of pairs not judged (yet), when the caller gives them
+            pi = inclusion.get((q, item))
+            if np.isnan(pis[i]) and pi is not None and 0.0 < float(pi) <= 1.0:
+                pis[i] = float(pi)
         for item in known.get(q, ()):
             yhat[index[item]] = 1.0
             s[index[item]] = 0.0
-        out[q] = _Query(yhat, s, lists, len(judged_of[q]))
+            open_[index[item]] = False
+        out[q] = _Query(yhat, s, lists, len(judged_of[q]), open_, pis)
     return list(queries), out
 
 
@@ -239,6 +267,69 @@ def _per_query(measure: str, k: int | None, qd: _Query, run: str):
     g = np.full(len(yhat), -value * slope / idcg)
     np.add.at(g, top, d / idcg)
     return value, float((g * g * s).sum()), ("G", g)
+
+
+def c_at_k_interval(settled, hits, variance, weight, n_unsettled, n_queries, confidence: float = 0.95):
+    """95% (``confidence``) interval of a mean C@K: the normal interval widened by a Fay-Feuer
+    gamma interval on the unsettled queries' part (arrays broadcast; returns ``(low, high)``).
+
+    ``settled``: sum of the settled queries' C@K (exact); ``hits``: the HT estimate ``y`` of the
+    number of unsettled queries with a relevant pair in the top K, ``variance`` its variance
+    estimate ``v``; ``weight``: ``w``, what one more observed hit adds to ``y`` (mean 1/pi of the
+    unsettled top-K pairs with pi < 1; 0 or nan when unknown: no widening; inf when a pair could
+    not be sampled at all, pi = 0: the upper bound is then every unsettled query);
+    ``n_unsettled``: their number (the upper bound of ``y``'s target).
+
+    Why: the HT C@K is a sum of ``1/pi`` for each hit the sample catches, close to a weighted
+    Poisson count. With few unsettled queries (a strong run) a sample often catches none: ``y = v
+    = 0`` and the normal interval is a point that misses every hit left. Fay & Feuer (1997) give
+    ``y`` the exact (Garwood) Poisson interval on its effective number of events ``y^2 / v``,
+    scaled by ``v / y``, adding one event of weight ``w`` for the upper bound; with nothing caught
+    the upper bound is ``w chi2_{1-a/2}(2) / 2`` (3.69 w at 95%). The hull keeps the normal interval
+    wherever it reaches further, so it only widens it; it is exact (a point) when no query is
+    unsettled."""
+    settled, y, v, w, m = np.broadcast_arrays(*(np.asarray(x, dtype=np.float64) for x in
+                                                 (settled, hits, variance, weight, n_unsettled)))
+    alpha = 1.0 - confidence
+    z = float(stats.norm.ppf(1.0 - alpha / 2.0))
+    v = np.maximum(v, 0.0)
+    se = np.sqrt(v)
+    low = (settled + y - z * se) / n_queries
+    high = (settled + y + z * se) / n_queries
+    yp = np.maximum(y, 0.0)
+    # w = inf: some unsettled pair could not be sampled (pi = 0); every unsettled query may hold a hit
+    unbounded = np.isposinf(w) & (m > 0)
+    w = np.where(np.isfinite(w) & (w > 0) & (m > 0), w, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        events = np.where((yp > 0) & (v > 0), 2.0 * yp * yp / np.where(v > 0, v, 1.0), 1.0)
+        gamma_low = np.where((yp > 0) & (v > 0), v / (2.0 * yp) * stats.chi2.ppf(alpha / 2.0, events),
+                             np.where(v > 0, 0.0, yp))
+        vw = v + w * w
+        events_up = np.where(vw > 0, 2.0 * (yp + w) ** 2 / np.where(vw > 0, vw, 1.0), 1.0)
+        gamma_high = np.where(vw > 0, vw / (2.0 * (yp + w)) * stats.chi2.ppf(1.0 - alpha / 2.0, events_up),
+                              yp)
+    gamma_low = np.clip(gamma_low, 0.0, None)
+    gamma_high = np.where(unbounded, m, np.where(w > 0, np.minimum(gamma_high, m), yp))
+    low = np.minimum(low, (settled + gamma_low) / n_queries)
+    high = np.maximum(high, (settled + np.maximum(gamma_high, gamma_low)) / n_queries)
+    return low, high
+
+
+def _c_at_k_parts(k: int, qd: _Query, run: str):
+    """(settled?, open top-K pairs' 1/pi where given) of one run on one query. Settled: a known
+    relevant pair, or a relevant pair judged with pi = 1, in the top K; or no top-K pair whose
+    contribution depends on the sample (then the query's C@K is exact too)."""
+    pos = qd.lists.get(run)
+    if pos is None:
+        return True, np.zeros(0)
+    top = pos[:k]
+    if np.any((qd.yhat[top] == 1.0) & (qd.s[top] == 0.0)):
+        return True, np.zeros(0)
+    if qd.open is None or not qd.open[top].any():
+        return True, np.zeros(0)
+    pis = qd.pi[top][qd.open[top]]
+    pis = pis[np.isfinite(pis) & (pis < 1.0)]
+    return False, 1.0 / pis
 
 
 def _difference_variance(qd: _Query, a, b) -> float:
@@ -301,7 +392,10 @@ def estimate_metrics(rankings: Mapping[str, Mapping[str, Sequence[str]]],    # r
     n_q = max(len(query_ids), 1)
     z = float(stats.norm.ppf(0.5 + confidence / 2.0))
     pis = [float(inclusion.get(key, 1.0)) for key in judged]
-    sampled = any(p < 1.0 for p in pis)
+    sampled = any(p < 1.0 for p in pis) or any(0.0 < float(p) < 1.0 for p in inclusion.values())
+    given_weights = [1.0 / float(p) for p in inclusion.values() if 0.0 < float(p) < 1.0]
+    # weight of a hit where no unsettled top-K pair's pi is given: the mean over the design
+    fallback_weight = float(np.mean(given_weights)) if given_weights else 0.0
     n_judged = len(judged)
     out_runs: list[RunEstimate] = []
     ranking: list[tuple[str, str, float]] = []
@@ -312,11 +406,21 @@ def estimate_metrics(rankings: Mapping[str, Mapping[str, Sequence[str]]],    # r
         for run in runs:
             total, var = 0.0, 0.0
             per = []
+            settled, hits, hits_var, n_unsettled, weights = 0.0, 0.0, 0.0, 0, []
             for q in query_ids:
                 value, variance, extra = _per_query(kind, k, prepared[q], run)
                 total += value
                 var += variance
                 per.append(extra)
+                if kind == "C" and sampled:
+                    is_settled, w = _c_at_k_parts(k, prepared[q], run)
+                    if is_settled:
+                        settled += value
+                    else:
+                        hits += value
+                        hits_var += variance
+                        n_unsettled += 1
+                        weights.append(w)
             data[run] = per
             estimate = total / n_q
             se = float(np.sqrt(max(var, 0.0))) / n_q
@@ -325,7 +429,13 @@ def estimate_metrics(rankings: Mapping[str, Mapping[str, Sequence[str]]],    # r
             width = 2.0 * z * se
             if target_width is not None and width > target_width and n_judged > 0:
                 more = int(np.ceil(n_judged * (width / target_width) ** 2 - n_judged))
-            out_runs.append(RunEstimate(run, name, estimate, se, estimate - z * se, estimate + z * se, more))
+            low, high = estimate - z * se, estimate + z * se
+            if kind == "C" and sampled:
+                w = np.concatenate(weights) if weights else np.zeros(0)
+                weight = float(w.mean()) if w.size else fallback_weight
+                lo, hi = c_at_k_interval(settled, hits, hits_var, weight, n_unsettled, n_q, confidence)
+                low, high = min(low, float(lo)), max(high, float(hi))
+            out_runs.append(RunEstimate(run, name, estimate, se, low, high, more))
         order = sorted(runs, key=lambda r: (-values[r], r))
         for better, worse in zip(order, order[1:]):
             var = sum(_difference_variance(prepared[q], a, b)

@@ -23,6 +23,7 @@ import numpy as np
 from scipy import stats
 from scipy.special import betaincinv
 
+from .estimates import c_at_k_interval
 from .stopping import StoppingRules
 from .strategies import (
     _TAG_PAIR,
@@ -68,6 +69,9 @@ class SimulationResult:
     ci_coverage: np.ndarray              # (S, C, R) share of replays whose CI covers; nan without CI
     stop_reasons: list[dict] = field(default_factory=list)  # per strategy: reason -> mean queries stopped
     params: dict = field(default_factory=dict)
+    ci_width: np.ndarray | None = None          # (S, C, R) mean width of the reported interval; nan without CI
+    ci_coverage_normal: np.ndarray | None = None  # (S, C, R) the plain normal interval (estimate +- z se)
+    ci_width_normal: np.ndarray | None = None     # (S, C, R) its mean width
 
 
 @dataclass
@@ -413,9 +417,10 @@ def simulate(rankings, truth: Mapping[tuple[str, str], bool], *, strategies, rep
     top_ok = top_k >= 0
     top_safe = np.maximum(top_k, 0).astype(np.int64)
     q_ix = np.arange(Q)[:, None, None]
-    out = {name: np.full((S, C) if name not in ("metric_error", "ci_coverage") else (S, C, M), np.nan)
+    per_run = ("metric_error", "ci_coverage", "ci_width", "ci_coverage_normal", "ci_width_normal")
+    out = {name: np.full((S, C) if name not in per_run else (S, C, M), np.nan)
            for name in ("judged_share", "relevant_found", "relevant_found_sd", "metric_error",
-                        "metric_error_max", "kendall_tau", "kendall_tau_sd", "ci_coverage")}
+                        "metric_error_max", "kendall_tau", "kendall_tau_sd", *per_run[1:])}
     share_for_90 = np.full(S, np.nan)
     stop_reasons = []
     budgets = [int(round(c * pool.n_pairs)) for c in cps]
@@ -448,9 +453,14 @@ def simulate(rankings, truth: Mapping[tuple[str, str], bool], *, strategies, rep
             out["relevant_found_sd"][si, ci] = found.std()
             known_or_judged_rel = (judged_at | pool.known[None]) & pool.relevant[None]   # (R, Q, N)
             if strategy == "sampled":
-                est, se = _sampled_c_at_k(designs, seq, taken, judged_at, pool, top_safe, top_ok, q_ix)
-                cover = np.abs(est - full[None]) <= z * se + 1e-12
+                bounds: dict = {}
+                est, se = _sampled_c_at_k(designs, seq, taken, judged_at, pool, top_safe, top_ok, q_ix,
+                                          interval=bounds, confidence=confidence)
+                cover = (bounds["low"] - 1e-12 <= full[None]) & (full[None] <= bounds["high"] + 1e-12)
                 out["ci_coverage"][si, ci] = cover.mean(axis=0)
+                out["ci_width"][si, ci] = (bounds["high"] - bounds["low"]).mean(axis=0)
+                out["ci_coverage_normal"][si, ci] = (np.abs(est - full[None]) <= z * se + 1e-12).mean(axis=0)
+                out["ci_width_normal"][si, ci] = (2.0 * z * se).mean(axis=0)
             else:
                 hits = known_or_judged_rel[:, q_ix, top_safe] & top_ok[None]        # (R, Q, M, K)
                 est = hits.any(axis=3).mean(axis=1)                                  # (R, M)
@@ -473,7 +483,8 @@ def simulate(rankings, truth: Mapping[tuple[str, str], bool], *, strategies, rep
         relevant_found_sd=out["relevant_found_sd"], share_for_90=share_for_90,
         metric_error=out["metric_error"], metric_error_max=out["metric_error_max"],
         kendall_tau=out["kendall_tau"], kendall_tau_sd=out["kendall_tau_sd"],
-        ci_coverage=out["ci_coverage"], stop_reasons=stop_reasons,
+        ci_coverage=out["ci_coverage"], stop_reasons=stop_reasons, ci_width=out["ci_width"],
+        ci_coverage_normal=out["ci_coverage_normal"], ci_width_normal=out["ci_width_normal"],
         params={"seed": seed, "warmup_depth": params.warmup_depth, "bandit_variant": params.bandit_variant,
                 "bandit_discount": params.bandit_discount, "sample_rate": params.sample_rate, "sample_weights": params.sample_weights,
                 "top_stratum_depth": params.top_stratum_depth, "depth": depth, "confidence": confidence,
@@ -481,9 +492,13 @@ def simulate(rankings, truth: Mapping[tuple[str, str], bool], *, strategies, rep
     )
 
 
-def _sampled_c_at_k(designs, seq, taken, judged_at, pool: _Pool, top_safe, top_ok, q_ix):
+def _sampled_c_at_k(designs, seq, taken, judged_at, pool: _Pool, top_safe, top_ok, q_ix, *,
+                    interval: dict | None = None, confidence: float = 0.95):
     """HT C@K per (replay, run) and its standard error, with the prefix inclusion probabilities
-    of each query's sequential Poisson sample (see strategies.prefix_inclusion_probabilities)."""
+    of each query's sequential Poisson sample (see strategies.prefix_inclusion_probabilities).
+    ``interval``, if given, is filled with ``low`` and ``high`` (R, M): the interval
+    estimate_metrics reports (:func:`.estimates.c_at_k_interval`), from the same settled /
+    unsettled split and the design's pi of the unsettled top-K pairs."""
     R, Q, N = seq.shape
     weights, c_full = designs["weights"], designs["c"]
     n_top = designs["top"].sum(axis=1)                               # (Q,) top stratum in the order
@@ -511,7 +526,32 @@ def _sampled_c_at_k(designs, seq, taken, judged_at, pool: _Pool, top_safe, top_o
     var = (zt * zt).prod(axis=3) - (zt * zt - st).prod(axis=3)
     est = (1.0 - t).mean(axis=1)
     se = np.sqrt(np.maximum(var.sum(axis=1), 0.0)) / Q
+    if interval is not None:
+        interval["low"], interval["high"] = _c_at_k_bounds(pi, judged_at, y, pool, top_safe, top_ok, q_ix,
+                                                           1.0 - t, var, confidence)
     return est, se
+
+
+def _c_at_k_bounds(pi, judged_at, y, pool: _Pool, top_safe, top_ok, q_ix, value, var, confidence):
+    """estimate_metrics' C@K interval, vectorised over (replay, run): settled queries (a known
+    relevant or a relevant judged with pi = 1 in the top K, or no top-K pair depending on the
+    sample) count exactly; the rest get the gamma widening with w = mean 1/pi of their open pairs."""
+    Q = pi.shape[1]
+    sure = pool.known[None] | (y & (pi >= 1.0))                            # (R, Q, N)
+    open_ = (~judged_at | (pi < 1.0)) & ~pool.known[None] & pool.valid[None]
+    sure_t = sure[:, q_ix, top_safe] & top_ok[None]                         # (R, Q, M, K)
+    open_t = open_[:, q_ix, top_safe] & top_ok[None]
+    unsettled = ~sure_t.any(axis=3) & open_t.any(axis=3)                    # (R, Q, M)
+    weigh = open_t & (pi[:, q_ix, top_safe] < 1.0) & unsettled[..., None]
+    # a pair with pi = 0 (the sequential sample stopped inside the top stratum) gives w = inf
+    with np.errstate(divide="ignore", invalid="ignore"):
+        inv = np.where(weigh, 1.0 / pi[:, q_ix, top_safe], 0.0)
+    n_w = weigh.sum(axis=(1, 3))
+    weight = np.where(n_w > 0, inv.sum(axis=(1, 3)) / np.maximum(n_w, 1), 0.0)   # (R, M)
+    settled = np.where(unsettled, 0.0, value).sum(axis=1)
+    hits = np.where(unsettled, value, 0.0).sum(axis=1)
+    hits_var = np.where(unsettled, var, 0.0).sum(axis=1)
+    return c_at_k_interval(settled, hits, hits_var, weight, unsettled.sum(axis=1), Q, confidence)
 
 
 def curves_csv(result: SimulationResult) -> str:

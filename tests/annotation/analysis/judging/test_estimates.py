@@ -198,3 +198,72 @@ def test_bad_input_is_refused():
         estimate_metrics({"a": {"q": ["x"]}}, {("q", "x"): True}, {("q", "x"): 0.0})
     with pytest.raises(ValueError, match="unknown measure"):
         estimate_metrics({"a": {"q": ["x"]}}, {}, {}, measures=("P@5",))
+
+
+def _settled_and_unsettled(n_settled, n_unsettled, pi, give_unjudged_pi=True):
+    """Run a: n_settled queries with the known original at rank 1; n_unsettled queries whose two
+    pairs are x (judged not relevant, pi) and y (not judged; its pi given or not)."""
+    rankings, judged, inclusion, known = {"a": {}}, {}, {}, {}
+    for i in range(n_settled):
+        rankings["a"][f"s{i}"] = ["o", "x"]
+        known[f"s{i}"] = {"o"}
+        judged[(f"s{i}", "x")] = False
+        inclusion[(f"s{i}", "x")] = 1.0
+    for i in range(n_unsettled):
+        rankings["a"][f"u{i}"] = ["x", "y"]
+        judged[(f"u{i}", "x")] = False
+        inclusion[(f"u{i}", "x")] = pi
+        if give_unjudged_pi:
+            inclusion[(f"u{i}", "y")] = pi
+    return rankings, judged, inclusion, known
+
+
+@pytest.mark.parametrize("give_unjudged_pi", [True, False])
+def test_no_hit_caught_among_unsettled_queries_gets_a_rare_event_upper_bound(give_unjudged_pi):
+    # 15 settled queries (C@2 = 1 exactly) and 5 unsettled ones whose sample caught no relevant
+    # pair: estimate 15/20 = 0.75, variance estimate 0 -> the normal interval is the point 0.75
+    # (it missed whenever an unsettled query hides a hit). Gamma interval on the unsettled hits
+    # y = 0, v = 0 with w = mean 1/pi of their open top-2 pairs = 1/0.8 = 1.25 (the same from the
+    # judged x's alone when y's pi is not given): upper = w * chi2_{0.975}(2) / 2 = 1.25 * -ln 0.025
+    # = 1.25 * 3.688879 = 4.611099 hits (< 5 unsettled) -> C@2 in [0.75, (15 + 4.611099) / 20 = 0.980555].
+    rankings, judged, inclusion, known = _settled_and_unsettled(15, 5, 0.8, give_unjudged_pi)
+    r = by_key(estimate_metrics(rankings, judged, inclusion, known_relevant=known, measures=("C@2",)))
+    e = r[("a", "C@2")]
+    assert e.estimate == pytest.approx(0.75) and e.se == 0.0
+    assert e.ci_low == pytest.approx(0.75)
+    assert e.ci_high == pytest.approx(0.980555, abs=1e-6)
+
+
+def test_rare_event_upper_bound_is_at_most_every_unsettled_query():
+    # pi = 0.5: w = 2 -> 2 * 3.688879 = 7.38 hits, more than the 5 unsettled queries: upper (15 + 5) / 20
+    rankings, judged, inclusion, known = _settled_and_unsettled(15, 5, 0.5)
+    e = by_key(estimate_metrics(rankings, judged, inclusion, known_relevant=known, measures=("C@2",)))[("a", "C@2")]
+    assert (e.ci_low, e.ci_high) == (pytest.approx(0.75), pytest.approx(1.0))
+    # no unsettled query (every pair judged with pi = 1): a point, as before
+    rankings, judged, inclusion, known = _settled_and_unsettled(15, 0, 0.5)
+    e = by_key(estimate_metrics(rankings, judged, inclusion, known_relevant=known, measures=("C@2",)))[("a", "C@2")]
+    assert e.ci_low == e.ci_high == 1.0
+
+
+def test_gamma_interval_with_hits_caught():
+    # Fay-Feuer on y = 4 estimated hits (two caught at pi = 0.5), v = 2 * (1 - 0.5) / 0.25 = 4,
+    # w = 2, 20 unsettled of 20 queries:
+    #   normal: 4 +- 1.959964 * 2 = [0.0799, 7.9201]
+    #   gamma upper: (v + w^2) / (2 (y + w)) * chi2_{0.975}(2 (y + w)^2 / (v + w^2))
+    #              = 8 / 12 * chi2_{0.975}(9) = 0.666667 * 19.022768 = 12.681845
+    #   gamma lower: v / (2 y) * chi2_{0.025}(2 y^2 / v) = 0.5 * chi2_{0.025}(8) = 0.5 * 2.179731 = 1.089866
+    # hull: [0.0799, 12.6818] / 20
+    from annotation.analysis.judging.estimates import c_at_k_interval
+
+    low, high = c_at_k_interval(0.0, 4.0, 4.0, 2.0, 20, 20)
+    assert float(low) == pytest.approx((4 - 1.959964 * 2) / 20, abs=1e-6)
+    assert float(high) == pytest.approx(12.681845 / 20, abs=1e-6)
+    # with more settled hits the gamma lower bound can be the tighter one: the hull keeps the normal
+    low, high = c_at_k_interval(10.0, 4.0, 4.0, 2.0, 20, 30)
+    assert float(low) == pytest.approx((14 - 1.959964 * 2) / 30, abs=1e-6)
+    # no weight known (no pi < 1 anywhere): the plain normal interval
+    low, high = c_at_k_interval(0.0, 4.0, 4.0, 0.0, 20, 20)
+    assert float(high) == pytest.approx((4 + 1.959964 * 2) / 20, abs=1e-6)
+    # a pair that could not be sampled (pi = 0, w = inf): any unsettled query may hold a hit
+    low, high = c_at_k_interval(0.0, 0.0, 0.0, np.inf, 7, 20)
+    assert (float(low), float(high)) == (0.0, pytest.approx(7 / 20))
