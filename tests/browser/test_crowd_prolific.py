@@ -92,3 +92,39 @@ def test_admin_quality_page_is_clean(page, server):
     page.goto(f"{server}/admin-ui/pools/{setup.pool.pk}/quality/")
     page.wait_for_selector("#quality-table")
     no_axe_violations(page, "quality")
+
+
+def test_a_worker_at_the_quota_is_told_so_and_sent_to_the_completion_page(page, server):
+    setup = judging_setup(pairs=6, training=0, pool_name="Quota pool")
+    study = study_save(pool=setup.pool, platform="prolific", title="Judge video clips", completion_code="QUOTA2",
+                       quota_pairs=2, consent_text="You agree.", training_required=False)
+    # The quota bar's poll would move the page on by itself; without it the judging page must say
+    # why no pair comes (the server's reason: quota_reached) and where to go.
+    page.route("**/api/v1/study/*/progress/", lambda route: route.abort())
+    page.goto(f"{server}/study/{study.token}/?PROLIFIC_PID=70a1b2c3d4e5f60718293a4b&STUDY_ID=st&SESSION_ID=se")
+    page.click("#consent-agree")
+    page.click("#guidelines-start")
+    page.wait_for_selector("#crowd-bar")
+    shown = None
+    for _ in range(2):
+        shown = answer_when_ready(page, "2", shown)
+    page.wait_for_function("() => document.getElementById('judge').dataset.state === 'quota_reached'")
+    assert page.inner_text("#state-title") == "You have reached this study's quota"
+    assert "No work left" not in page.inner_text("#state")
+    assert page.is_hidden("#state-retry")
+    done = page.locator("#state-done")
+    assert done.is_visible() and done.get_attribute("href") == f"/study/{study.token}/go/"
+    no_axe_violations(page, "quota-reached")
+    page.wait_for_selector("#save-status[data-status=saved]")
+    done.click()
+    page.wait_for_selector("#completion-code")
+    assert page.inner_text("#completion-code") == "QUOTA2"
+
+
+def test_a_rater_outside_any_study_sees_no_completion_link(page, server):
+    setup = judging_setup(pairs=1, training=0, pool_name="Plain pool")
+    log_in(page, server, setup.rater.username, setup.password)
+    page.goto(f"{server}/judge/{setup.pool.pk}/")
+    page.wait_for_function("() => ['working', 'no_work_left'].includes(document.getElementById('judge').dataset.state)")
+    assert page.get_attribute("#judge", "data-done-url") is None
+    assert page.is_hidden("#state-done")

@@ -39,6 +39,7 @@ const VALUE_NAMES = { relevant: "Relevant", not_relevant: "Not relevant", ambigu
 const STATES = {
   loading: ["Loading the next pair…", ""],
   no_work_left: ["No work left", "Every pair of this pool that you may judge has its answers. Thank you! New pairs may arrive later; this page looks again every 30 seconds."],
+  quota_reached: ["You have reached this study's quota", "Thank you! Your answers are saved. Go on to the completion page to finish the study."],
   paused: ["Your work is paused", "An admin has paused your account. Your answers so far are saved. This page looks again every 30 seconds."],
   training_failed: ["Training not passed", "Your training score is below the pass mark. Ask an admin to let you take the training again."],
   training_pending: ["Checking your training answers…", "The next pair comes as soon as the server has your answers."],
@@ -68,7 +69,7 @@ class JudgePage {
       ["work", "caption", "answers", "comment-form", "comment", "comment-cancel", "feedback", "feedback-title", "feedback-answer",
         "feedback-explanation", "feedback-continue", "state", "state-title", "state-text", "state-retry", "today", "left",
         "pool-progress", "training-banner", "notice", "clip-error", "guidelines", "guidelines-open", "save-status",
-        "clip-loading", "answer-hint", "key-cue", "state-take", "state-resume", "break", "idle-warning"]
+        "clip-loading", "answer-hint", "key-cue", "state-take", "state-resume", "state-done", "break", "idle-warning"]
         .map((id) => [id, document.getElementById(id)]));
     this.players = [...root.querySelectorAll("video.clip")].map((video) => new SpanPlayer(video));
     this.controls = new PlayerControls(root.querySelector("[data-player-controls]"));
@@ -329,8 +330,12 @@ class JudgePage {
       this.el["state-text"].textContent = text;
       this.el["state-retry"].hidden = state === "loading" || state === "no_access" || TAKE_OVER_STATES.has(state);
       this.el["state-take"].hidden = !TAKE_OVER_STATES.has(state);
-      this.el["state-retry"].hidden ||= state === "break";
+      this.el["state-retry"].hidden ||= state === "break" || state === "quota_reached";
       this.el["state-resume"].hidden = state !== "break";
+      // A crowd study's page says where its completion page is; the quota is met, so it is next.
+      const doneUrl = this.root.dataset.doneUrl;
+      this.el["state-done"].hidden = !(state === "quota_reached" && doneUrl);
+      if (doneUrl) this.el["state-done"].href = doneUrl;
       if (state === "break") this.el["state-resume"].focus({ preventScroll: true });
       for (const player of this.players) player.pause();
     }
