@@ -14,17 +14,20 @@ With ``y_hat_i = I_i y_i / pi_i`` (unbiased for ``y_i``):
   in the top K). Its variance has the exact unbiased estimate
   ``T^2 - prod_i (Z_i^2 - v_i)``, ``Z_i = 1 - y_hat_i``, ``v_i = I_i y_i (1 - pi_i) / pi_i^2``.
 - ``AP`` (textbook: divide by the number of relevant, as trec_eval's ``map``, relevant counted in
-  the corrected qrels: known ones plus pooled relevant pairs): ratio ``N_hat / R_hat`` with
-  ``N_hat = sum_k y_hat_k / k (1 + sum_{j<k} y_hat_j)`` (unbiased: distinct pairs are included
-  independently) and ``R_hat = |known| + sum_i y_hat_i``; nearly unbiased (ratio estimator).
-- ``nDCG@K``: binary gains, ``1 / log2(rank + 1)`` discount, ideal DCG from the number of
-  relevant (as trec_eval's ``ndcg_cut``); ``DCG_hat / IDCG(R_hat)`` with IDCG interpolated
-  linearly between integer R (ratio estimator).
+  the corrected qrels: known ones plus pooled relevant pairs) and ``nDCG@K`` (binary gains,
+  ``1 / log2(rank + 1)`` discount, ideal DCG from the number of relevant, as trec_eval's
+  ``ndcg_cut``): exactly unbiased per query by the subset expansion of :func:`_worlds` (every
+  function of binary labels is multilinear; each product of labels has an unbiased HT estimate
+  under Poisson sampling), with the unbiased variance estimate ``f_hat^2 - (f^2)_hat``. The ratio
+  estimators ``N_hat / R_hat`` (``R_hat = |known| + sum_i y_hat_i``) used before were biased
+  upward by 1-3 points with ~2 relevant pairs per query (E[1/R_hat] > 1/R) and their linearised
+  se was half the real spread: 95% intervals covered in 0 of 50 bench samples. The ratio estimator
+  (Taylor-linearised variance) remains only for a query with more than
+  ``MAX_EXACT_SAMPLED_RELEVANT`` relevant pairs caught at pi < 1, where R is large and its bias small.
 
-Variance: per query, C@K as above (exact, design-based); AP and nDCG by Taylor linearisation of
-the estimator in the ``y_hat_i`` (design-based, Poisson sampling:
-``sum_i g_i^2 I_i y_i (1 - pi_i) / pi_i^2``). Queries are sampled independently, so the variance
-of a mean over queries is the sum of per-query variances over Q^2. Intervals: AP and nDCG normal,
+Variance: per query, exact unbiased design-based estimates as above. Queries are sampled
+independently, so the variance of a mean over queries is the sum of per-query variances over Q^2
+(a negative sum is clipped to 0). Intervals: AP and nDCG normal,
 estimate +- z se; C@K see :func:`c_at_k_interval` (normal widened by a rare-event gamma interval on
 the unsettled queries: a sample that catches no relevant pair among a strong run's few unsettled
 queries has variance estimate 0, and a point interval would miss). Adjacent systems in the ranking: P(ordered right) = Phi(d / se_d) from the
@@ -48,7 +51,9 @@ __all__ = ["RunEstimate", "EstimateReport", "estimate_metrics", "c_at_k_interval
 MEASURES = ("C@1", "C@5", "C@10", "AP", "nDCG@10")
 ESTIMATOR_NAME = ("Horvitz-Thompson (Poisson design): C@K product estimator (unbiased, exact "
                   "variance estimate; interval: normal widened by a Fay-Feuer gamma interval on the "
-                  "unsettled queries); AP and nDCG ratio estimators (Taylor-linearised variance)")
+                  "unsettled queries); AP and nDCG subset-expansion estimators (exactly unbiased, exact "
+                  "unbiased variance estimate; ratio estimator with Taylor-linearised variance only "
+                  "for a query with more than 12 relevant pairs caught at pi < 1)")
 C_AT_K_INTERVAL = (
     "hull of the normal interval (estimate +- z se) and a rare-event interval: queries whose top K "
     "holds a known relevant pair (or a relevant pair judged with pi = 1) are settled and count "
@@ -107,7 +112,13 @@ CONVENTIONS = {
                 "a pair outside every ranking is non-relevant",
     "mean": "over every query any run ranks (or with a known relevant); a run without a list for "
             "a query scores 0 there",
-    "interval": "AP, nDCG: normal, estimate +- z se; C@K: " + C_AT_K_INTERVAL,
+    "AP_nDCG_estimator": "per query, sum over the subsets T of the relevant pairs caught with pi < 1 of "
+                         "f(T) prod_{i in T} 1/pi_i prod_{j not in T} (1 - 1/pi_j), f(T) the measure when "
+                         "the fixed relevant pairs (originals, relevant pairs judged with pi = 1) and T are "
+                         "relevant: unbiased for every truth (a query's estimate may leave [0, 1]; the "
+                         "mean over queries is what is reported). Variance: f_hat^2 - (f^2)_hat",
+    "interval": "AP, nDCG: normal, estimate +- z se (the mean of many independent per-query "
+                "estimates); C@K: " + C_AT_K_INTERVAL,
     "judgments_for_width": "variance projected to fall as 1/n at the same design: "
                            "n * (width / target)^2 - n, width = 2 z se",
 }
@@ -146,6 +157,7 @@ class _Query:
     open: np.ndarray | None = None   # item's contribution depends on the sample: unjudged, or
                                      # judged with pi < 1 (never a known relevant)
     pi: np.ndarray | None = None     # item's inclusion probability where given (nan otherwise)
+    worlds: object = None            # cache of _worlds: (matrix, weights), () when too many
 
 
 def _prepare(rankings, judged, inclusion, known_relevant) -> tuple[list[str], dict[str, _Query]]:
@@ -230,6 +242,60 @@ def _str_keys(mapping) -> dict:
     return out
 
 
+# Queries with more sampled relevant pairs than this fall back to the ratio estimator (2^m worlds
+# per query; with that many relevant pairs R is large and the ratio's bias small).
+MAX_EXACT_SAMPLED_RELEVANT = 12
+
+
+def _worlds(qd: _Query):
+    """The subset ("Moebius") expansion behind the exactly unbiased AP / nDCG estimators.
+
+    Any function f of a query's binary labels is multilinear, f(y) = sum_S c_S prod_{i in S} y_i,
+    and under Poisson sampling prod_{i in S} I_i y_i / pi_i is unbiased for prod_{i in S} y_i
+    (distinct pairs are included independently). Summing, with O the relevant pairs caught with
+    pi < 1 and f(T) the measure when exactly the fixed relevant pairs (known originals, relevant
+    pairs judged with pi = 1) and T are relevant:
+
+        f_hat = sum_{T subset of O} f(T) prod_{i in T} 1/pi_i prod_{j in O minus T} (1 - 1/pi_j)
+
+    is unbiased for f(y) for every y. The same expansion of f^2 gives an unbiased variance estimate
+    f_hat^2 - (f^2)_hat (and of a paired difference's). With O empty (every pair judged with
+    pi = 1) it is f of the judged labels: exact, variance 0. C@K's product estimator is this
+    expansion too. Returns (worlds x items 0/1 matrix, weight of each world) or None when O is too
+    large (the caller then uses the ratio estimator)."""
+    if qd.worlds is not None:
+        return qd.worlds if qd.worlds != () else None
+    caught = np.flatnonzero(qd.yhat > 1.0)
+    if len(caught) > MAX_EXACT_SAMPLED_RELEVANT:
+        qd.worlds = ()
+        return None
+    fixed = (qd.yhat == 1.0).astype(np.float64)
+    m = len(caught)
+    bits = ((np.arange(2 ** m)[:, None] >> np.arange(m)[None, :]) & 1).astype(bool)
+    worlds = np.repeat(fixed[None, :], 2 ** m, axis=0)
+    worlds[:, caught] = bits
+    inv = qd.yhat[caught]                      # 1 / pi of the caught pairs
+    weights = np.prod(np.where(bits, inv, 1.0 - inv), axis=1)
+    qd.worlds = (worlds, weights)
+    return qd.worlds
+
+
+def _measure_in_worlds(measure: str, k: int | None, pos: np.ndarray, worlds: np.ndarray) -> np.ndarray:
+    """AP (textbook) or nDCG@k of one run's list in each world (row of 0/1 labels)."""
+    r = worlds.sum(axis=1)
+    if measure == "AP":
+        y = worlds[:, pos]
+        precision = np.cumsum(y, axis=1) / np.arange(1, len(pos) + 1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(r > 0, (y * precision).sum(axis=1) / np.where(r > 0, r, 1.0), 0.0)
+    d = _discounts(k)
+    top = pos[:k]
+    dcg = worlds[:, top] @ d[: len(top)]
+    ideal = np.concatenate([[0.0], np.cumsum(d)])[np.minimum(r, k).astype(np.int64)]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(ideal > 0, dcg / np.where(ideal > 0, ideal, 1.0), 0.0)
+
+
 def _per_query(measure: str, k: int | None, qd: _Query, run: str):
     """(estimate, variance, gradient or product data) of one run on one query."""
     pos = qd.lists.get(run)
@@ -242,6 +308,12 @@ def _per_query(measure: str, k: int | None, qd: _Query, run: str):
         v = s[top]
         t = float(np.prod(z))
         return 1.0 - t, float(np.prod(z * z) - np.prod(z * z - v)), ("C", top)
+    expansion = _worlds(qd)
+    if expansion is not None:
+        worlds, weights = expansion
+        values = _measure_in_worlds(measure, k, pos, worlds)
+        estimate = float(weights @ values)
+        return estimate, estimate ** 2 - float(weights @ (values * values)), ("S", values, weights)
     r_hat = float(yhat.sum())
     if measure == "AP":
         ranks = np.arange(1, len(pos) + 1, dtype=np.float64)
@@ -337,6 +409,10 @@ def _difference_variance(qd: _Query, a, b) -> float:
     if a is None and b is None:
         return 0.0
     kind = (a or b)[0]
+    if kind == "S":
+        weights = (a or b)[2]
+        d = (a[1] if a is not None else 0.0) - (b[1] if b is not None else 0.0)
+        return float((weights @ d) ** 2 - weights @ (d * d))
     if kind == "G":
         ga = a[1] if a is not None else 0.0
         gb = b[1] if b is not None else 0.0
