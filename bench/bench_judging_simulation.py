@@ -9,7 +9,10 @@ dataset and strategy:
 - at 30% of the judgments: every run's C@10 estimate error against the full-pool value (max over
   runs of the mean over replays, in points) and, for "sampled", the 95% interval coverage (share
   of replays whose interval covers the full-pool value, min over runs);
-- Kendall's tau of the system ranking against the full-pool ranking at 10/30/50% of judgments.
+- Kendall's tau of the system ranking against the full-pool ranking at 10/30/50% of judgments;
+- with ``--estimate-replays N``: estimate_metrics' (the report's) C@10, AP and nDCG@10 over N
+  complete samples of the "sampled" design, per run: 95% interval coverage of the full-pool value,
+  mean interval width and bias (mean estimate - full-pool value), in points.
 
 Curves (CSV and standalone SVG) go to ``--out`` (default /tmp/judging_bench).
 
@@ -227,7 +230,7 @@ def main() -> None:
             print(f"   estimate_metrics on {args.estimate_replays} complete samples of the sampled design "
                   f"(report path), coverage / mean width / bias (pts) per run, {time.perf_counter() - t1:.0f} s:")
             for measure, (runs, cover, width, bias) in cov.items():
-                print(f"     {measure:<8} " + ", ".join(f"{r.split('_')[0]} {c:.2f}/{100 * w:.1f}/{100 * d:+.1f}"
+                print(f"     {measure:<8} " + ", ".join(f"{r.split('_')[0]} {c:.3f}/{100 * w:.2f}/{100 * d:+.2f}"
                                                      for r, c, w, d in zip(runs, cover, width, bias)))
         (args.out / f"{name}_curves.csv").write_text(curves_csv(result), encoding="utf-8")
         for chart, svg in curves_svg(result).items():
