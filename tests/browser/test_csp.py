@@ -10,6 +10,7 @@ from django.conf import settings
 from django.urls import URLPattern, URLResolver, get_resolver, resolve
 
 from annotation.models import Caption, Clip, Dataset, Job, Prediction, Run
+from annotation.services.crowd.studies import study_save
 from annotation.services.demo import demo_load
 from annotation.services.moment_pools import moment_pool_create
 from annotation.services.moment_reports import infap_report_create, moment_metrics_report_create
@@ -217,6 +218,31 @@ def test_every_page_passes_the_content_security_policy(browser, server, site, tm
                 document.body.insertAdjacentHTML('beforeend', '<b style="color: red">probe</b>'); })""")
         assert probe.startswith("style-src") and len(admin.console) > before
         del admin.console[before:]
+
+        # A crowd worker, arriving by the study link (signed in by it): consent, guidelines, the
+        # judging page with the quota bar, stopping for now, coming back and meeting the quota, the
+        # completion page; and the admin's rater-quality page.
+        crowd = study_save(pool=pool, platform="prolific", title="Crowd study", completion_code="CSPDONE", quota_pairs=1,
+                           consent_text="Your answers are stored.", training_required=False)
+        admin.visit(f"/admin-ui/pools/{pool.pk}/quality/")
+        worker = session(None)
+        worker.visit(f"/study/{crowd.token}/?PROLIFIC_PID=cspworker1&STUDY_ID=st&SESSION_ID=se", ready="#consent-agree",
+                     name="study-entry")
+        worker.visited.add("study-stage")
+        worker.page.click("#consent-agree")
+        worker.page.wait_for_selector("#guidelines-start")
+        worker.collect("study guidelines")
+        worker.page.click("#guidelines-start")
+        worker.settle("() => document.getElementById('judge')?.dataset.armed === 'true'")
+        worker.collect("study work")
+        worker.page.click("#crowd-leave")
+        worker.page.wait_for_selector("#left-title")
+        worker.collect("study left")
+        worker.visited.update({"study-consent", "study-start", "study-work", "study-leave"})
+        worker.visit(f"/study/{crowd.token}/work/", ready="() => document.getElementById('judge').dataset.armed === 'true'")
+        worker.page.keyboard.press("2")
+        worker.page.wait_for_selector("#completion-code", timeout=20000)
+        worker.collect("study completion")
 
         # Last, as it locks this address out: the lockout page.
         anonymous.visit("/login/")
