@@ -12,7 +12,8 @@ dataset and strategy:
 - Kendall's tau of the system ranking against the full-pool ranking at 10/30/50% of judgments;
 - with ``--estimate-replays N``: estimate_metrics' (the report's) C@10, AP and nDCG@10 over N
   complete samples of the "sampled" design, per run: 95% interval coverage of the full-pool value,
-  mean interval width and bias (mean estimate - full-pool value), in points.
+  mean interval width and bias (mean estimate - full-pool value), in points, and the spread of the
+  estimates over the samples divided by the mean reported se (1 when the se is right).
 
 Curves (CSV and standalone SVG) go to ``--out`` (default /tmp/judging_bench).
 
@@ -114,8 +115,9 @@ def estimate_coverage(rankings, truth, known, params, replays, seed,
     """Coverage and mean width of estimate_metrics' intervals for every measure over ``replays``
     complete Poisson samples of the "sampled" design (expected size sample_rate of the pool),
     drawn directly (independent inclusions, pi from inclusion_probabilities): the report's path,
-    where the simulation engine only follows C@K. Returns measure -> (runs, coverage, width, bias):
-    bias = mean estimate - full-pool value."""
+    where the simulation engine only follows C@K. Returns measure -> (runs, coverage, width, bias,
+    spread ratio): bias = mean estimate - full-pool value; spread ratio = sd of the estimates over
+    the samples / mean reported se."""
     runs = sorted(rankings)
     queries = sorted({q for r in runs for q in rankings[r]})
     pairs, pis = [], []
@@ -138,6 +140,7 @@ def estimate_coverage(rankings, truth, known, params, replays, seed,
     hits = {key: [] for key in full}
     widths = {key: [] for key in full}
     estimates = {key: [] for key in full}
+    ses = {key: [] for key in full}
     for _ in range(replays):
         take = rng.random(len(pairs)) < pis
         judged = {pairs[i]: truth[pairs[i]] for i in np.flatnonzero(take)}
@@ -147,8 +150,11 @@ def estimate_coverage(rankings, truth, known, params, replays, seed,
             hits[(e.run, e.measure)].append(e.ci_low - 1e-12 <= full[(e.run, e.measure)] <= e.ci_high + 1e-12)
             widths[(e.run, e.measure)].append(e.ci_high - e.ci_low)
             estimates[(e.run, e.measure)].append(e.estimate)
+            ses[(e.run, e.measure)].append(e.se)
     return {m: (runs, [float(np.mean(hits[(r, m)])) for r in runs], [float(np.mean(widths[(r, m)])) for r in runs],
-                [float(np.mean(estimates[(r, m)]) - full[(r, m)]) for r in runs])
+                [float(np.mean(estimates[(r, m)]) - full[(r, m)]) for r in runs],
+                [float(np.std(estimates[(r, m)], ddof=1) / np.mean(ses[(r, m)])) if np.mean(ses[(r, m)]) > 0
+                 and len(estimates[(r, m)]) > 1 else float("nan") for r in runs])
             for m in measures}
 
 
@@ -228,10 +234,12 @@ def main() -> None:
             t1 = time.perf_counter()
             cov = estimate_coverage(rankings, truth, known, params, args.estimate_replays, args.seed)
             print(f"   estimate_metrics on {args.estimate_replays} complete samples of the sampled design "
-                  f"(report path), coverage / mean width / bias (pts) per run, {time.perf_counter() - t1:.0f} s:")
-            for measure, (runs, cover, width, bias) in cov.items():
-                print(f"     {measure:<8} " + ", ".join(f"{r.split('_')[0]} {c:.3f}/{100 * w:.2f}/{100 * d:+.2f}"
-                                                     for r, c, w, d in zip(runs, cover, width, bias)))
+                  f"(report path), coverage / mean width / bias (pts) / sd over samples:mean se, per run, "
+                  f"{time.perf_counter() - t1:.0f} s:")
+            for measure, (runs, cover, width, bias, spread) in cov.items():
+                print(f"     {measure:<8} " + ", ".join(
+                    f"{r.split('_')[0]} {c:.3f}/{100 * w:.2f}/{100 * d:+.2f}/{x:.2f}"
+                    for r, c, w, d, x in zip(runs, cover, width, bias, spread)))
         (args.out / f"{name}_curves.csv").write_text(curves_csv(result), encoding="utf-8")
         for chart, svg in curves_svg(result).items():
             (args.out / f"{name}_{chart}.svg").write_text(svg, encoding="utf-8")
