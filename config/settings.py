@@ -317,6 +317,8 @@ LOGOUT_REDIRECT_URL = "/login/"
 # --- REST framework -------------------------------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
+        # An MTurk worker in MTurk's iframe (no cookies there): their study's work only.
+        "api.authentication.StudyWorkerAuthentication",
         "rest_framework.authentication.SessionAuthentication",
         "api.authentication.TokenWithRolesAuthentication",
     ],

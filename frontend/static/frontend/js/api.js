@@ -12,6 +12,10 @@ export function csrfToken() {
   return match ? decodeURIComponent(match[1]) : "";
 }
 
+/* An MTurk worker in MTurk's iframe gets no cookie: their study page gives its signed worker
+   token, sent as the Authorization header (the server accepts it on that study's work only). */
+const studyWorkerToken = document.querySelector('meta[name="study-worker-token"]')?.content || "";
+
 /* Resolves to {status, ok, data, headers} for every HTTP answer (errors included); rejects with
    NetworkError only when no answer came back (offline, connection cut, server down). */
 export async function api(url, { method = "GET", json, form, signal } = {}) {
@@ -24,6 +28,7 @@ export async function api(url, { method = "GET", json, form, signal } = {}) {
     body = form;
   }
   if (method !== "GET" && method !== "HEAD") headers["X-CSRFToken"] = csrfToken();
+  if (studyWorkerToken) headers.Authorization = `StudyWorker ${studyWorkerToken}`;
   let response, text;
   try {
     response = await fetch(url, { method, headers, body, credentials: "same-origin", signal });
