@@ -349,3 +349,19 @@ def test_paired_difference_variance_is_unbiased_for_ap_and_ndcg(measure, kind, k
     mean = (probs * diffs).sum()
     assert mean == pytest.approx(full[("a", measure)].estimate - full[("b", measure)].estimate, abs=1e-12)
     assert (probs * np.array(var_hats)).sum() == pytest.approx((probs * (diffs - mean) ** 2).sum(), abs=1e-12)
+
+
+def test_ap_interval_uses_t_with_satterthwaite_degrees_of_freedom():
+    from annotation.analysis.judging.estimates import _t_quantile
+
+    # per-query variances 1, 1, 0, -1 (clipped to 0): df = (1 + 1)^2 / (1 + 1) = 2 -> t_{0.975}(2) = 4.302653
+    assert _t_quantile([1.0, 1.0, 0.0, -1.0], 0.95) == pytest.approx(4.302653, abs=1e-6)
+    # 1,000 equal contributions: df 1,000 -> 1.962339, about z
+    assert _t_quantile([0.5] * 1000, 0.95) == pytest.approx(1.962339, abs=1e-6)
+    assert _t_quantile([0.0, 0.0], 0.95) == pytest.approx(1.959964, abs=1e-6)
+    # the hand-worked AP above: one query with variance 0.5 -> df 1, t_{0.975}(1) = 12.706205
+    rankings = {"a": {"q": ["x", "y", "z"]}}
+    judged = {("q", "x"): True, ("q", "y"): False, ("q", "z"): True}
+    inclusion = {("q", "x"): 0.5, ("q", "y"): 1.0, ("q", "z"): 1.0}
+    e = by_key(estimate_metrics(rankings, judged, inclusion, measures=("AP",)))[("a", "AP")]
+    assert e.ci_high == pytest.approx(4 / 3 + 12.706205 * np.sqrt(0.5), abs=1e-5)
