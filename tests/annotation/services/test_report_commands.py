@@ -31,7 +31,7 @@ def test_report_prints_tables_and_stores_the_report(tmp_path):
 def test_report_json_and_csv_for_scripts(tmp_path):
     pool = example_pool(tmp_path)
     data = json.loads(_run("report", "--pool", pool.name, "--kind", "agreement", "--param", "n_boot=0", "--json"))
-    assert data["params"] == {"n_boot": 0, "seed": 0, "confidence": 0.95}
+    assert data["params"] == {"n_boot": 0, "seed": 0, "confidence": 0.95, "with_mace": 0}
     assert data["result"]["summary"]["pairs"] == 17 and data["versions"]["numpy"]
     csv_text = _run("report", "--pool", str(pool.pk), "--kind", "metrics", "--csv", "overlap")
     assert csv_text.splitlines()[0] == "run_a,run_b,topk_overlap,rbo"
