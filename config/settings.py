@@ -317,10 +317,11 @@ LOGOUT_REDIRECT_URL = "/login/"
 # --- REST framework -------------------------------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        # An MTurk worker in MTurk's iframe (no cookies there): their study's work only.
-        "api.authentication.StudyWorkerAuthentication",
         "rest_framework.authentication.SessionAuthentication",
         "api.authentication.TokenWithRolesAuthentication",
+        # An MTurk worker in MTurk's iframe (no cookies there): their study's work only. Last, as
+        # DRF takes the first class's challenge to choose 401 or 403 for the anonymous.
+        "api.authentication.StudyWorkerAuthentication",
     ],
     # Deny by default: every view states who may call it.
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAdminUser"],
