@@ -231,3 +231,26 @@ def test_imported_judgments_teach_the_strategy_but_spend_no_budget():
         1 for p in PooledPair.objects.filter(pool=pool, vote_count__gt=0, resolved_label="relevant")))
     (row,) = pool_query_statuses(pool=pool)["results"]
     assert (row["judged"], row["imported"], row["left"], row["stopped_pairs"]) == (2, 1, 0, 3)
+
+
+def test_a_run_added_later_joins_the_order_and_brings_its_queries():
+    # Built from run A (q1: v1, v2, v3) under shallow first; run B adds q1's v4, v5, v6 and a new
+    # query q2 (v1). q2 gets the next slot, and every query's order is recomputed: depth 1 of q1
+    # (v1, v4) and q2's v1 come before any depth-2 pair.
+    from annotation.models import Prediction, Run
+    from annotation.services.pools import pool_add_run
+
+    pool, (rater,) = setup({"strategy": "shallow_first"}, runs=(ONE_QUERY[0],))
+    assert PoolQuery.objects.filter(pool=pool).count() == 1
+    dataset = pool.dataset
+    run = Run.objects.create(dataset=dataset, name="B", checksum="b-sum", depth=3)
+    clip = {c.external_id: c for c in dataset.clips.all()}
+    caption = {c.external_id: c for c in dataset.captions.all()}
+    Prediction.objects.bulk_create([Prediction(run=run, caption=caption["q1"], clip=clip[v], rank=r, score=1)
+                                    for r, v in enumerate(["v4", "v5", "v6"], start=1)]
+                                   + [Prediction(run=run, caption=caption["q2"], clip=clip["v1"], rank=1, score=1)])
+    assert pool_add_run(pool=pool, run=run) == 4
+    assert list(PoolQuery.objects.filter(pool=pool).order_by("slot").values_list("caption__external_id", flat=True)) == [
+        "q1", "q2"]
+    seq = handed_out(pool, rater)
+    assert set(seq[:3]) == {("q1", "v1"), ("q1", "v4"), ("q2", "v1")} and len(seq) == 7
