@@ -72,7 +72,7 @@ def _sql(template: str) -> str:
 
 _QUERY_PAIRS_SQL = """
 SELECT pp.id, pp.state, pp.vote_count, pp.resolved_label, pp.queue_order, pp.judged_at, pp.resolved_at,
-       pp.resolved_by_admin, pr.run_id, pr.rank
+       pp.resolved_by_admin, pp.inclusion_probability, pr.run_id, pr.rank
 FROM {pair} pp LEFT JOIN {prov} pr ON pr.pair_id = pp.id
 WHERE pp.pool_id = %(pool)s AND pp.caption_id = %(caption)s AND pp.role = 'pool'
 """
@@ -89,6 +89,7 @@ class QuerySnapshot:
     run_lists: list
     judged: dict = field(default_factory=dict)  # pair index -> relevant, in the order judged
     free: int = 0  # the first `free` of `judged` came from imported judgments: no rater's effort
+    inclusion: list = field(default_factory=list)  # stored inclusion probability per pair
 
     @property
     def judged_in_order(self) -> list[tuple[int, bool]]:
@@ -123,9 +124,9 @@ def queries_snapshots(pool_id: int, caption_ids: list[int]) -> dict[int, QuerySn
 
 def snapshot_from_rows(rows) -> QuerySnapshot:
     pairs, runs = {}, defaultdict(list)
-    for pair_id, state, votes, label, order, judged_at, resolved_at, by_admin, run_id, rank in rows:
+    for pair_id, state, votes, label, order, judged_at, resolved_at, by_admin, pi, run_id, rank in rows:
         free = state in JUDGED_STATES and votes == 0 and not by_admin
-        pairs[pair_id] = (state, votes, label, order, judged_at or resolved_at, free)
+        pairs[pair_id] = (state, votes, label, order, judged_at or resolved_at, free, pi)
         if run_id is not None:
             runs[run_id].append((rank, pair_id))
     ids = sorted(pairs)
@@ -137,7 +138,8 @@ def snapshot_from_rows(rows) -> QuerySnapshot:
                         key=lambda p: (not pairs[p][5], "" if pairs[p][4] is None else str(pairs[p][4]), p))
     judged = {index[p]: pairs[p][0] == RESOLVED and pairs[p][2] == PooledPair.Answer.RELEVANT for p in judged_ids}
     return QuerySnapshot(np.array(ids, dtype=np.int64), [pairs[p][0] for p in ids], [pairs[p][1] for p in ids],
-                         [pairs[p][3] for p in ids], run_lists, judged, sum(pairs[p][5] for p in judged_ids))
+                         [pairs[p][3] for p in ids], run_lists, judged, sum(pairs[p][5] for p in judged_ids),
+                         [pairs[p][6] for p in ids])
 
 
 def query_keys(pool: Pool, snapshot: QuerySnapshot, *, caption_id: int, slot: int, n_queries: int) -> dict[int, int]:
@@ -250,7 +252,44 @@ def query_refresh(pool: Pool, query: PoolQuery, *, now, n_queries: int, snapshot
             write_keys(changed)
         else:
             keys_out.update(changed)
+    if pool.judging_strategy == "sampled":
+        sample_probabilities_keep(pool, query, snapshot)
     return snapshot
+
+
+def sample_probabilities_keep(pool: Pool, query: PoolQuery, snapshot: QuerySnapshot) -> int:
+    """A "sampled" design is a sequential Poisson sample: judging a query's sample only up to a
+    point (its query or the pool stopped) is itself a Poisson sample, with the inclusion
+    probabilities of that prefix (analysis/judging/strategies.py prefix_inclusion_probabilities).
+    A stopped query's pairs get those; a query judging on keeps its complete sample's, so the
+    stored pi always describe the design the judged pairs were drawn under. Returns how many
+    pairs' pi changed."""
+    from annotation.analysis.judging.strategies import inclusion_probabilities, prefix_inclusion_probabilities
+
+    n = len(snapshot.pair_ids)
+    if not n:
+        return 0
+    params, key = strategy_params(pool), int(query.caption_id)
+    if query.stopped_reason or pool.judging_stopped_reason:
+        # Taken: the sample's pairs that left the order (judged, started, escalated); the queue
+        # hands them out in the sample's order, so they are its first pairs.
+        order = query_order("sampled", snapshot.run_lists, {}, params=params, query_key=key, n_pairs=n).tolist()
+        untouched = set(snapshot.untouched())
+        taken = sum(1 for i in order if i not in untouched)
+        pi = prefix_inclusion_probabilities(snapshot.run_lists, taken, params=params, query_key=key, n_pairs=n)
+    else:
+        pi = inclusion_probabilities(snapshot.run_lists, params=params, query_key=key, n_pairs=n)
+    changed = {int(pair_id): float(p) for pair_id, p, old in zip(snapshot.pair_ids.tolist(), pi.tolist(), snapshot.inclusion)
+               if old is None or abs(float(p) - float(old)) > 1e-12}
+    table = PooledPair._meta.db_table
+    items = list(changed.items())
+    for start in range(0, len(items), 2000):
+        chunk = items[start:start + 2000]
+        with connection.cursor() as cursor:
+            cursor.execute(f"UPDATE {table} SET inclusion_probability = v.column2 FROM (VALUES "
+                           + ", ".join(["(%s, %s)"] * len(chunk)) + f") AS v WHERE {table}.id = v.column1",
+                           [x for pair in chunk for x in pair])
+    return len(items)
 
 
 _LOCK_QUERY_SQL = "SELECT * FROM {query} WHERE pool_id = %(pool)s AND caption_id = %(caption)s {lock}"

@@ -254,3 +254,30 @@ def test_a_run_added_later_joins_the_order_and_brings_its_queries():
         "q1", "q2"]
     seq = handed_out(pool, rater)
     assert set(seq[:3]) == {("q1", "v1"), ("q1", "v4"), ("q2", "v1")} and len(seq) == 7
+
+
+def test_a_sampled_query_that_stops_early_stores_its_prefix_inclusion_probabilities():
+    # Sequential Poisson: judging stopped after the sample's first pair is a Poisson sample with
+    # pi = min(1, c w) for c = the key of the first pair not taken (strategies.py); the stored pi
+    # switch from the complete sample's to those, and back when the query is resumed.
+    from annotation.analysis.judging.strategies import (StrategyParams, inclusion_probabilities,
+                                                        prefix_inclusion_probabilities)
+    from annotation.services.judging.order import query_snapshot
+
+    pool, (rater,) = setup({"strategy": "sampled", "sample_rate": 0.8, "query_budget": 1})
+    query = PoolQuery.objects.get(pool=pool)
+    snap = query_snapshot(pool.pk, query.caption_id)
+    params = StrategyParams(seed=5, sample_rate=0.8)
+    full = inclusion_probabilities(snap.run_lists, params=params, query_key=query.caption_id, n_pairs=6)
+    prefix = prefix_inclusion_probabilities(snap.run_lists, 1, params=params, query_key=query.caption_id, n_pairs=6)
+    assert not full == pytest.approx(prefix)  # the test can tell them apart
+
+    def stored():
+        return [PooledPair.objects.get(pk=pk).inclusion_probability for pk in snap.pair_ids.tolist()]
+
+    assert stored() == pytest.approx(full.tolist())
+    assert len(handed_out(pool, rater)) == 1
+    assert PoolQuery.objects.get(pk=query.pk).stopped_reason == "budget"
+    assert stored() == pytest.approx(prefix.tolist())
+    query_resume(pool=pool, caption_id=query.caption_id)
+    assert stored() == pytest.approx(full.tolist())
