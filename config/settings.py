@@ -358,7 +358,9 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     # One name for the relevant / not relevant answer, wherever a field carries it (an admin's
     # decision, a resolved label, a known answer).
-    "ENUM_NAME_OVERRIDES": {"PairAnswerEnum": "annotation.models.pools.PooledPair.Answer"},
+    "ENUM_NAME_OVERRIDES": {"PairAnswerEnum": "annotation.models.pools.PooledPair.Answer",
+                            # A strategy (build, PATCH) and the strategies a simulation replays.
+                            "JudgingStrategyEnum": "annotation.analysis.judging.strategies.STRATEGIES"},
 }
 
 # --- Cache: job progress lives here so a job can report it while its import transaction is open.

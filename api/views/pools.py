@@ -11,6 +11,7 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation.analysis.judging.strategies import BANDIT_VARIANTS, STRATEGIES
 from annotation.models import Dataset, Pool, PooledPair, PoolMembership, Run
 from annotation.selectors.dashboard import pool_live
 from annotation.selectors.pools import pairs_needing_admin, pool_list, pool_progress, pool_throughput
@@ -27,19 +28,23 @@ from api.permissions import IsAdmin, IsAdminOrResearcherReadOnly
 from api.views.jobs import job_accepted_response
 
 
-class JudgingSettingsSerializer(serializers.Serializer):
-    """A pool's judging strategy and stopping rules (services/judging); null = no such rule."""
+class JudgingSettingsFields(serializers.Serializer):
+    """A pool's judging strategy and stopping rules (services/judging), as fields that the build
+    form takes flat and PATCH pools/{id}/ takes under `judging`; null = no such rule."""
 
-    strategy = serializers.ChoiceField(choices=["pool_order", "shallow_first", "move_to_front", "bandit", "sampled"],
-                                       required=False)
+    strategy = serializers.ChoiceField(choices=STRATEGIES, required=False)
     warmup_depth = serializers.IntegerField(min_value=0, max_value=1000, required=False)
-    bandit_variant = serializers.ChoiceField(choices=["mm_ns", "thompson"], required=False)
+    bandit_variant = serializers.ChoiceField(choices=BANDIT_VARIANTS, required=False)
     sample_rate = serializers.FloatField(min_value=0.001, max_value=1, required=False)
     top_stratum_depth = serializers.IntegerField(min_value=0, max_value=1000, required=False)
     query_budget = serializers.IntegerField(min_value=1, required=False, allow_null=True)
     pool_budget = serializers.IntegerField(min_value=1, required=False, allow_null=True)
     stop_remaining_below = serializers.FloatField(min_value=0.0001, required=False, allow_null=True)
     stop_misses_in_a_row = serializers.IntegerField(min_value=1, required=False, allow_null=True)
+
+
+class JudgingSettingsSerializer(JudgingSettingsFields):
+    """The judging settings PATCH pools/{id}/ takes: unknown names are refused, not ignored."""
 
     def to_internal_value(self, data):
         unknown = set(data) - set(self.fields) if isinstance(data, dict) else set()
@@ -86,7 +91,7 @@ class PoolBuildApi(APIView):
     permission_classes = [IsAdmin]
     parser_classes = [JSONParser, MultiPartParser, FormParser]
 
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(JudgingSettingsFields):  # and the judging settings, flat
         dataset = serializers.IntegerField()
         name = serializers.CharField(max_length=200)
         runs = serializers.ListField(child=serializers.IntegerField(), min_length=1)
@@ -100,17 +105,6 @@ class PoolBuildApi(APIView):
         broken_reports_limit = serializers.IntegerField(min_value=1, max_value=100, default=3)
         known_pairs_from = serializers.IntegerField(required=False, allow_null=True, default=None)
         known_pairs_file = serializers.FileField(required=False, allow_null=True, default=None)
-        # The judging strategy and stopping rules (see JudgingSettingsSerializer), flat.
-        strategy = serializers.ChoiceField(choices=["pool_order", "shallow_first", "move_to_front", "bandit", "sampled"],
-                                           required=False)
-        warmup_depth = serializers.IntegerField(min_value=0, max_value=1000, required=False)
-        bandit_variant = serializers.ChoiceField(choices=["mm_ns", "thompson"], required=False)
-        sample_rate = serializers.FloatField(min_value=0.001, max_value=1, required=False)
-        top_stratum_depth = serializers.IntegerField(min_value=0, max_value=1000, required=False)
-        query_budget = serializers.IntegerField(min_value=1, required=False, allow_null=True)
-        pool_budget = serializers.IntegerField(min_value=1, required=False, allow_null=True)
-        stop_remaining_below = serializers.FloatField(min_value=0.0001, required=False, allow_null=True)
-        stop_misses_in_a_row = serializers.IntegerField(min_value=1, required=False, allow_null=True)
 
     @extend_schema(request={"application/json": InputSerializer, "multipart/form-data": InputSerializer})
     def post(self, request):
