@@ -547,4 +547,12 @@ def estimate_metrics(rankings: Mapping[str, Mapping[str, Sequence[str]]],    # r
             ranking_measures.append(name)
     design = ("poisson sample: judged pairs weighted by 1/pi (independent inclusions)" if sampled
               else "census: every judged pair has pi = 1 (unjudged pairs count as non-relevant)")
-    return EstimateReport(out_runs, ranking, ESTIMATOR_NAME, design, dict(CONVENTIONS), ranking_measures)
+    conventions = dict(CONVENTIONS)
+    if any(kind != "C" for _, kind, _ in parsed):
+        fallback = sum(_worlds(prepared[q]) is None for q in query_ids)
+        if fallback:
+            conventions["AP_nDCG_ratio_fallback"] = (
+                f"{fallback} of {len(query_ids)} queries have more than {MAX_EXACT_SAMPLED_RELEVANT} relevant "
+                "pairs caught at pi < 1: their AP / nDCG use the ratio estimator (slightly biased, "
+                "linearised variance), so those measures' intervals are approximate")
+    return EstimateReport(out_runs, ranking, ESTIMATOR_NAME, design, conventions, ranking_measures)

@@ -365,3 +365,19 @@ def test_ap_interval_uses_t_with_satterthwaite_degrees_of_freedom():
     inclusion = {("q", "x"): 0.5, ("q", "y"): 1.0, ("q", "z"): 1.0}
     e = by_key(estimate_metrics(rankings, judged, inclusion, measures=("AP",)))[("a", "AP")]
     assert e.ci_high == pytest.approx(4 / 3 + 12.706205 * np.sqrt(0.5), abs=1e-5)
+
+
+def test_many_caught_relevant_pairs_fall_back_to_the_ratio_estimator_and_say_so():
+    # 13 relevant pairs caught at pi = 0.5 in one query: 2^13 worlds is past the limit (12), so
+    # AP is N_hat / R_hat: every y_hat = 2, R_hat = 26, N_hat = sum_k 2/k (1 + 2(k - 1)) over k = 1..13
+    items = [f"i{j}" for j in range(13)]
+    judged = {("q", i): True for i in items}
+    inclusion = {("q", i): 0.5 for i in items}
+    rep = estimate_metrics({"a": {"q": items}}, judged, inclusion, measures=("AP",))
+    n_hat = sum(2.0 / k * (1 + 2 * (k - 1)) for k in range(1, 14))
+    assert by_key(rep)[("a", "AP")].estimate == pytest.approx(n_hat / 26)
+    assert "1 of 1 queries" in rep.conventions["AP_nDCG_ratio_fallback"]
+    # 12 caught: exact expansion, no note
+    rep = estimate_metrics({"a": {"q": items[:12]}}, {("q", i): True for i in items[:12]},
+                           {("q", i): 0.5 for i in items[:12]}, measures=("AP",))
+    assert "AP_nDCG_ratio_fallback" not in rep.conventions
