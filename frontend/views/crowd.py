@@ -10,6 +10,7 @@ from functools import wraps
 from urllib.parse import urlencode
 
 from csp.decorators import csp_update
+from django.conf import settings
 from django.http import Http404
 from django.middleware.csrf import CsrfViewMiddleware
 from django.shortcuts import get_object_or_404, redirect, render
@@ -39,8 +40,10 @@ def _framed_by_mturk(response, study: CrowdStudy):
     """An MTurk study's pages may be shown in MTurk's iframe, and only there; every other page
     (Prolific's included: Prolific opens a new tab) keeps frame-ancestors 'none' and DENY."""
     if study.platform == CrowdStudy.Platform.MTURK:
-        response._csp_replace = {**(getattr(response, "_csp_replace", None) or {}),
-                                 "frame-ancestors": list(MTURK_FRAME_ANCESTORS)}
+        # REJUDGE_MTURK_FRAME_ANCESTORS: a test's stand-in parent page (Chromium refuses a public
+        # origin framing a local server, so the browser test frames from another local site).
+        ancestors = getattr(settings, "REJUDGE_MTURK_FRAME_ANCESTORS", MTURK_FRAME_ANCESTORS)
+        response._csp_replace = {**(getattr(response, "_csp_replace", None) or {}), "frame-ancestors": list(ancestors)}
         response.xframe_options_exempt = True
     return response
 
@@ -60,6 +63,9 @@ def _worker(request, token: str) -> CrowdWorker:
             raise _TokenRefused(str(refused)) from None
         if worker.study.token != token:
             raise Http404("no such study")
+        # The page is rendered for the worker the token names (the judging page's data-user,
+        # whose outbox and tab lock are keyed by it); nothing is stored in a session.
+        request.user = worker.user
         return worker
     if not request.user.is_authenticated:
         raise Http404("no such study")

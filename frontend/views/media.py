@@ -24,6 +24,7 @@ from django.utils._os import safe_join
 from django.views.decorators.http import require_safe
 
 from annotation.selectors.media import media_file_visible
+from annotation.services.crowd.worker_tokens import QUERY_PARAMETER, WorkerTokenRefused, worker_from_token
 from annotation.services.storage import StoredFileMissing, area_is_local, stored_file_exists, stored_file_url
 
 RANGE_RE = re.compile(r"^bytes=(\d*)-(\d*)$")
@@ -76,9 +77,33 @@ def _signed_redirect(path: str) -> HttpResponse:
     return response
 
 
+def _study_worker(request):
+    """An MTurk worker in MTurk's iframe (no cookie there): the page's worker token, as `wt`
+    (a <video> sends no Authorization header). Only the worker's own clips pass the check below."""
+    token = request.GET.get(QUERY_PARAMETER)
+    if not token or request.user.is_authenticated:
+        return None
+    try:
+        return worker_from_token(token).user
+    except WorkerTokenRefused:
+        return None
+
+
 @require_safe
-@login_required
 def media_file(request, path: str):
+    worker_user = _study_worker(request)
+    if worker_user is None:
+        return _media_file_signed_in(request, path)
+    request.user = worker_user
+    return _media_file(request, path)
+
+
+@login_required
+def _media_file_signed_in(request, path: str):
+    return _media_file(request, path)
+
+
+def _media_file(request, path: str):
     if not media_file_visible(user=request.user, path=path):
         raise Http404("no such file")
     if not area_is_local("media"):

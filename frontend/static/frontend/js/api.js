@@ -16,6 +16,15 @@ export function csrfToken() {
    token, sent as the Authorization header (the server accepts it on that study's work only). */
 const studyWorkerToken = document.querySelector('meta[name="study-worker-token"]')?.content || "";
 
+/* A clip URL of this site with the worker token (a <video> sends no Authorization header). */
+export function withStudyWorkerToken(url) {
+  if (!studyWorkerToken) return url;
+  const parsed = new URL(url, window.location.href);
+  if (parsed.origin !== window.location.origin) return url; // a signed URL of the store
+  parsed.searchParams.set("wt", studyWorkerToken);
+  return parsed.pathname + parsed.search;
+}
+
 /* Resolves to {status, ok, data, headers} for every HTTP answer (errors included); rejects with
    NetworkError only when no answer came back (offline, connection cut, server down). */
 export async function api(url, { method = "GET", json, form, signal } = {}) {

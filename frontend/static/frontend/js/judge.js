@@ -190,6 +190,8 @@ class JudgePage {
       return this.holdTab();
     }).catch((error) => {
       if (granted) this.movedAway(); // stolen: the request of the holder rejects
+      // Locks denied with storage (a cross-site iframe, e.g. an MTurk HIT): judge without one.
+      else if (error.name === "SecurityError") this.slots.start();
       else if (error.name !== "AbortError") throw error; // aborted while queued: we took over
     });
   }

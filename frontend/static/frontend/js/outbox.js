@@ -9,6 +9,7 @@
    Events: "change" (pending answers or connection state changed), "acked" {item, status, data},
    "refused" {item, status, data}. */
 import { api, NetworkError } from "./api.js";
+import { storage } from "./safe_storage.js";
 
 const RETRY_MIN_MS = 1000;
 const RETRY_MAX_MS = 15000;
@@ -35,11 +36,11 @@ export class Outbox extends EventTarget {
 
   items(filter = () => true) {
     const found = [];
-    for (let i = 0; i < localStorage.length; i += 1) {
-      const key = localStorage.key(i);
+    for (let i = 0; i < storage.length; i += 1) {
+      const key = storage.key(i);
       if (!key || !key.startsWith(this.prefix)) continue;
       try {
-        const item = JSON.parse(localStorage.getItem(key));
+        const item = JSON.parse(storage.getItem(key));
         if (item && filter(item)) found.push(item);
       } catch {
         /* a foreign or damaged entry: leave it alone */
@@ -50,11 +51,11 @@ export class Outbox extends EventTarget {
 
   refused() {
     const found = [];
-    for (let i = 0; i < localStorage.length; i += 1) {
-      const key = localStorage.key(i);
+    for (let i = 0; i < storage.length; i += 1) {
+      const key = storage.key(i);
       if (key && key.startsWith(this.refusedPrefix)) {
         try {
-          found.push(JSON.parse(localStorage.getItem(key)));
+          found.push(JSON.parse(storage.getItem(key)));
         } catch {
           /* ignore */
         }
@@ -66,7 +67,7 @@ export class Outbox extends EventTarget {
   /* Stores the answer synchronously (it is safe once this returns), then sends it. */
   add(item) {
     const stored = { ...item, queuedAt: item.queuedAt ?? Date.now() };
-    localStorage.setItem(this.prefix + stored.clientId, JSON.stringify(stored));
+    storage.setItem(this.prefix + stored.clientId, JSON.stringify(stored));
     this.changed();
     this.flushSoon(0);
     return stored;
@@ -102,7 +103,13 @@ export class Outbox extends EventTarget {
     if (!this.flushing) {
       const run = () => this.sendAll();
       // One tab at a time sends (a second sender would only get replays back).
-      const locked = navigator.locks ? navigator.locks.request(`${this.prefix}flush`, run) : run();
+      const locked = navigator.locks
+        ? navigator.locks.request(`${this.prefix}flush`, run).catch((error) => {
+          // Locks denied with storage (a cross-site iframe, e.g. an MTurk HIT): send unlocked.
+          if (error.name === "SecurityError") return run();
+          throw error;
+        })
+        : run();
       this.flushing = locked.finally(() => {
         this.flushing = null;
       });
@@ -132,7 +139,7 @@ export class Outbox extends EventTarget {
       if (status === 200 || status === 201) {
         // A resend of an answer already stored comes back 200 with that answer. A 409 is not
         // "saved": the pair has another answer of ours, or was given back; that goes to refused.
-        localStorage.removeItem(this.prefix + item.clientId);
+        storage.removeItem(this.prefix + item.clientId);
         this.dispatchEvent(new CustomEvent("acked", { detail: { item, status, data } }));
         continue;
       }
@@ -147,8 +154,8 @@ export class Outbox extends EventTarget {
         return false;
       }
       // The server will never take this answer as it is: keep it aside where it stays visible.
-      localStorage.setItem(this.refusedPrefix + item.clientId, JSON.stringify({ ...item, status, response: data }));
-      localStorage.removeItem(this.prefix + item.clientId);
+      storage.setItem(this.refusedPrefix + item.clientId, JSON.stringify({ ...item, status, response: data }));
+      storage.removeItem(this.prefix + item.clientId);
       this.dispatchEvent(new CustomEvent("refused", { detail: { item, status, data } }));
     }
     this.retryDelay = RETRY_MIN_MS;

@@ -12,6 +12,8 @@
 
    PlayerControls binds the play/replay/speed/scrubber/sound controls to whichever player is on
    screen; the speed and sound choices carry over from clip to clip. */
+import { withStudyWorkerToken } from "./api.js";
+import { storage } from "./safe_storage.js";
 
 const EDGE = 0.04; // seconds: a frame at 25 fps; closer than this to the end counts as the end
 export const SPEEDS = [0.5, 0.75, 1, 1.25, 1.5, 2];
@@ -59,7 +61,8 @@ export class SpanPlayer extends EventTarget {
     this.end = this.hasSpan ? clip.end : null;
     this.video.loop = !this.hasSpan;
     this.video.preload = "auto";
-    this.video.src = this.hasSpan ? `${clip.url}#t=${clip.start},${clip.end}` : clip.url;
+    const url = withStudyWorkerToken(clip.url);
+    this.video.src = this.hasSpan ? `${url}#t=${clip.start},${clip.end}` : url;
     this.video.load();
   }
 
@@ -217,14 +220,14 @@ export class PlayerControls {
 
   loadPreferences() {
     try {
-      return JSON.parse(localStorage.getItem(this.storageKey)) || {};
+      return JSON.parse(storage.getItem(this.storageKey)) || {};
     } catch {
       return {};
     }
   }
 
   savePreferences() {
-    localStorage.setItem(this.storageKey, JSON.stringify({ rate: this.rate, muted: this.muted }));
+    storage.setItem(this.storageKey, JSON.stringify({ rate: this.rate, muted: this.muted }));
   }
 
   attach(player) {
