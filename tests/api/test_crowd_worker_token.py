@@ -187,3 +187,26 @@ def test_only_an_mturk_studys_pages_may_be_framed_and_only_by_mturk(two_studies)
     for page in others:
         assert frame_ancestors(page) == "frame-ancestors 'none'", page.status_code
         assert page["X-Frame-Options"] == "DENY"
+
+
+def test_clips_by_token_are_the_workers_own_pool_only(settings):
+    """A <video> in the iframe sends no header: the clip URL carries the token as wt."""
+    from annotation.models import Clip
+    from tests.factories import make_pool_with_runs
+
+    for name in ("a/clip.mp4", "b/clip.mp4"):
+        path = settings.MEDIA_ROOT / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"\0" * 512)
+    pool_a, _ = make_pool_with_runs(captions=2, clips=3, depth=2)
+    pool_b, _ = make_pool_with_runs(captions=2, clips=3, depth=2)
+    Clip.objects.filter(dataset=pool_a.dataset, external_id="v2").update(media="a/clip.mp4")  # pooled in both
+    Clip.objects.filter(dataset=pool_b.dataset, external_id="v2").update(media="b/clip.mp4")
+    study_a, _ = mturk_study(pool_a), mturk_study(pool_b)
+    _, token = arrive(study_a)
+    client = Client()
+    assert client.get("/media/a/clip.mp4", {"wt": token}).status_code == 200
+    assert client.get("/media/b/clip.mp4", {"wt": token}).status_code == 404
+    # A bad token is no token: the anonymous are sent to log in, as without one.
+    assert client.get("/media/a/clip.mp4", {"wt": token[:-3] + "xyz"}).status_code == 302
+    assert client.get("/media/a/clip.mp4").status_code == 302
