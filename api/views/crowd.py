@@ -25,6 +25,7 @@ from annotation.services.crowd.arrivals import (ArrivalRefused, arrival_from_que
                                                 worker_guidelines_read, worker_release_held)
 from annotation.services.crowd.quota import crowd_idle_release, worker_progress, worker_seen
 from annotation.services.crowd.studies import RULE_FIELDS, STUDY_FIELDS, StudyInvalid, quality_rule_save, study_save
+from annotation.services.crowd.worker_tokens import worker_token_issue
 from api.permissions import IsAdmin
 
 COOKIE_SALT = "rejudge-crowd-study"
@@ -210,7 +211,9 @@ class RaterQualityApi(APIView):
 class StudyArriveApi(APIView):
     """Anyone: arrive in a study with the platform's parameters (Prolific: PROLIFIC_PID, STUDY_ID,
     SESSION_ID; MTurk: workerId, assignmentId, hitId, turkSubmitTo), as the study link does.
-    Creates or resumes the worker's account and signs them in (session). An MTurk preview
+    Creates or resumes the worker's account and signs them in (session); an MTurk worker also
+    gets `worker_token`, for `Authorization: StudyWorker <token>` where no cookie is sent (MTurk's
+    iframe): valid on this study's endpoints and its pool's queue only. An MTurk preview
     (assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE) creates nothing and returns the description."""
 
     permission_classes = [AllowAny]
@@ -231,7 +234,11 @@ class StudyArriveApi(APIView):
             return Response({"detail": str(refused), "code": refused.code}, status=code)
         if worker is None:
             return Response({"preview": True, "title": study.title, "description": study.description})
-        return mark(Response({"preview": False, **progress_json(worker)}))
+        body = {"preview": False, **progress_json(worker)}
+        if study.platform == CrowdStudy.Platform.MTURK:
+            # For MTurk's iframe, where the session cookie just set is never sent back.
+            body["worker_token"] = worker_token_issue(worker=worker)
+        return mark(Response(body))
 
 
 class StudyProgressApi(APIView):

@@ -210,3 +210,16 @@ def test_clips_by_token_are_the_workers_own_pool_only(settings):
     # A bad token is no token: the anonymous are sent to log in, as without one.
     assert client.get("/media/a/clip.mp4", {"wt": token[:-3] + "xyz"}).status_code == 302
     assert client.get("/media/a/clip.mp4").status_code == 302
+
+
+def test_the_api_arrival_gives_an_mturk_worker_a_token_and_a_prolific_worker_none(two_studies):
+    study, _ = two_studies
+    reply = Client().post(f"/api/v1/study/{study.token}/arrive/", {
+        "workerId": "A4APIWORKER", "assignmentId": "ASG4", "hitId": "HIT1", "turkSubmitTo": "https://www.mturk.com"})
+    assert reply.status_code == 200, reply.content
+    progress = iframe_client(reply.json()["worker_token"]).get(f"/api/v1/study/{study.token}/progress/")
+    assert progress.status_code == 200 and progress.json()["stage"] == "consent"
+    prolific = prolific_study(crowd_pool(gold=2, training=0))
+    reply = Client().post(f"/api/v1/study/{prolific.token}/arrive/", {
+        "PROLIFIC_PID": "5f1e2d3c4b5a69788796a5b4", "STUDY_ID": "s", "SESSION_ID": "x"})
+    assert reply.status_code == 200 and "worker_token" not in reply.json()
