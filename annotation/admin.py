@@ -1,7 +1,7 @@
 from django.contrib import admin
 
 from annotation.models import Caption, Clip, Dataset, Job, LabelChange, Run
-from annotation.services.datasets import dataset_counts_refresh
+from annotation.services.datasets.counts import dataset_counts_refresh
 
 
 @admin.register(Dataset)

@@ -27,8 +27,8 @@ def main() -> None:
     from django.db import connection, transaction
 
     from annotation.models import Caption, Clip, Dataset, Prediction, Run
-    from annotation.services.dataset_import import dataset_import
-    from annotation.services.run_import import run_import
+    from annotation.services.datasets.imports import dataset_import
+    from annotation.services.datasets.runs import run_import
 
     Dataset.objects.filter(name__startswith="bench-").delete()
     captions = args.lines // args.depth

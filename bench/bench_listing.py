@@ -52,7 +52,7 @@ def _dataset(name: str, n_clips: int, n_captions: int):
     """A dataset of n_clips clips (media bench/<i>.mp4) and n_captions captions, caption i written for
     clip i mod n_clips; counts kept by the same service an import uses."""
     from annotation.models import Caption, Clip, Dataset
-    from annotation.services.datasets import dataset_counts_add
+    from annotation.services.datasets.counts import dataset_counts_add
 
     dataset = Dataset.objects.create(name=name, description="bench_listing.py")
     first_clip = next_id(Clip)
@@ -74,7 +74,7 @@ def generate(n_clips: int) -> None:
     from django.utils import timezone
 
     from annotation.models import Dataset, Pool, PooledPair, PoolMembership, Run
-    from annotation.services.users import user_ensure
+    from annotation.services.accounts.users import user_ensure
 
     t0 = time.perf_counter()
     # This database is the benchmark's own; deleting a million clips through Django's cascade
@@ -143,7 +143,7 @@ def measure(n_requests: int) -> None:
 
     from annotation.models import Caption, Clip, Dataset, PooledPair
     from annotation.selectors.media import media_access_query, media_file_visible
-    from annotation.services.users import user_ensure
+    from annotation.services.accounts.users import user_ensure
 
     large, finding = Dataset.objects.get(name=LARGE), Dataset.objects.get(name=FINDING)
     print(f"PostgreSQL database {connection.settings_dict['NAME']}: {Dataset.objects.count()} datasets; "

@@ -36,7 +36,7 @@ def main() -> None:
 
     from annotation.models import Lease, PooledPair
     from annotation.selectors.metrics import work_metrics
-    from annotation.services.raters import rater_create
+    from annotation.services.accounts.raters import rater_create
     from bench_pool_live import build
 
     t = time.perf_counter()

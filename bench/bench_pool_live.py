@@ -25,7 +25,7 @@ def build(n_pairs: int, labels_per_pair: float, n_raters: int):
     from django.utils import timezone
 
     from annotation.models import Caption, Clip, Dataset, Label, Pool, PooledPair
-    from annotation.services.raters import memberships_grant, rater_create
+    from annotation.services.accounts.raters import memberships_grant, rater_create
 
     name = f"bench-live-{n_pairs}"
     Dataset.objects.filter(name=name).delete()

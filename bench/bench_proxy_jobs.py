@@ -27,7 +27,7 @@ DEFAULT_YOUCOOK2 = REPO.parent / "shared/datasets/youcook2/youcookii_annotations
 
 def import_youcook2(path: Path):
     from annotation.models import Dataset
-    from annotation.services.dataset_import import dataset_import
+    from annotation.services.datasets.imports import dataset_import
 
     Dataset.objects.filter(name="bench-proxies-yc2").delete()
     return dataset_import(path=path, name="bench-proxies-yc2", fmt="youcook2-json")
@@ -60,7 +60,7 @@ def bench_queue(study, n_raters: int) -> None:
     from annotation.models import RankingSubmission, RankingTask
     from annotation.selectors.ranking import ranking_task_display
     from annotation.services.ranking import ranking_lease_next, ranking_memberships_grant, ranking_submission_create
-    from annotation.services.raters import rater_create
+    from annotation.services.accounts.raters import rater_create
 
     raters = [rater_create(username=f"bench-ranker-{study.pk}-{k}") for k in range(n_raters)]
     ranking_memberships_grant(study=study, users=raters)

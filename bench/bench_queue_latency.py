@@ -44,10 +44,10 @@ def build(size: int, strategy: str = "pool_order", n_runs: int = 1):
     from django.db import connection
 
     from annotation.models import Caption, Clip, Dataset, Run
-    from annotation.services.datasets import dataset_counts_refresh
+    from annotation.services.datasets.counts import dataset_counts_refresh
     from annotation.services.pools import pool_create
-    from annotation.services.raters import memberships_grant, rater_create
-    from annotation.services.users import api_token_for
+    from annotation.services.accounts.raters import memberships_grant, rater_create
+    from annotation.services.accounts.users import api_token_for
 
     name = f"bench-queue-{size}"
     Dataset.objects.filter(name=name).delete()

@@ -52,7 +52,7 @@ def generate(n_captions: int, seed: int = 0) -> int:
     from django.db import connection, transaction
     from django.utils import timezone
 
-    from annotation.services.datasets import dataset_counts_refresh
+    from annotation.services.datasets.counts import dataset_counts_refresh
     from annotation.models import (Caption, Clip, Dataset, Label, PairProvenance, Pool, PooledPair, PoolMembership,
                                    PoolRun, Prediction, RaterProfile, Run)
 
@@ -175,7 +175,7 @@ def run_step(kind: str, name: str, pool_id: int) -> None:
     from annotation.models import Artefact, Pool
     from annotation.services.exports import artefact_file, export_create
     from annotation.services.judgment_sets.imports import judgments_import
-    from annotation.services.reports import report_create
+    from annotation.services.reports.create import report_create
 
     pool = Pool.objects.get(pk=pool_id)
     t = time.perf_counter()

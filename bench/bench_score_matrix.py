@@ -59,7 +59,7 @@ def generated_captions(n: int, seed: int) -> list[str]:
 
 def make_dataset(args, tmp: Path):
     from annotation.models import Dataset
-    from annotation.services.dataset_import import dataset_import
+    from annotation.services.datasets.imports import dataset_import
 
     name = "bench-score-matrix-yc2" if args.youcook2 else f"bench-score-matrix-{args.size}-{args.seed}"
     Dataset.objects.filter(name=name).delete()
@@ -127,7 +127,7 @@ def main() -> None:
 
         from annotation.services.proxy_matrices import (proxy_matrices_compute, proxy_ndcg_report_create,
                                                         proxy_ndcg_reports_create)
-        from annotation.services.run_import import ALL_RANKS, run_import
+        from annotation.services.datasets.runs import ALL_RANKS, run_import
 
         print(f"PostgreSQL: {connection.settings_dict['NAME']}")
         dataset = make_dataset(args, tmp)

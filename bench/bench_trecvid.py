@@ -57,9 +57,9 @@ def main() -> None:
     from annotation.analysis.infap import exact_ap, xinfap
     from annotation.analysis.sampled_pools import build_sampled_pool
     from annotation.models import Dataset, PooledPair
-    from annotation.services.dataset_import import dataset_import
-    from annotation.services.moment_reports import infap_report_create
-    from annotation.services.run_import import run_import
+    from annotation.services.datasets.imports import dataset_import
+    from annotation.services.reports.moments import infap_report_create
+    from annotation.services.datasets.runs import run_import
     from annotation.services.sampled_pools import sampled_pool_create
 
     Dataset.objects.filter(name=DATASET).delete()

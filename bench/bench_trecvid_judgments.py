@@ -91,9 +91,9 @@ def main() -> None:
     from django.db import connection
 
     from annotation.models import Dataset
-    from annotation.services.dataset_import import dataset_import
+    from annotation.services.datasets.imports import dataset_import
     from annotation.services.judgment_sets.imports import judgments_import
-    from annotation.services.run_import import run_import
+    from annotation.services.datasets.runs import run_import
 
     Dataset.objects.filter(name=DATASET).delete()
     with tempfile.TemporaryDirectory() as tmp:

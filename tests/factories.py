@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 from annotation.models import Caption, Clip, Dataset
-from annotation.services.datasets import dataset_counts_refresh
-from annotation.services.users import user_create
+from annotation.services.datasets.counts import dataset_counts_refresh
+from annotation.services.accounts.users import user_create
 
 _counter = [0]
 
@@ -27,7 +27,7 @@ def make_dataset(name: str | None = None, clips: int = 5, captions: int = 3) -> 
 
 
 def make_rater(username: str | None = None):
-    from annotation.services.raters import rater_create
+    from annotation.services.accounts.raters import rater_create
 
     return rater_create(username=username or unique("rater"), password="pw-123456")
 

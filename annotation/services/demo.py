@@ -9,15 +9,15 @@ from pathlib import Path
 from annotation.demo.scenes import SCENES, demo_captions, demo_run_rows
 from annotation.demo.video import render_clip
 from annotation.models import Artefact, Dataset, Pool, RankingStudy
-from annotation.services.dataset_import import dataset_import
+from annotation.services.datasets.imports import dataset_import
 from annotation.services.exports import export_create
 from annotation.services.pools import known_pairs_add, pool_create
 from annotation.services.ranking import ranking_memberships_grant, ranking_study_create
-from annotation.services.raters import memberships_grant
-from annotation.services.reports import report_create
+from annotation.services.accounts.raters import memberships_grant
+from annotation.services.reports.create import report_create
 from annotation.services.storage import stored_file_copy_in, stored_file_exists, stored_file_size
-from annotation.services.run_import import run_import
-from annotation.services.users import api_token_for, user_ensure
+from annotation.services.datasets.runs import run_import
+from annotation.services.accounts.users import api_token_for, user_ensure
 
 DEMO_DATASET = "demo"
 DEMO_ACCOUNTS = (

@@ -54,7 +54,7 @@ from annotation.selectors.reports import (export_fire_pair_rows, export_fire_pro
                                           pool_pairs, pool_raters_without_profile)
 from annotation.services.aggregation import AGGREGATION_MODELS, pool_aggregated_labels
 from annotation.services.storage.job_files import job_output_relative
-from annotation.services.raters import rater_profile
+from annotation.services.accounts.raters import rater_profile
 from annotation.services.storage import stored_file_delete, stored_file_exists, stored_file_write
 
 EXPORTS = "exports"

@@ -30,7 +30,7 @@ from annotation.selectors.ranking import clips_with_captions, proxy_inputs, rank
 from annotation.services.jobs import job_create, job_enqueue
 from annotation.services.proxy_matrices import (ProxyError, json_number, library_versions, proxy_requirements_check,
                                                 staged_progress)
-from annotation.services.raters import access_grant, rater_profile
+from annotation.services.accounts.raters import access_grant, rater_profile
 from annotation.services.jobs import task_names
 
 MAX_HELD_PER_STUDY = 2  # the task on screen and the next one, preloaded

@@ -4,9 +4,9 @@ from __future__ import annotations
 from celery import shared_task
 
 from annotation.models import Dataset
-from annotation.services.dataset_import import dataset_import
+from annotation.services.datasets.imports import dataset_import
 from annotation.services.jobs import job_execute, task_names
-from annotation.services.run_import import run_import
+from annotation.services.datasets.runs import run_import
 from annotation.services.storage.uploads import upload_local_path
 
 

@@ -8,7 +8,7 @@ from annotation.models import Dataset, Pool
 from annotation.services.exports import export_create
 from annotation.services.jobs import job_execute, task_names
 from annotation.services.judgment_sets.imports import judgments_import
-from annotation.services.reports import report_create
+from annotation.services.reports.create import report_create
 from annotation.services.storage.uploads import upload_local_path
 
 

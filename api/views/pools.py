@@ -21,7 +21,7 @@ from annotation.services.pool_known_pairs import known_pairs_for_build
 from annotation.services.judging import (JUDGING_SETTINGS, RECOMPUTE_IN_A_JOB_ABOVE, JudgingError, judging_settings_of,
                                          judging_settings_update)
 from annotation.services.pools import PoolError, known_pairs_add, known_pairs_import_csv, pool_settings_update
-from annotation.services.raters import membership_revoke, memberships_grant, training_reset
+from annotation.services.accounts.raters import membership_revoke, memberships_grant, training_reset
 from api.params import query_int
 from api.parsers import JSONParser
 from api.permissions import IsAdmin, IsAdminOrResearcherReadOnly

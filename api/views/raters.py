@@ -12,7 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation import roles
-from annotation.services.raters import rater_create, rater_profile, rater_set_paused, raters_import_csv
+from annotation.services.accounts.raters import rater_create, rater_profile, rater_set_paused, raters_import_csv
 from api.permissions import IsAdmin
 
 

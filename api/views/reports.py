@@ -24,7 +24,7 @@ from annotation.selectors.reports import artefact_list, report_list, report_tabl
 from annotation.services.aggregation import AGGREGATION_MODELS
 from annotation.services.exports import EXPORT_FORMATS, ExportError
 from annotation.services.jobs.reports import export_start, report_start
-from annotation.services.reports import REPORT_KINDS, ReportError
+from annotation.services.reports.create import REPORT_KINDS, ReportError
 from api.downloads import stored_file_download
 from api.params import query_int
 from api.permissions import IsAdmin, IsAdminOrResearcherReadOnly

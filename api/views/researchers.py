@@ -11,7 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation import roles
-from annotation.services.users import api_token_for, researcher_create, researcher_remove, researchers
+from annotation.services.accounts.users import api_token_for, researcher_create, researcher_remove, researchers
 from api.permissions import IsAdmin
 
 

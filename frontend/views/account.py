@@ -5,7 +5,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
 from annotation import roles
-from annotation.services.users import api_token_for, api_token_rotate
+from annotation.services.accounts.users import api_token_for, api_token_rotate
 from frontend.views.access import page_for
 
 

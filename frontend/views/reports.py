@@ -23,7 +23,7 @@ from annotation.services.exports import EXPORT_FORMATS
 from annotation.services.judgment_sets.agreement import LEVELS
 from annotation.services.judgment_sets.counts import counts_in_words
 from annotation.services.judgment_sets.imports import JUDGMENT_FORMATS, MOMENT_FORMATS, REPEAT_RULES
-from annotation.services.reports import KIND_TITLES
+from annotation.services.reports.create import KIND_TITLES
 from frontend.views.access import page_for
 from frontend.views.judging_reports import judging_report_links, judging_simulation_charts
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.shortcuts import render
 
-from annotation.services.users import researchers
+from annotation.services.accounts.users import researchers
 from frontend.views.access import page_for
 
 

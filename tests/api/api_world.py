@@ -21,9 +21,9 @@ from annotation.services.judgment_sets.imports import judgments_import
 from annotation.services.proxy_matrices import proxy_matrices_compute
 from annotation.services.queue import item_id_for, lease_next
 from annotation.services.ranking import ranking_lease_next, ranking_memberships_grant, ranking_study_create
-from annotation.services.raters import memberships_grant
-from annotation.services.reports import report_create
-from annotation.services.users import api_token_for
+from annotation.services.accounts.raters import memberships_grant
+from annotation.services.reports.create import report_create
+from annotation.services.accounts.users import api_token_for
 from tests.factories import make_dataset, make_pool_with_runs, make_rater, make_user, unique
 
 ROLES = ("anonymous", "no_role", "rater", "other_rater", "researcher", "admin")

@@ -11,8 +11,8 @@ from annotation.models import Label, LabelChange, PooledPair
 from annotation.services.labels import label_submit
 from annotation.services.pools import known_pairs_add
 from annotation.services.queue import item_id_for, lease_next
-from annotation.services.raters import memberships_grant
-from annotation.services.reports import report_create
+from annotation.services.accounts.raters import memberships_grant
+from annotation.services.reports.create import report_create
 from tests.factories import make_pool_with_runs, make_rater
 
 pytestmark = pytest.mark.django_db

@@ -8,7 +8,7 @@ from rest_framework.test import APIClient
 
 from annotation.models import Label, Lease, PooledPair, PoolMembership
 from annotation.services.pools import known_pairs_add
-from annotation.services.raters import memberships_grant, training_reset
+from annotation.services.accounts.raters import memberships_grant, training_reset
 from tests.factories import make_pool_with_runs, make_rater, make_user
 
 pytestmark = pytest.mark.django_db

@@ -6,7 +6,7 @@ import pytest
 
 from annotation.models import Label, PooledPair
 from annotation.services.pools import known_pairs_add
-from annotation.services.raters import memberships_grant
+from annotation.services.accounts.raters import memberships_grant
 from tests.api.test_attack_gates import answer, client_for, next_assignment
 from tests.factories import make_pool_with_runs, make_rater
 

@@ -13,7 +13,7 @@ from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
 from annotation import roles
-from annotation.services.users import api_token_for
+from annotation.services.accounts.users import api_token_for
 from tests.factories import make_rater, make_user
 
 pytestmark = pytest.mark.django_db

@@ -17,7 +17,7 @@ from rest_framework.test import APIClient
 
 from annotation.models import Lease, PooledPair
 from annotation.services.pools import known_pairs_add
-from annotation.services.raters import memberships_grant
+from annotation.services.accounts.raters import memberships_grant
 from tests.factories import make_pool_with_runs, make_rater
 
 pytestmark = pytest.mark.django_db

@@ -10,7 +10,7 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from annotation.models import Label, PooledPair
-from annotation.services.raters import memberships_grant
+from annotation.services.accounts.raters import memberships_grant
 from tests.factories import make_pool_with_runs, make_rater
 
 pytestmark = pytest.mark.django_db

@@ -10,7 +10,7 @@ import pytest
 from annotation.models import Job, Pool, PooledPair
 from annotation.services.pools import known_pairs_add
 from annotation.services.queue import lease_next
-from annotation.services.raters import memberships_grant
+from annotation.services.accounts.raters import memberships_grant
 from tests.factories import make_pool_with_runs, make_rater
 
 pytestmark = pytest.mark.django_db

@@ -8,7 +8,7 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from annotation.models import Label, PooledPair
-from annotation.services.raters import memberships_grant
+from annotation.services.accounts.raters import memberships_grant
 from tests.factories import label_pair, make_pool_with_runs, make_rater, make_user
 
 pytestmark = pytest.mark.django_db

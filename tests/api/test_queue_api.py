@@ -7,7 +7,7 @@ import pytest
 
 from annotation.models import Clip, Label, Lease, PooledPair
 from annotation.services.pools import known_pairs_add
-from annotation.services.raters import memberships_grant
+from annotation.services.accounts.raters import memberships_grant
 from tests.factories import make_pool_with_runs, make_rater, make_user
 
 pytestmark = pytest.mark.django_db
@@ -227,7 +227,7 @@ def test_next_and_submit_stay_within_their_statement_budget(pool_and_rater):
     from django.db import connection, reset_queries
     from django.test.utils import CaptureQueriesContext
 
-    from annotation.services.users import api_token_for
+    from annotation.services.accounts.users import api_token_for
 
     from rest_framework.test import APIClient
 

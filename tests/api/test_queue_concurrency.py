@@ -20,7 +20,7 @@ from rest_framework.test import APIClient
 from annotation.models import Caption, Clip, Dataset, Label, Lease, PooledPair, Prediction, Run
 from annotation.services.pools import pool_create
 from annotation.services.queue import item_id_for
-from annotation.services.raters import memberships_grant, rater_create
+from annotation.services.accounts.raters import memberships_grant, rater_create
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 

@@ -11,8 +11,8 @@ from rest_framework.authtoken.models import Token
 from annotation.models import Artefact, Job, Report
 from annotation.models.reports import ImportedJudgment
 from annotation.services.exports import artefact_file, export_create
-from annotation.services.reports import report_create
-from annotation.services.users import api_token_for
+from annotation.services.reports.create import report_create
+from annotation.services.accounts.users import api_token_for
 from tests.annotation.services.test_report_metrics import example_pool, load_example
 from tests.factories import make_user
 

@@ -10,8 +10,8 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from annotation import roles
-from annotation.services.raters import rater_create
-from annotation.services.users import api_token_for, api_token_rotate, researcher_create, researcher_remove, user_create
+from annotation.services.accounts.raters import rater_create
+from annotation.services.accounts.users import api_token_for, api_token_rotate, researcher_create, researcher_remove, user_create
 
 pytestmark = pytest.mark.django_db
 

@@ -8,7 +8,7 @@ from django.conf import settings as django_settings
 from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.test import APIClient
 
-from annotation.services.users import api_token_for
+from annotation.services.accounts.users import api_token_for
 from api.throttling import AnonThrottle, UploadThrottle, UserThrottle
 from tests.factories import make_rater, make_user
 

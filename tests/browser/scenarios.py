@@ -14,9 +14,9 @@ from annotation.demo.video import render_clip
 from annotation.models import Caption, Clip, Dataset, Pool, RankingStudy, RankingTask, RankingTaskCaption
 from annotation.services.pools import known_pairs_add, pool_create
 from annotation.services.ranking import ranking_memberships_grant
-from annotation.services.raters import memberships_grant, rater_create
-from annotation.services.run_import import run_import
-from annotation.services.users import user_create
+from annotation.services.accounts.raters import memberships_grant, rater_create
+from annotation.services.datasets.runs import run_import
+from annotation.services.accounts.users import user_create
 
 PASSWORD = "browser-pw-123"
 TRAINING_EXPLANATIONS = {

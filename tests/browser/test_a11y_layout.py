@@ -18,9 +18,9 @@ import pytest
 from annotation.models import RaterProfile
 from annotation.services.labels import label_submit
 from annotation.services.queue import lease_next
-from annotation.services.raters import memberships_grant, rater_create
-from annotation.services.reports import report_create
-from annotation.services.users import user_create
+from annotation.services.accounts.raters import memberships_grant, rater_create
+from annotation.services.reports.create import report_create
+from annotation.services.accounts.users import user_create
 from tests.browser.conftest import SCREENSHOTS, log_in, snap
 from tests.browser.scenarios import PASSWORD, admin_user, judging_setup
 from tests.browser.test_csp import site  # noqa: F401 - the fixture: demo plus a report of every kind

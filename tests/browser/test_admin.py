@@ -6,8 +6,8 @@ import pytest
 from annotation.models import Label, Pool, PooledPair, RaterProfile, Run
 from annotation.services.labels import label_submit
 from annotation.services.queue import lease_next
-from annotation.services.raters import rater_create
-from annotation.services.users import user_create
+from annotation.services.accounts.raters import rater_create
+from annotation.services.accounts.users import user_create
 from tests.browser.conftest import assert_controls_labelled, log_in, snap
 from tests.browser.scenarios import PASSWORD, admin_user, judging_setup
 from tests.factories import make_dataset

@@ -6,7 +6,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient
 
-from annotation.services.users import api_token_for, user_create
+from annotation.services.accounts.users import api_token_for, user_create
 from tests.browser.conftest import assert_controls_labelled, log_in, snap
 from tests.browser.scenarios import PASSWORD, admin_user
 from tests.browser.test_csp import CspWatch

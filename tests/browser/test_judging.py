@@ -125,7 +125,7 @@ def test_no_work_left_and_paused_are_shown_plainly(page, server):
     snap(page, "judge-no-work-left")
     assert Label.objects.get(rater=setup.rater).pair_id == pair_of_item(shown["pair"])
 
-    from annotation.services.raters import rater_set_paused
+    from annotation.services.accounts.raters import rater_set_paused
 
     rater_set_paused(user=setup.rater, paused=True)
     page.click("#state-retry")

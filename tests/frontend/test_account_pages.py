@@ -5,8 +5,8 @@ import pytest
 from django.test import Client
 from rest_framework.authtoken.models import Token
 
-from annotation.services.raters import rater_create
-from annotation.services.users import api_token_for, researcher_create, user_create
+from annotation.services.accounts.raters import rater_create
+from annotation.services.accounts.users import api_token_for, researcher_create, user_create
 
 pytestmark = pytest.mark.django_db
 PASSWORD = "pages-pw-123"

@@ -114,7 +114,7 @@ def _bucket_keys(object_store, bucket: str) -> list[str]:  # noqa: F811
 
 
 def test_web_and_worker_on_separate_hosts_share_only_database_broker_and_bucket(hosts, object_store):  # noqa: F811
-    from annotation.services.users import api_token_for
+    from annotation.services.accounts.users import api_token_for
     from tests.factories import make_user
 
     base, bucket = hosts["url"], hosts["bucket"]

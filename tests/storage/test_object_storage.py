@@ -17,7 +17,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.utils import timezone
 
 from annotation.models import Artefact, Clip, Job
-from annotation.services.raters import memberships_grant
+from annotation.services.accounts.raters import memberships_grant
 from annotation.services.storage import (area_is_local, stored_file_chunks, stored_file_exists, stored_file_local_path,
                                          stored_file_open, stored_file_write, stored_files_under)
 from annotation.services.storage.job_files import job_files_clean, job_upload_remove

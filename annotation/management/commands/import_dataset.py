@@ -4,7 +4,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation.formats.datasets import DATASET_FORMATS
 from annotation.formats.errors import ImportRejected
-from annotation.services.dataset_import import dataset_import
+from annotation.services.datasets.imports import dataset_import
 
 from ._progress import ConsoleProgress, rejected_to_command_error
 

@@ -7,7 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 from annotation.formats.errors import ImportRejected
 from annotation.formats.runs import RUN_FORMATS
 from annotation.models import Dataset
-from annotation.services.run_import import ALL_RANKS, run_import
+from annotation.services.datasets.runs import ALL_RANKS, run_import
 
 from ._progress import ConsoleProgress, rejected_to_command_error
 

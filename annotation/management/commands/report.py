@@ -5,7 +5,7 @@ from django.core.management.base import BaseCommand, CommandError
 from annotation.formats.csv_safe import safe_csv_writer
 from annotation.models import Pool
 from annotation.selectors.reports import report_tables
-from annotation.services.reports import REPORT_KINDS, ReportError, report_create
+from annotation.services.reports.create import REPORT_KINDS, ReportError, report_create
 
 from ._progress import ConsoleProgress
 

@@ -8,7 +8,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation import roles
-from annotation.services.users import api_token_for, researcher_create, researcher_remove, researchers
+from annotation.services.accounts.users import api_token_for, researcher_create, researcher_remove, researchers
 
 
 class Command(BaseCommand):

@@ -18,8 +18,8 @@ from django.utils import timezone
 from annotation import roles
 from annotation.models import CrowdStudy, CrowdWorker, Lease, PooledPair, PoolMembership
 from annotation.services.queue import lease_release
-from annotation.services.raters import rater_profile
-from annotation.services.users import user_create
+from annotation.services.accounts.raters import rater_profile
+from annotation.services.accounts.users import user_create
 
 PREVIEW_ASSIGNMENT = "ASSIGNMENT_ID_NOT_AVAILABLE"
 # Platform ids: Prolific's are 24 hex digits, MTurk's upper-case letters and digits; both fit.

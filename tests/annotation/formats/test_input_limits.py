@@ -14,8 +14,8 @@ from annotation.formats.datasets import MediaTemplate
 from annotation.formats.errors import FileIssue, ImportRejected
 from annotation.formats.fields import media_problem, split_csv_line
 from annotation.models import Caption, Clip, Dataset, Run
-from annotation.services.dataset_import import dataset_import
-from annotation.services.run_import import run_import
+from annotation.services.datasets.imports import dataset_import
+from annotation.services.datasets.runs import run_import
 from tests.factories import make_dataset
 
 pytestmark = pytest.mark.django_db

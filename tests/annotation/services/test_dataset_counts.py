@@ -11,8 +11,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from annotation.models import Caption, Clip, Dataset, Pool, Run
-from annotation.services.dataset_import import dataset_import
-from annotation.services.datasets import dataset_counts_add, dataset_counts_refresh
+from annotation.services.datasets.imports import dataset_import
+from annotation.services.datasets.counts import dataset_counts_add, dataset_counts_refresh
 from annotation.formats.errors import ImportRejected
 from tests.factories import make_dataset, make_user
 

@@ -9,7 +9,7 @@ import pytest
 
 from annotation.formats.errors import ImportRejected
 from annotation.models import Caption, Clip, Dataset
-from annotation.services.dataset_import import dataset_import
+from annotation.services.datasets.imports import dataset_import
 
 pytestmark = pytest.mark.django_db
 

@@ -14,8 +14,8 @@ from annotation.services.label_changes import answer_change, recent_answers
 from annotation.services.labels import LabelRefused, label_submit, pair_adjudicate
 from annotation.services.pools import known_pairs_add
 from annotation.services.queue import item_id_for, lease_next
-from annotation.services.raters import memberships_grant, rater_set_paused, training_reset
-from annotation.services.reports import report_create
+from annotation.services.accounts.raters import memberships_grant, rater_set_paused, training_reset
+from annotation.services.reports.create import report_create
 from tests.factories import make_pool_with_runs, make_rater
 
 pytestmark = pytest.mark.django_db

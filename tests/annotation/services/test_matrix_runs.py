@@ -18,7 +18,7 @@ from annotation.models import Caption, Clip, Dataset, PairProvenance, PooledPair
 from annotation.selectors.reports import run_rankings
 from annotation.services.pools import pool_create
 from annotation.services.proxy_matrices import proxy_matrices_compute, proxy_ndcg_report_create
-from annotation.services.run_import import ALL_RANKS, run_import
+from annotation.services.datasets.runs import ALL_RANKS, run_import
 from annotation.services.sampled_pools import sampled_pool_create
 
 pytestmark = pytest.mark.django_db

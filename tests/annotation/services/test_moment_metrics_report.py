@@ -6,9 +6,9 @@ import pytest
 
 from annotation.models import Caption, Clip, Dataset, PooledPair
 from annotation.services.moment_pools import moment_pool_create
-from annotation.services.moment_reports import moment_metrics_report_create
-from annotation.services.raters import memberships_grant
-from annotation.services.reports import ReportError
+from annotation.services.reports.moments import moment_metrics_report_create
+from annotation.services.accounts.raters import memberships_grant
+from annotation.services.reports.create import ReportError
 from tests.annotation.services.test_moment_pools import moment_run
 from tests.factories import label_pair, make_user, unique
 

@@ -10,7 +10,7 @@ from annotation.models import (Clip, MomentMember, MomentPoolDesign, PairProvena
 from annotation.services.moment_pools import moment_pool_create
 from annotation.services.pools import PoolError, pool_create
 from annotation.services.queue import lease_next
-from annotation.services.raters import memberships_grant
+from annotation.services.accounts.raters import memberships_grant
 from tests.factories import make_dataset, make_user, unique
 
 pytestmark = pytest.mark.django_db

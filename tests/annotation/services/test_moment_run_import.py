@@ -10,7 +10,7 @@ import pytest
 
 from annotation.formats.errors import ImportRejected
 from annotation.models import Prediction, Run
-from annotation.services.run_import import run_import
+from annotation.services.datasets.runs import run_import
 
 from .judgment_sets.helpers import dataset_from_ids
 

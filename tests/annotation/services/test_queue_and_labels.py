@@ -13,7 +13,7 @@ from annotation.models import Label, Lease, PooledPair, PoolMembership
 from annotation.services.labels import LabelRefused, label_submit, pair_adjudicate, pair_requeue
 from annotation.services.pools import known_pairs_add
 from annotation.services.queue import LeaseGone, lease_next, lease_release, lease_renew, leases_expire
-from annotation.services.raters import memberships_grant, rater_set_paused, training_reset
+from annotation.services.accounts.raters import memberships_grant, rater_set_paused, training_reset
 from tests.factories import make_pool_with_runs, make_rater
 
 pytestmark = pytest.mark.django_db
@@ -255,7 +255,7 @@ def test_invalid_submissions():
 
 
 def test_only_raters_get_pool_access_and_a_refused_list_grants_nobody():
-    from annotation.services.raters import memberships_grant
+    from annotation.services.accounts.raters import memberships_grant
     from tests.factories import make_pool_with_runs, make_rater, make_user
 
     pool, _ = make_pool_with_runs()

@@ -18,9 +18,9 @@ from annotation.analysis.proxies import proxy_matrix
 from annotation.analysis.ranking_study import select_five
 from annotation.models import (Caption, Clip, Dataset, RankingLease, RankingStudy, RankingSubmission, RankingTask,
                                Report)
-from annotation.services.dataset_import import dataset_import
+from annotation.services.datasets.imports import dataset_import
 from annotation.services.proxy_matrices import ProxyError
-from annotation.services.raters import rater_set_paused
+from annotation.services.accounts.raters import rater_set_paused
 from annotation.services.ranking import (RankingLeaseGone, RankingRefused, ranking_lease_next, ranking_lease_release,
                                          ranking_lease_renew, ranking_leases_expire, ranking_memberships_grant,
                                          ranking_report_create, ranking_study_create, ranking_study_start,

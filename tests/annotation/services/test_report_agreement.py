@@ -13,8 +13,8 @@ from nltk.metrics.distance import binary_distance
 
 from annotation.models import Label, PooledPair, PoolMembership, Prediction, RaterProfile, Run
 from annotation.services.pools import known_pairs_add, pool_create
-from annotation.services.raters import memberships_grant
-from annotation.services.reports import report_create
+from annotation.services.accounts.raters import memberships_grant
+from annotation.services.reports.create import report_create
 from tests.factories import label_pair, make_dataset, make_user, unique
 
 pytestmark = pytest.mark.django_db

@@ -23,11 +23,11 @@ from pathlib import Path
 import pytest
 
 from annotation.models import PooledPair
-from annotation.services.dataset_import import dataset_import
+from annotation.services.datasets.imports import dataset_import
 from annotation.services.pools import pool_create
-from annotation.services.raters import memberships_grant
-from annotation.services.reports import ReportError, report_create
-from annotation.services.run_import import run_import
+from annotation.services.accounts.raters import memberships_grant
+from annotation.services.reports.create import ReportError, report_create
+from annotation.services.datasets.runs import run_import
 from tests.factories import label_pair, make_user, unique
 
 pytestmark = pytest.mark.django_db

@@ -6,7 +6,7 @@ import math
 import pytest
 from scipy import stats
 
-from annotation.services.reports import ReportError, report_create
+from annotation.services.reports.create import ReportError, report_create
 from tests.annotation.services.test_report_metrics import example_pool
 
 pytestmark = pytest.mark.django_db

@@ -16,8 +16,8 @@ import pytest
 from annotation.analysis.sample_estimates import estimate_run_precision, wilson_fpc_interval
 from annotation.services.judgment_sets.imports import judgments_import
 from annotation.services.pools import pool_create
-from annotation.services.raters import memberships_grant
-from annotation.services.reports import report_create
+from annotation.services.accounts.raters import memberships_grant
+from annotation.services.reports.create import report_create
 from tests.annotation.services.test_report_metrics import load_example, pair_of
 from tests.factories import label_pair, make_user
 

@@ -9,7 +9,7 @@ import pytest
 
 from annotation.formats.errors import ImportRejected
 from annotation.models import Caption, Clip, Dataset, Prediction, Run
-from annotation.services.run_import import run_import
+from annotation.services.datasets.runs import run_import
 
 pytestmark = pytest.mark.django_db
 
@@ -145,7 +145,7 @@ def test_csv_and_json_errors_name_their_fields(tmp_path, dataset):
 
 
 def test_a_big_run_streams_through_several_batches(tmp_path, dataset, monkeypatch):
-    from annotation.services import run_import as module
+    from annotation.services.datasets import runs as module
 
     monkeypatch.setattr(module._StagingTable, "BATCH", 7)
     lines = [f"q{q} Q0 v{c} {c} {1 - c / 10} big\n" for q in (1, 2, 3) for c in range(1, 6)]

@@ -7,9 +7,9 @@ import pytest
 from annotation.analysis.infap import infap_trec_eval, xinfap
 from annotation.analysis.sampled_pools import build_sampled_pool
 from annotation.models import PooledPair, Report
-from annotation.services.moment_reports import infap_report_create
-from annotation.services.raters import memberships_grant
-from annotation.services.reports import ReportError
+from annotation.services.reports.moments import infap_report_create
+from annotation.services.accounts.raters import memberships_grant
+from annotation.services.reports.create import ReportError
 from annotation.services.sampled_pools import sampled_pool_create
 from tests.annotation.services.test_sampled_pools import clip_run, rankings
 from tests.factories import label_pair, make_dataset, make_user, unique

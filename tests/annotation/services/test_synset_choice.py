@@ -12,7 +12,7 @@ from django.core.management import CommandError, call_command
 
 from annotation.models import Artefact, Dataset, Job
 from annotation.services import proxy_matrices as service
-from annotation.services.dataset_import import dataset_import
+from annotation.services.datasets.imports import dataset_import
 from annotation.services.proxy_matrices import ProxyError, proxy_matrices_compute, proxy_matrices_start, synset_source_choose
 from tests.annotation.services.test_proxy_matrices import entry, require_nlp
 

@@ -13,7 +13,7 @@ from annotation.models import PooledPair, PoolQuery
 from annotation.services.judging import JudgingError, judging_settings_update, pool_resume, query_resume
 from annotation.services.labels import label_submit, pair_adjudicate
 from annotation.services.queue import lease_next
-from annotation.services.raters import memberships_grant
+from annotation.services.accounts.raters import memberships_grant
 from tests.factories import make_pool_with_runs, make_rater
 
 pytestmark = pytest.mark.django_db

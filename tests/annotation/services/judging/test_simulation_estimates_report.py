@@ -8,7 +8,7 @@ import pytest
 
 from annotation.models import PooledPair
 from annotation.selectors.reports import report_tables
-from annotation.services.reports import ReportError, report_create
+from annotation.services.reports.create import ReportError, report_create
 from tests.annotation.services.judging.simulation_world import TRUTH, tiny_world
 
 pytestmark = pytest.mark.django_db

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from annotation.services.dataset_import import dataset_import
+from annotation.services.datasets.imports import dataset_import
 
 
 def dataset_from_ids(folder: Path, *, queries, items, name: str = "bench"):

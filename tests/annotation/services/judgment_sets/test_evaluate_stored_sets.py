@@ -11,9 +11,9 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotation.models import Report
-from annotation.services.dataset_import import dataset_import
+from annotation.services.datasets.imports import dataset_import
 from annotation.services.judgment_sets.imports import judgments_import
-from annotation.services.run_import import run_import
+from annotation.services.datasets.runs import run_import
 
 from .helpers import dataset_from_ids, ids_of_trec_files
 

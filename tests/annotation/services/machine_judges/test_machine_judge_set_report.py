@@ -10,7 +10,7 @@ from django.core.management import CommandError, call_command
 
 from annotation.models import Report
 from annotation.services.machine_judges import MachineJudgeError, machine_judge_import, machine_judge_report_create
-from annotation.services.reports import ReportError
+from annotation.services.reports.create import ReportError
 
 from .world import SET_MACHINE, machine_file, small_pool, small_set
 

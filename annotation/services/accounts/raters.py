@@ -13,7 +13,7 @@ from annotation.formats.csv_uploads import csv_rows
 from annotation.formats.errors import IssueCollector
 from annotation.models import Label, Lease, Pool, PooledPair, PoolMembership, RaterProfile
 from annotation.services.queue import lease_release
-from annotation.services.users import user_create
+from annotation.services.accounts.users import user_create
 
 
 def _next_pseudonym() -> int:

@@ -35,7 +35,7 @@ from annotation.models import (Caption, Clip, Job, MomentPoolDesign, Pool, Poole
                                SampledDocument, SampledPoolDesign)
 from annotation.selectors.score_matrix_runs import run_prediction_rows
 from annotation.services.jobs import job_create, job_enqueue, task_names
-from annotation.services.reports import ReportError, report_versions
+from annotation.services.reports.create import ReportError, report_versions
 
 MOMENT_METRICS = "moment_metrics"
 INFAP = "infap"

@@ -12,7 +12,7 @@ from annotation.formats.fields import text_problem
 from annotation.formats.text_lines import LineSource, ProgressFn
 from annotation.models import Caption, Clip, Dataset
 from annotation.services.bulk import ids_reserve, rows_insert
-from annotation.services.datasets import dataset_counts_add
+from annotation.services.datasets.counts import dataset_counts_add
 
 _CLIP_FIELDS = ["id", "dataset", "external_id", "video_id", "media", "start", "end", "duration"]
 _CAPTION_FIELDS = ["id", "dataset", "external_id", "text", "original_clip"]

@@ -18,10 +18,10 @@ import numpy as np
 from django.db import transaction
 
 from annotation.models import Job, Pool, PooledPair, Report
-from annotation.services.report_agreement import agreement_report_compute
-from annotation.services.report_metrics import AP_VARIANTS, metrics_report_compute
-from annotation.services.report_sample import sample_estimate_compute
-from annotation.services.raters import rater_profile
+from annotation.services.reports.agreement import agreement_report_compute
+from annotation.services.reports.metrics import AP_VARIANTS, metrics_report_compute
+from annotation.services.reports.sample import sample_estimate_compute
+from annotation.services.accounts.raters import rater_profile
 from annotation.selectors.reports import pool_raters_without_profile
 
 

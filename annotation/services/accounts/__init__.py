@@ -1,0 +1,1 @@
+"""Accounts: admins, raters and researchers, and raters' access to pools."""
