@@ -14,7 +14,7 @@ from annotation import roles
 from annotation.analysis.activity import IDLE_CUTOFF_SECONDS, active_seconds, labels_per_hour
 from annotation.analysis.agreement import agreement_report
 from annotation.models import Dataset, Job, Label, Pool, PooledPair, PoolMembership, Run
-from annotation.selectors.pools import pool_progress
+from annotation.selectors.pools import pairs_to_judge, pool_progress
 
 VOTE_CODES = {Label.Value.NOT_RELEVANT: 0, Label.Value.RELEVANT: 1}
 
@@ -230,7 +230,9 @@ def pool_live(*, pool: Pool, now=None, idle_cutoff: float = IDLE_CUTOFF_SECONDS)
         "at": now.isoformat(), "window_hours": LIVE_WINDOW_HOURS, "idle_cutoff_seconds": idle_cutoff,
         "pairs": pairs, "by_state": {state: by_state.get(state, 0) for state in PooledPair.State.values},
         "left": by_state.get(PooledPair.State.OPEN, 0),
-        "resolved_fraction": by_state.get(PooledPair.State.RESOLVED, 0) / pairs if pairs else None,
+        "to_judge": pairs_to_judge(by_state),
+        "resolved_fraction": (by_state.get(PooledPair.State.RESOLVED, 0) / pairs_to_judge(by_state)
+                              if pairs_to_judge(by_state) else None),
         "relevant": relevant,
         "labels": baseline["total"] + newer["total"], "surplus_labels": baseline["surplus"] + newer["surplus"],
         "labels_last_hour": last_hour, "raters": raters,

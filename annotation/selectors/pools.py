@@ -15,6 +15,13 @@ def pool_list(*, dataset_id: int | None = None):
     return pools.filter(dataset_id=dataset_id) if dataset_id else pools
 
 
+def pairs_to_judge(by_state: dict) -> int:
+    """Pool pairs the campaign means to judge: not those outside a sampled design's sample, nor
+    those of stopped queries (until an admin resumes them), or a finished pool never shows 100%."""
+    left_out = (PooledPair.State.NOT_SAMPLED, PooledPair.State.STOPPED)
+    return sum(n for state, n in by_state.items() if state not in left_out)
+
+
 def pool_progress(*, pool: Pool) -> dict:
     """Counts of pool pairs by state, labels, and how many pairs still need labels."""
     pairs = PooledPair.objects.filter(pool=pool, role=PooledPair.Role.POOL)
@@ -24,10 +31,12 @@ def pool_progress(*, pool: Pool) -> dict:
     label_counts = labels.aggregate(total=Count("id"), counted=Count("id", filter=Q(counted=True)),
                                     surplus=Count("id", filter=~Q(surplus_reason="")))
     resolved = by_state.get(PooledPair.State.RESOLVED, 0)
+    to_judge = pairs_to_judge(by_state)
     return {
         "pairs": total,
+        "to_judge": to_judge,
         "by_state": {state: by_state.get(state, 0) for state in PooledPair.State.values},
-        "resolved_fraction": resolved / total if total else None,
+        "resolved_fraction": resolved / to_judge if to_judge else None,
         "left": by_state.get(PooledPair.State.OPEN, 0),
         "double_labelled": pairs.filter(required_labels__gte=2).count(),
         "relevant": pairs.filter(state=PooledPair.State.RESOLVED, resolved_label=PooledPair.Answer.RELEVANT).count(),

@@ -281,3 +281,19 @@ def test_a_sampled_query_that_stops_early_stores_its_prefix_inclusion_probabilit
     assert stored() == pytest.approx(prefix.tolist())
     query_resume(pool=pool, caption_id=query.caption_id)
     assert stored() == pytest.approx(full.tolist())
+
+
+def test_progress_counts_only_pairs_still_to_judge_so_a_finished_sampled_or_stopped_pool_reaches_100_percent():
+    from annotation.selectors.pools import pool_progress
+
+    pool, (rater,) = setup({"strategy": "sampled", "sample_rate": 0.5})
+    pairs = PooledPair.objects.filter(pool=pool, role=PooledPair.Role.POOL)
+    not_sampled = pairs.filter(state="not_sampled").count()
+    assert not_sampled > 0
+    handed_out(pool, rater)  # every sampled pair judged
+    progress = pool_progress(pool=pool)
+    assert progress["left"] == 0
+    # The pairs outside the sample were never to be judged: the pool is done.
+    assert progress["resolved_fraction"] == 1.0
+    assert progress["to_judge"] == pairs.count() - not_sampled
+    assert progress["by_state"]["not_sampled"] == not_sampled
