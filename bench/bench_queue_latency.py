@@ -45,7 +45,7 @@ def build(size: int, strategy: str = "pool_order", n_runs: int = 1):
 
     from annotation.models import Caption, Clip, Dataset, Run
     from annotation.services.datasets.counts import dataset_counts_refresh
-    from annotation.services.pools import pool_create
+    from annotation.services.pools.build import pool_create
     from annotation.services.accounts.raters import memberships_grant, rater_create
     from annotation.services.accounts.users import api_token_for
 

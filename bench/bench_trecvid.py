@@ -60,7 +60,7 @@ def main() -> None:
     from annotation.services.datasets.imports import dataset_import
     from annotation.services.reports.moments import infap_report_create
     from annotation.services.datasets.runs import run_import
-    from annotation.services.sampled_pools import sampled_pool_create
+    from annotation.services.pools.sampled import sampled_pool_create
 
     Dataset.objects.filter(name=DATASET).delete()
     runs, truth = synthetic()

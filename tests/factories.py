@@ -39,7 +39,7 @@ def make_pool_with_runs(*, captions: int = 4, clips: int = 6, depth: int = 3, re
     Default: two runs over `captions` captions ranking `depth` clips each, partly overlapping.
     """
     from annotation.models import Prediction, Run
-    from annotation.services.pools import pool_create
+    from annotation.services.pools.build import pool_create
 
     dataset = make_dataset(clips=clips, captions=captions)
     caption_by_ext = {c.external_id: c for c in dataset.captions.all()}
@@ -71,7 +71,7 @@ def lease_pair_for(rater, pair, *, seconds: int = 300):
     from django.utils import timezone
 
     from annotation.models import Lease, PooledPair
-    from annotation.services.queue import PAIR_FLAG_FIELDS, refresh_pair_flags
+    from annotation.services.queue.leases import PAIR_FLAG_FIELDS, refresh_pair_flags
 
     with transaction.atomic():
         locked = PooledPair.objects.select_for_update().get(pk=getattr(pair, "pk", pair))
@@ -85,7 +85,7 @@ def lease_pair_for(rater, pair, *, seconds: int = 300):
 
 def label_pair(rater, pair, value: str, **options):
     """Leases `pair` to `rater` and submits `value` through that lease (label_submit's rules)."""
-    from annotation.services.labels import label_submit
+    from annotation.services.queue.labels import label_submit
 
     lease = lease_pair_for(rater, pair)
     return label_submit(rater=rater, client_id=options.pop("client_id", None) or unique("c"), lease=lease.token,

@@ -1,7 +1,7 @@
 """Five-caption ranking studies (methodology §7): build them, hand tasks to raters, take their
 orderings, report how well each proxy agrees with people.
 
-Tasks are served like pool pairs (annotation/services/queue.py) and keep the same invariants, in
+Tasks are served like pool pairs (annotation/services/queue/leases.py) and keep the same invariants, in
 the same transaction as every change, under the task's row lock:
 - `active_leases + submission_count <= required_submissions` (also a check constraint);
 - a rater never gets a task they hold or have submitted (unique live lease, unique submission per

@@ -4,7 +4,8 @@ from __future__ import annotations
 from celery import shared_task
 
 from annotation.models import Dataset, Pool, Run
-from annotation.services import moment_pools, sampled_pools
+from annotation.services.pools import moments as moment_pools
+from annotation.services.pools import sampled as sampled_pools
 from annotation.services.reports import moments as moment_reports
 from annotation.services.jobs import job_execute, task_names
 

@@ -6,8 +6,8 @@ from celery import shared_task
 from annotation.models import Dataset, Pool, Run
 from annotation.services.jobs import job_execute, task_names
 from annotation.services.judging import pool_judging_refresh
-from annotation.services.pools import known_pairs_add, pool_add_run, pool_create
-from annotation.services.queue import leases_expire
+from annotation.services.pools.build import known_pairs_add, pool_add_run, pool_create
+from annotation.services.queue.leases import leases_expire
 
 
 @shared_task(name=task_names.BUILD_POOL)

@@ -18,11 +18,11 @@ from rest_framework.views import APIView
 from annotation.models import Dataset, MomentMember, Pool, PooledPair, Report
 from annotation.selectors.moments import (infap_csv, moment_metrics_csv, moment_pool_summary, moment_spans, pool_reports,
                                           query_chart_svg, sampled_pool_summary)
-from annotation.services.moment_pools import moment_pool_build_start
+from annotation.services.pools.moments import moment_pool_build_start
 from annotation.services.reports.moments import INFAP, MOMENT_METRICS, infap_report_start, moment_metrics_report_start
-from annotation.services.pools import PoolError
+from annotation.services.pools.build import PoolError
 from annotation.services.reports.create import ReportError
-from annotation.services.sampled_pools import sampled_pool_build_start
+from annotation.services.pools.sampled import sampled_pool_build_start
 from api.permissions import IsAdmin, IsAdminOrResearcherReadOnly
 from api.views.jobs import JobOutputSerializer, job_accepted_response
 

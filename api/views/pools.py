@@ -15,12 +15,12 @@ from annotation.analysis.judging.strategies import BANDIT_VARIANTS, STRATEGIES
 from annotation.models import Dataset, Pool, PooledPair, PoolMembership, Run
 from annotation.selectors.dashboard import pool_live
 from annotation.selectors.pools import pairs_needing_admin, pool_list, pool_progress, pool_throughput
-from annotation.services.labels import LabelRefused, pair_adjudicate, pair_requeue
+from annotation.services.queue.labels import LabelRefused, pair_adjudicate, pair_requeue
 from annotation.services.jobs.pools import judging_reorder_start, pool_add_run_start, pool_build_start
-from annotation.services.pool_known_pairs import known_pairs_for_build
+from annotation.services.pools.known_pairs import known_pairs_for_build
 from annotation.services.judging import (JUDGING_SETTINGS, RECOMPUTE_IN_A_JOB_ABOVE, JudgingError, judging_settings_of,
                                          judging_settings_update)
-from annotation.services.pools import PoolError, known_pairs_add, known_pairs_import_csv, pool_settings_update
+from annotation.services.pools.build import PoolError, known_pairs_add, known_pairs_import_csv, pool_settings_update
 from annotation.services.accounts.raters import membership_revoke, memberships_grant, training_reset
 from api.params import query_int
 from api.parsers import JSONParser

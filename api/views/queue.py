@@ -20,9 +20,9 @@ from rest_framework.views import APIView
 
 from annotation.models import Label, Lease, Pool
 from annotation.selectors.pools import rater_pools, rater_progress
-from annotation.services.label_changes import answer_change, recent_answers
-from annotation.services.labels import LabelRefused, label_submit
-from annotation.services.queue import LeaseGone, item_id_for, lease_next, lease_release, lease_renew, pair_min_watch
+from annotation.services.queue.label_changes import answer_change, recent_answers
+from annotation.services.queue.labels import LabelRefused, label_submit
+from annotation.services.queue.leases import LeaseGone, item_id_for, lease_next, lease_release, lease_renew, pair_min_watch
 from api.params import query_int
 from api.permissions import IsRater
 

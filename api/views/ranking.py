@@ -24,7 +24,7 @@ from annotation.services.ranking import (RankingLeaseGone, RankingRefused, ranki
 from api.params import query_int
 from api.permissions import IsAdmin, IsAdminOrResearcherReadOnly, IsRater
 from api.views.jobs import JobOutputSerializer, job_accepted_response
-from annotation.services.queue import item_id_for
+from annotation.services.queue.leases import item_id_for
 from api.views.queue import LEASE_TOKEN_MAX, ClipSerializer
 
 

@@ -47,7 +47,7 @@ def test_demo_captions_match_several_clips_and_runs_differ_in_quality():
 
 def test_demo_pool_is_ready_to_judge():
     from annotation.models import PooledPair, PoolMembership
-    from annotation.services.queue import lease_next
+    from annotation.services.queue.leases import lease_next
 
     summary = demo_load()
     pool = summary["pool"]

@@ -10,8 +10,8 @@ import pytest
 from annotation.demo.scenes import SCENES, demo_captions, ground_truth
 from annotation.models import Label, PooledPair, PoolMembership
 from annotation.services.demo import demo_load
-from annotation.services.labels import label_submit
-from annotation.services.queue import lease_next
+from annotation.services.queue.labels import label_submit
+from annotation.services.queue.leases import lease_next
 from tests.annotation.demo_truth import said, scene_of, spoken, true_answer
 
 pytestmark = pytest.mark.django_db

@@ -8,9 +8,9 @@ import pytest
 from rest_framework.test import APIClient
 
 from annotation.models import Label, LabelChange, PooledPair
-from annotation.services.labels import label_submit
-from annotation.services.pools import known_pairs_add
-from annotation.services.queue import item_id_for, lease_next
+from annotation.services.queue.labels import label_submit
+from annotation.services.pools.build import known_pairs_add
+from annotation.services.queue.leases import item_id_for, lease_next
 from annotation.services.accounts.raters import memberships_grant
 from annotation.services.reports.create import report_create
 from tests.factories import make_pool_with_runs, make_rater

@@ -7,7 +7,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from annotation.models import Label, Lease, PooledPair, PoolMembership
-from annotation.services.pools import known_pairs_add
+from annotation.services.pools.build import known_pairs_add
 from annotation.services.accounts.raters import memberships_grant, training_reset
 from tests.factories import make_pool_with_runs, make_rater, make_user
 
@@ -67,7 +67,7 @@ def test_a_rater_sent_back_to_training_can_no_longer_answer_the_pool_pairs_they_
 def test_a_rater_whose_training_is_not_passed_cannot_answer_a_pool_lease_they_still_hold():
     """The rule itself, in the service: a pool or gold answer needs passed training (when the pool
     has training), even on a lease the rater holds (e.g. one taken just before a reset)."""
-    from annotation.services.labels import LabelRefused, label_submit
+    from annotation.services.queue.labels import LabelRefused, label_submit
     from tests.factories import lease_pair_for
 
     pool, _ = make_pool_with_runs()

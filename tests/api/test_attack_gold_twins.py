@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from annotation.models import Label, PooledPair
-from annotation.services.pools import known_pairs_add
+from annotation.services.pools.build import known_pairs_add
 from annotation.services.accounts.raters import memberships_grant
 from tests.api.test_attack_gates import answer, client_for, next_assignment
 from tests.factories import make_pool_with_runs, make_rater

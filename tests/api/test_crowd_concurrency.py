@@ -15,7 +15,7 @@ from django.test import Client
 
 from annotation.models import Caption, Clip, CrowdWorker, Dataset, Label, Lease, Pool, PooledPair
 from annotation.services.crowd.studies import study_save
-from annotation.services.pools import known_pairs_add
+from annotation.services.pools.build import known_pairs_add
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 

@@ -16,7 +16,7 @@ from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
 from annotation.models import Lease, PooledPair
-from annotation.services.pools import known_pairs_add
+from annotation.services.pools.build import known_pairs_add
 from annotation.services.accounts.raters import memberships_grant
 from tests.factories import make_pool_with_runs, make_rater
 
@@ -122,7 +122,7 @@ def test_a_lost_lease_says_the_same_for_gold_and_pool_pairs():
 
     from django.utils import timezone
 
-    from annotation.services.queue import lease_next, leases_expire
+    from annotation.services.queue.leases import lease_next, leases_expire
 
     pool, _ = make_pool_with_runs(captions=1, clips=3, depth=1, runs=(("A", [("q1", ["v1"])]),))
     known_pairs_add(pool=pool, items=[{"caption": "q1", "clip": "v3", "answer": "relevant", "role": "gold"}])

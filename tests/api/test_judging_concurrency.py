@@ -18,7 +18,7 @@ import pytest
 from django.db import connection
 
 from annotation.models import Caption, Clip, Dataset, Label, Lease, PooledPair, PoolQuery, Prediction, Run
-from annotation.services.pools import pool_create
+from annotation.services.pools.build import pool_create
 from tests.api.test_queue_concurrency import make_raters, run_raters
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]

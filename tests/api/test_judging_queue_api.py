@@ -9,8 +9,8 @@ from django.core.management import call_command
 from rest_framework.test import APIClient
 
 from annotation.models import Pool, PooledPair, PoolQuery
-from annotation.services.labels import label_submit
-from annotation.services.queue import lease_next
+from annotation.services.queue.labels import label_submit
+from annotation.services.queue.leases import lease_next
 from annotation.services.accounts.raters import memberships_grant
 from annotation.services.accounts.users import api_token_for
 from tests.factories import make_pool_with_runs, make_rater, make_user

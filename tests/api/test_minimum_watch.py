@@ -8,7 +8,7 @@ import pytest
 from django.utils import timezone
 
 from annotation.models import Clip, Label, Lease
-from annotation.services.queue import min_watch_seconds
+from annotation.services.queue.leases import min_watch_seconds
 from annotation.services.accounts.raters import memberships_grant
 from tests.factories import make_pool_with_runs, make_rater
 

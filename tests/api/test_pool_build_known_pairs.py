@@ -8,8 +8,8 @@ import io
 import pytest
 
 from annotation.models import Job, Pool, PooledPair
-from annotation.services.pools import known_pairs_add
-from annotation.services.queue import lease_next
+from annotation.services.pools.build import known_pairs_add
+from annotation.services.queue.leases import lease_next
 from annotation.services.accounts.raters import memberships_grant
 from tests.factories import make_pool_with_runs, make_rater
 

@@ -6,7 +6,7 @@ import io
 import pytest
 
 from annotation.models import Clip, Label, Lease, PooledPair
-from annotation.services.pools import known_pairs_add
+from annotation.services.pools.build import known_pairs_add
 from annotation.services.accounts.raters import memberships_grant
 from tests.factories import make_pool_with_runs, make_rater, make_user
 

@@ -18,8 +18,8 @@ from django.db import connection
 from rest_framework.test import APIClient
 
 from annotation.models import Caption, Clip, Dataset, Label, Lease, PooledPair, Prediction, Run
-from annotation.services.pools import pool_create
-from annotation.services.queue import item_id_for
+from annotation.services.pools.build import pool_create
+from annotation.services.queue.leases import item_id_for
 from annotation.services.accounts.raters import memberships_grant, rater_create
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]

@@ -12,8 +12,8 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from annotation.models import Label, Lease, PooledPair, PoolMembership
-from annotation.services.pools import known_pairs_add
-from annotation.services.queue import leases_expire
+from annotation.services.pools.build import known_pairs_add
+from annotation.services.queue.leases import leases_expire
 from annotation.services.accounts.raters import memberships_grant, rater_set_paused
 from tests.factories import make_pool_with_runs, make_rater
 

@@ -12,7 +12,7 @@ from django.conf import settings
 from annotation.demo.scenes import SCENES, demo_captions
 from annotation.demo.video import render_clip
 from annotation.models import Caption, Clip, Dataset, Pool, RankingStudy, RankingTask, RankingTaskCaption
-from annotation.services.pools import known_pairs_add, pool_create
+from annotation.services.pools.build import known_pairs_add, pool_create
 from annotation.services.ranking import ranking_memberships_grant
 from annotation.services.accounts.raters import memberships_grant, rater_create
 from annotation.services.datasets.runs import run_import
@@ -119,6 +119,6 @@ def ranking_setup(*, tasks: int = 2, username: str = "ranker") -> RankingSetup:
 def pair_of_item(item_id: str) -> int:
     """The pair behind the opaque item id a rater's page shows (the page never sees pair ids)."""
     from annotation.models import PooledPair
-    from annotation.services.queue import item_id_for
+    from annotation.services.queue.leases import item_id_for
 
     return next(pk for pk in PooledPair.objects.values_list("pk", flat=True) if item_id_for("pair", pk) == item_id)

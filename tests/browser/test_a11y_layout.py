@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from annotation.models import RaterProfile
-from annotation.services.labels import label_submit
-from annotation.services.queue import lease_next
+from annotation.services.queue.labels import label_submit
+from annotation.services.queue.leases import lease_next
 from annotation.services.accounts.raters import memberships_grant, rater_create
 from annotation.services.reports.create import report_create
 from annotation.services.accounts.users import user_create

@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 
 from annotation.models import Label, Pool, PooledPair, RaterProfile, Run
-from annotation.services.labels import label_submit
-from annotation.services.queue import lease_next
+from annotation.services.queue.labels import label_submit
+from annotation.services.queue.leases import lease_next
 from annotation.services.accounts.raters import rater_create
 from annotation.services.accounts.users import user_create
 from tests.browser.conftest import assert_controls_labelled, log_in, snap

@@ -12,12 +12,12 @@ from django.urls import URLPattern, URLResolver, get_resolver, resolve
 from annotation.models import Caption, Clip, Dataset, Job, Prediction, Run
 from annotation.services.crowd.studies import study_save
 from annotation.services.demo import demo_load
-from annotation.services.moment_pools import moment_pool_create
+from annotation.services.pools.moments import moment_pool_create
 from annotation.services.reports.moments import infap_report_create, moment_metrics_report_create
 from annotation.services.proxy_matrices import (proxy_analysis_report_create, proxy_matrices_compute,
                                                 proxy_ndcg_report_create)
 from annotation.services.reports.create import report_create
-from annotation.services.sampled_pools import sampled_pool_create
+from annotation.services.pools.sampled import sampled_pool_create
 from tests.browser.conftest import log_in, snap
 
 pytestmark = pytest.mark.browser

@@ -7,7 +7,7 @@ import pytest
 from django.utils import timezone
 
 from annotation.models import Label, Lease
-from annotation.services.queue import leases_expire
+from annotation.services.queue.leases import leases_expire
 from tests.browser.conftest import log_in, snap
 from tests.browser.scenarios import judging_setup, pair_of_item
 from tests.browser.test_judging import next_pair

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from annotation.models import PooledPair
-from annotation.services.labels import label_submit
-from annotation.services.queue import lease_next
+from annotation.services.queue.labels import label_submit
+from annotation.services.queue.leases import lease_next
 from tests.browser.conftest import assert_controls_labelled, log_in, snap
 from tests.browser.scenarios import PASSWORD, admin_user, judging_setup
 

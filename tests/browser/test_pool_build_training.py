@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from annotation.models import Pool
-from annotation.services.queue import lease_next
+from annotation.services.queue.leases import lease_next
 from annotation.services.accounts.raters import memberships_grant, rater_create
 from tests.browser.conftest import assert_controls_labelled, log_in, snap
 from tests.browser.scenarios import PASSWORD, admin_user, judging_setup

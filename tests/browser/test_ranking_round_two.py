@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from annotation.models import RankingLease, RankingSubmission
-from annotation.services.queue import item_id_for
+from annotation.services.queue.leases import item_id_for
 from tests.browser.conftest import assert_controls_labelled, log_in, snap
 from tests.browser.scenarios import ranking_setup
 from tests.browser.test_a11y_layout import AXE, AXE_RUN

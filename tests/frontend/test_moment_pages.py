@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from annotation.services.moment_pools import moment_pool_create
+from annotation.services.pools.moments import moment_pool_create
 from annotation.services.reports.moments import infap_report_create, moment_metrics_report_create
-from annotation.services.pools import pool_create
-from annotation.services.sampled_pools import sampled_pool_create
+from annotation.services.pools.build import pool_create
+from annotation.services.pools.sampled import sampled_pool_create
 from tests.annotation.services.test_moment_pools import moment_run
 from tests.annotation.services.test_sampled_pools import clip_run, rankings
 from tests.factories import make_dataset, make_user

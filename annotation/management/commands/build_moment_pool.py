@@ -1,8 +1,8 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.selectors.moments import moment_pool_summary
-from annotation.services.moment_pools import moment_pool_create
-from annotation.services.pools import PoolError
+from annotation.services.pools.moments import moment_pool_create
+from annotation.services.pools.build import PoolError
 
 from ._pool_sources import add_source_arguments, dataset_and_runs
 from ._progress import ConsoleProgress

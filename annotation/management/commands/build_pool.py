@@ -3,7 +3,7 @@ from django.db import transaction
 
 from annotation.models import Pool
 from annotation.selectors.pools import pool_progress
-from annotation.services.pools import PoolError, pool_add_run, pool_create
+from annotation.services.pools.build import PoolError, pool_add_run, pool_create
 from annotation.analysis.judging.strategies import BANDIT_VARIANTS, STRATEGIES
 
 from ._pool_sources import add_source_arguments, dataset_and_runs

@@ -3,8 +3,8 @@ import re
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import SampledDocument
-from annotation.services.pools import PoolError
-from annotation.services.sampled_pools import sampled_pool_create
+from annotation.services.pools.build import PoolError
+from annotation.services.pools.sampled import sampled_pool_create
 
 from ._pool_sources import add_source_arguments, dataset_and_runs
 from ._progress import ConsoleProgress

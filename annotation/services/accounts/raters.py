@@ -12,7 +12,7 @@ from annotation import roles
 from annotation.formats.csv_uploads import csv_rows
 from annotation.formats.errors import IssueCollector
 from annotation.models import Label, Lease, Pool, PooledPair, PoolMembership, RaterProfile
-from annotation.services.queue import lease_release
+from annotation.services.queue.leases import lease_release
 from annotation.services.accounts.users import user_create
 
 

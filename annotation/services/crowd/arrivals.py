@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from annotation import roles
 from annotation.models import CrowdStudy, CrowdWorker, Lease, PooledPair, PoolMembership
-from annotation.services.queue import lease_release
+from annotation.services.queue.leases import lease_release
 from annotation.services.accounts.raters import rater_profile
 from annotation.services.accounts.users import user_create
 

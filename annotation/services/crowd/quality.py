@@ -27,7 +27,7 @@ from django.utils import timezone
 
 from annotation.analysis.rater_quality import fails_gold_rule
 from annotation.models import Label, Lease, PooledPair, QualityAction, QualityRule, RaterProfile
-from annotation.services.queue import lease_release, refresh_pair_flags
+from annotation.services.queue.leases import lease_release, refresh_pair_flags
 
 SET_ASIDE_REASON = "set aside: the rater failed the pool's gold rule"
 REOPENABLE = (PooledPair.State.OPEN, PooledPair.State.RESOLVED, PooledPair.State.DISAGREEMENT)

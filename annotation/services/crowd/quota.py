@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from annotation.models import CrowdStudy, CrowdWorker, Label, Lease, PooledPair
 from annotation.services.crowd.arrivals import worker_release_held, worker_training_state
-from annotation.services.queue import lease_release
+from annotation.services.queue.leases import lease_release
 
 QUOTA_REACHED = "quota_reached"
 NOT_STARTED = "study_not_started"

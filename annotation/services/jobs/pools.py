@@ -7,7 +7,7 @@ from annotation.models import Dataset, Job, Pool, PoolRun, Run
 from annotation.services.jobs import task_names
 from annotation.services.jobs.dispatch import job_enqueue
 from annotation.services.jobs.lifecycle import job_create
-from annotation.services.pools import PoolError
+from annotation.services.pools.build import PoolError
 
 
 @transaction.atomic

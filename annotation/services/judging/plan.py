@@ -126,7 +126,7 @@ def pool_judging_refresh(*, pool: Pool, now=None, design: bool = False, reopen: 
 
 def _pool_order_keys(pool: Pool) -> int:
     """Today's order: the seeded hash of (caption, clip) that services/pools.py gives at build."""
-    from annotation.services.pools import queue_positions  # pools.py calls this module at build
+    from annotation.services.pools.build import queue_positions  # pools.py calls this module at build
 
     rows = list(PooledPair.objects.filter(pool=pool, role=PooledPair.Role.POOL, state__in=[OPEN, STOPPED], vote_count=0)
                 .values_list("pk", "caption__external_id", "clip__external_id", "queue_order"))

@@ -23,7 +23,7 @@ from annotation.models import Dataset, PooledPair, Prediction
 from annotation.models.reports import ImportedJudgment
 from annotation.services.datasets.imports import dataset_import
 from annotation.services.judgment_sets.imports import judgments_import
-from annotation.services.pools import known_pairs_import_csv
+from annotation.services.pools.build import known_pairs_import_csv
 from annotation.services.accounts.raters import raters_import_csv
 from annotation.services.datasets.runs import run_import
 from tests.factories import make_dataset, make_pool_with_runs

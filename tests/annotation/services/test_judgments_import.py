@@ -13,7 +13,7 @@ from annotation.models import Clip, Dataset, Label, PooledPair
 from annotation.models.reports import ImportedJudgment, JudgmentSet
 from annotation.services.exports import artefact_file, export_create
 from annotation.services.judgment_sets.imports import judgments_import
-from annotation.services.pools import pool_create
+from annotation.services.pools.build import pool_create
 from annotation.services.reports.create import report_create
 from tests.annotation.services.test_report_metrics import example_pool, load_example
 

@@ -10,10 +10,10 @@ import pytest
 from django.db import connection
 
 from annotation.models import Label, LabelChange, PooledPair
-from annotation.services.label_changes import answer_change, recent_answers
-from annotation.services.labels import LabelRefused, label_submit, pair_adjudicate
-from annotation.services.pools import known_pairs_add
-from annotation.services.queue import item_id_for, lease_next
+from annotation.services.queue.label_changes import answer_change, recent_answers
+from annotation.services.queue.labels import LabelRefused, label_submit, pair_adjudicate
+from annotation.services.pools.build import known_pairs_add
+from annotation.services.queue.leases import item_id_for, lease_next
 from annotation.services.accounts.raters import memberships_grant, rater_set_paused, training_reset
 from annotation.services.reports.create import report_create
 from tests.factories import make_pool_with_runs, make_rater

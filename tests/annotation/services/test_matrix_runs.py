@@ -16,10 +16,10 @@ from django.core.management import CommandError, call_command
 from annotation.formats.errors import ImportRejected
 from annotation.models import Caption, Clip, Dataset, PairProvenance, PooledPair, Prediction, Run
 from annotation.selectors.reports import run_rankings
-from annotation.services.pools import pool_create
+from annotation.services.pools.build import pool_create
 from annotation.services.proxy_matrices import proxy_matrices_compute, proxy_ndcg_report_create
 from annotation.services.datasets.runs import ALL_RANKS, run_import
-from annotation.services.sampled_pools import sampled_pool_create
+from annotation.services.pools.sampled import sampled_pool_create
 
 pytestmark = pytest.mark.django_db
 L3 = math.log2(3)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from annotation.models import Caption, Clip, Dataset, PooledPair
-from annotation.services.moment_pools import moment_pool_create
+from annotation.services.pools.moments import moment_pool_create
 from annotation.services.reports.moments import moment_metrics_report_create
 from annotation.services.accounts.raters import memberships_grant
 from annotation.services.reports.create import ReportError
@@ -82,7 +82,7 @@ def test_unresolved_spans_are_not_positive(labelled_pool):
 
 
 def test_only_moment_pools_have_moment_metrics(labelled_pool):
-    from annotation.services.pools import pool_create
+    from annotation.services.pools.build import pool_create
     from annotation.models import Prediction, Run
 
     dataset = labelled_pool.dataset

@@ -7,9 +7,9 @@ import pytest
 
 from annotation.models import (Clip, MomentMember, MomentPoolDesign, PairProvenance, PooledPair, PoolRun, Prediction,
                                Run)
-from annotation.services.moment_pools import moment_pool_create
-from annotation.services.pools import PoolError, pool_create
-from annotation.services.queue import lease_next
+from annotation.services.pools.moments import moment_pool_create
+from annotation.services.pools.build import PoolError, pool_create
+from annotation.services.queue.leases import lease_next
 from annotation.services.accounts.raters import memberships_grant
 from tests.factories import make_dataset, make_user, unique
 

@@ -63,7 +63,7 @@ def test_what_cannot_be_stored_is_refused_by_line_and_field(dataset, tmp_path):
 
 def test_a_moment_pool_merges_the_repeated_window_into_one_judged_span(dataset):
     from annotation.models import PooledPair
-    from annotation.services.moment_pools import moment_pool_create
+    from annotation.services.pools.moments import moment_pool_create
 
     run = run_import(dataset=dataset, path=PRED, fmt="qvhighlights").run
     pool = moment_pool_create(dataset=dataset, name="p", runs=[run], depth=10, iou_threshold=0.7)

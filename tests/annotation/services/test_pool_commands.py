@@ -7,7 +7,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotation.models import Label, Pool, PooledPair
-from annotation.services.pools import pool_create
+from annotation.services.pools.build import pool_create
 from tests.factories import make_pool_with_runs, make_rater
 
 pytestmark = pytest.mark.django_db

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from annotation.models import Label, PairProvenance, PooledPair, Prediction, Run
-from annotation.services.pools import (PoolError, known_pairs_add, needs_second_label, pool_add_run, pool_create,
+from annotation.services.pools.build import (PoolError, known_pairs_add, needs_second_label, pool_add_run, pool_create,
                                        queue_positions)
 from tests.factories import make_pool_with_runs, make_rater
 

@@ -7,7 +7,7 @@ import pytest
 from annotation.models import PooledPair
 from annotation.services.judgment_sets.imports import judgments_import
 from annotation.selectors.pools import pool_pairs_left
-from annotation.services.pools import pool_add_run, pool_create
+from annotation.services.pools.build import pool_add_run, pool_create
 from annotation.services.accounts.raters import memberships_grant
 from tests.annotation.services.test_report_metrics import load_example
 from tests.factories import label_pair, make_user

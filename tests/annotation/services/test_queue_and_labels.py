@@ -10,9 +10,9 @@ from django.core.cache import cache
 from django.utils import timezone
 
 from annotation.models import Label, Lease, PooledPair, PoolMembership
-from annotation.services.labels import LabelRefused, label_submit, pair_adjudicate, pair_requeue
-from annotation.services.pools import known_pairs_add
-from annotation.services.queue import LeaseGone, lease_next, lease_release, lease_renew, leases_expire
+from annotation.services.queue.labels import LabelRefused, label_submit, pair_adjudicate, pair_requeue
+from annotation.services.pools.build import known_pairs_add
+from annotation.services.queue.leases import LeaseGone, lease_next, lease_release, lease_renew, leases_expire
 from annotation.services.accounts.raters import memberships_grant, rater_set_paused, training_reset
 from tests.factories import make_pool_with_runs, make_rater
 

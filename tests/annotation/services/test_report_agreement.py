@@ -12,7 +12,7 @@ from nltk.metrics.agreement import AnnotationTask
 from nltk.metrics.distance import binary_distance
 
 from annotation.models import Label, PooledPair, PoolMembership, Prediction, RaterProfile, Run
-from annotation.services.pools import known_pairs_add, pool_create
+from annotation.services.pools.build import known_pairs_add, pool_create
 from annotation.services.accounts.raters import memberships_grant
 from annotation.services.reports.create import report_create
 from tests.factories import label_pair, make_dataset, make_user, unique

@@ -24,7 +24,7 @@ import pytest
 
 from annotation.models import PooledPair
 from annotation.services.datasets.imports import dataset_import
-from annotation.services.pools import pool_create
+from annotation.services.pools.build import pool_create
 from annotation.services.accounts.raters import memberships_grant
 from annotation.services.reports.create import ReportError, report_create
 from annotation.services.datasets.runs import run_import

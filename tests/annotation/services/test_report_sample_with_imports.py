@@ -15,7 +15,7 @@ import pytest
 
 from annotation.analysis.sample_estimates import estimate_run_precision, wilson_fpc_interval
 from annotation.services.judgment_sets.imports import judgments_import
-from annotation.services.pools import pool_create
+from annotation.services.pools.build import pool_create
 from annotation.services.accounts.raters import memberships_grant
 from annotation.services.reports.create import report_create
 from tests.annotation.services.test_report_metrics import load_example, pair_of

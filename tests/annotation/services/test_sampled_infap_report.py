@@ -10,7 +10,7 @@ from annotation.models import PooledPair, Report
 from annotation.services.reports.moments import infap_report_create
 from annotation.services.accounts.raters import memberships_grant
 from annotation.services.reports.create import ReportError
-from annotation.services.sampled_pools import sampled_pool_create
+from annotation.services.pools.sampled import sampled_pool_create
 from tests.annotation.services.test_sampled_pools import clip_run, rankings
 from tests.factories import label_pair, make_dataset, make_user, unique
 
@@ -128,7 +128,7 @@ def test_per_query_summary_holds_median_and_best_over_runs(setting):
 
 def test_only_sampled_pools_and_clip_runs_are_scored(setting):
     dataset, ranked, runs, rater = setting
-    from annotation.services.pools import pool_create
+    from annotation.services.pools.build import pool_create
 
     plain = pool_create(dataset=dataset, name="plain", runs=runs[:1], depth=5)
     with pytest.raises(ReportError, match="not a sampled pool"):

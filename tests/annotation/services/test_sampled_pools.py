@@ -6,8 +6,8 @@ import pytest
 
 from annotation.analysis.sampled_pools import build_sampled_pool
 from annotation.models import PairProvenance, PooledPair, PoolRun, Prediction, Run, SampledDocument
-from annotation.services.pools import PoolError
-from annotation.services.sampled_pools import sampled_pool_create
+from annotation.services.pools.build import PoolError
+from annotation.services.pools.sampled import sampled_pool_create
 from tests.factories import make_dataset, unique
 
 pytestmark = pytest.mark.django_db

@@ -24,7 +24,7 @@ from annotation.selectors.pools import pool_pairs_left
 from annotation.services.judgment_sets.imports import judgments_import
 from annotation.services.reports.moments import infap_report_create
 from annotation.services.accounts.raters import memberships_grant
-from annotation.services.sampled_pools import sampled_pool_create
+from annotation.services.pools.sampled import sampled_pool_create
 from tests.annotation.analysis.test_infap import sample_eval_reference
 from tests.annotation.services.test_sampled_pools import clip_run
 from tests.factories import label_pair, make_user

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from annotation.models import Pool, PooledPair
 from annotation.services.crowd.studies import study_save
-from annotation.services.pools import known_pairs_add
+from annotation.services.pools.build import known_pairs_add
 from tests.factories import make_dataset, unique
 
 CAPTIONS, CLIPS, DEPTH, POOL_CLIPS_PER_CAPTION = 6, 16, 2, 3

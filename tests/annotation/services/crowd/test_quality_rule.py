@@ -9,7 +9,7 @@ import pytest
 from annotation.models import Label, PooledPair, QualityAction, RaterProfile
 from annotation.services.crowd.quality import SET_ASIDE_REASON
 from annotation.services.crowd.studies import StudyInvalid, quality_rule_save
-from annotation.services.labels import LabelRefused
+from annotation.services.queue.labels import LabelRefused
 from annotation.services.accounts.raters import memberships_grant
 from tests.annotation.services.crowd.crowd_world import crowd_pool
 from tests.factories import label_pair, make_rater

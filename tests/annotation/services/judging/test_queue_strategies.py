@@ -11,8 +11,8 @@ import pytest
 from annotation.analysis.judging.strategies import run_line
 from annotation.models import PooledPair, PoolQuery
 from annotation.services.judging import JudgingError, judging_settings_update, pool_resume, query_resume
-from annotation.services.labels import label_submit, pair_adjudicate
-from annotation.services.queue import lease_next
+from annotation.services.queue.labels import label_submit, pair_adjudicate
+from annotation.services.queue.leases import lease_next
 from annotation.services.accounts.raters import memberships_grant
 from tests.factories import make_pool_with_runs, make_rater
 
@@ -238,7 +238,7 @@ def test_a_run_added_later_joins_the_order_and_brings_its_queries():
     # query q2 (v1). q2 gets the next slot, and every query's order is recomputed: depth 1 of q1
     # (v1, v4) and q2's v1 come before any depth-2 pair.
     from annotation.models import Prediction, Run
-    from annotation.services.pools import pool_add_run
+    from annotation.services.pools.build import pool_add_run
 
     pool, (rater,) = setup({"strategy": "shallow_first"}, runs=(ONE_QUERY[0],))
     assert PoolQuery.objects.filter(pool=pool).count() == 1

@@ -7,7 +7,7 @@ from __future__ import annotations
 from annotation.formats.csv_uploads import csv_rows
 from annotation.formats.errors import IssueCollector
 from annotation.models import Dataset, Pool, PooledPair
-from annotation.services.pools import PoolError, _known_pairs_check
+from annotation.services.pools.build import PoolError, _known_pairs_check
 
 # A known-pairs list rides in the job's JSON parameters; a few thousand is far more than any
 # training queue or gold set needs.

@@ -19,7 +19,7 @@ from annotation.models import Clip, Label, Lease, Pool, PooledPair, PoolMembersh
 from annotation.services.crowd.quality import quality_rule_after_answer
 from annotation.services.judging import JUDGING_HOOKED_SQL, pair_judged, pool_is_hooked, query_lock
 from annotation.services.judging.order import JUDGED_STATES
-from annotation.services.queue import PAIR_FLAG_FIELDS, min_watch_seconds, refresh_pair_flags
+from annotation.services.queue.leases import PAIR_FLAG_FIELDS, min_watch_seconds, refresh_pair_flags
 
 PAIR_FIELDS = PAIR_FLAG_FIELDS + ["vote_count", "required_labels", "state", "resolved_label", "resolved_at", "broken_reports"]
 

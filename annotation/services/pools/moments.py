@@ -19,7 +19,7 @@ from annotation.analysis import moments as analysis
 from annotation.models import (Caption, Clip, Dataset, Job, MomentMember, MomentPoolDesign, PairProvenance, Pool,
                                PooledPair, PoolRun, Prediction, Run)
 from annotation.services.jobs import job_create, job_enqueue, task_names
-from annotation.services.pools import BATCH, PoolError, needs_second_label, queue_positions
+from annotation.services.pools.build import BATCH, PoolError, needs_second_label, queue_positions
 
 
 def span_key(clip_external_id: str, start: float, end: float) -> str:

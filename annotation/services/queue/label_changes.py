@@ -30,8 +30,8 @@ from django.utils import timezone
 
 from annotation.models import Label, LabelChange, PooledPair, PoolMembership, RaterProfile, Report
 from annotation.models.reports import JudgmentSet
-from annotation.services.labels import PAIR_FIELDS, LabelRefused
-from annotation.services.queue import item_id_for, refresh_pair_flags
+from annotation.services.queue.labels import PAIR_FIELDS, LabelRefused
+from annotation.services.queue.leases import item_id_for, refresh_pair_flags
 
 RECENT_ANSWERS = 20
 

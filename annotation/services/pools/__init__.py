@@ -1,0 +1,1 @@
+"""Pools: building them from runs (depth-k, sampled, moment), known (gold and training) pairs, settings."""

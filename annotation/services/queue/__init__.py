@@ -1,0 +1,1 @@
+"""The rater's queue: leases handed out, labels taken and resolved, answers changed."""
