@@ -157,17 +157,24 @@ def query_keys(pool: Pool, snapshot: QuerySnapshot, *, caption_id: int, slot: in
     return keys
 
 
-def write_keys(keys: dict[int, int]) -> int:
-    """Sets queue_order per pair id, in one statement per 2,000 pairs."""
-    items = list(keys.items())
+def pair_column_write(column: str, values: dict[int, int | float]) -> int:
+    """Sets one queue column (queue_order, inclusion_probability) per pair id, in one statement per
+    2,000 pairs: a strategy rewrites a whole query's pairs, a recomputation a whole pool's."""
+    assert column in ("queue_order", "inclusion_probability")
+    items = list(values.items())
     table = PooledPair._meta.db_table
     for start in range(0, len(items), 2000):
         chunk = items[start:start + 2000]
-        values = ", ".join(["(%s, %s)"] * len(chunk))
+        rows = ", ".join(["(%s, %s)"] * len(chunk))
         with connection.cursor() as cursor:
-            cursor.execute(f"UPDATE {table} SET queue_order = v.column2 FROM (VALUES {values}) AS v "
+            cursor.execute(f"UPDATE {table} SET {column} = v.column2 FROM (VALUES {rows}) AS v "
                            f"WHERE {table}.id = v.column1", [x for pair in chunk for x in pair])
     return len(items)
+
+
+def write_keys(keys: dict[int, int]) -> int:
+    """Sets queue_order per pair id."""
+    return pair_column_write("queue_order", keys)
 
 
 _STOP_QUERY_SQL = """
@@ -281,15 +288,7 @@ def sample_probabilities_keep(pool: Pool, query: PoolQuery, snapshot: QuerySnaps
         pi = inclusion_probabilities(snapshot.run_lists, params=params, query_key=key, n_pairs=n)
     changed = {int(pair_id): float(p) for pair_id, p, old in zip(snapshot.pair_ids.tolist(), pi.tolist(), snapshot.inclusion)
                if old is None or abs(float(p) - float(old)) > 1e-12}
-    table = PooledPair._meta.db_table
-    items = list(changed.items())
-    for start in range(0, len(items), 2000):
-        chunk = items[start:start + 2000]
-        with connection.cursor() as cursor:
-            cursor.execute(f"UPDATE {table} SET inclusion_probability = v.column2 FROM (VALUES "
-                           + ", ".join(["(%s, %s)"] * len(chunk)) + f") AS v WHERE {table}.id = v.column1",
-                           [x for pair in chunk for x in pair])
-    return len(items)
+    return pair_column_write("inclusion_probability", changed)
 
 
 _LOCK_QUERY_SQL = "SELECT * FROM {query} WHERE pool_id = %(pool)s AND caption_id = %(caption)s {lock}"

@@ -8,14 +8,14 @@ meanwhile and a half-done recomputation is never visible within a query.
 from __future__ import annotations
 
 import numpy as np
-from django.db import connection, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from annotation.analysis.judging.strategies import BANDIT_VARIANTS, STRATEGIES, inclusion_probabilities
 from annotation.models import Pool, PooledPair, PoolQuery
-from annotation.services.judging.order import (NOT_SAMPLED, OPEN, STOPPED, n_queries_of, queries_snapshots,
-                                               query_lock, query_reopen_pairs, query_refresh, query_snapshot,
-                                               strategy_params, write_keys)
+from annotation.services.judging.order import (NOT_SAMPLED, OPEN, STOPPED, n_queries_of, pair_column_write,
+                                               queries_snapshots, query_lock, query_reopen_pairs, query_refresh,
+                                               query_snapshot, strategy_params, write_keys)
 
 QUERY_BATCH = 500
 
@@ -160,14 +160,7 @@ def _design_apply(pool: Pool, batch: list[PoolQuery], snapshots: dict) -> None:
                 leave_out.append(pair_id)
             elif snap.states[i] == NOT_SAMPLED and i in in_sample:
                 bring_back.append(pair_id)
-    table = PooledPair._meta.db_table
-    items = list(probability.items())
-    for start in range(0, len(items), 2000):
-        chunk = items[start:start + 2000]
-        with connection.cursor() as cursor:
-            cursor.execute(f"UPDATE {table} SET inclusion_probability = v.column2 FROM (VALUES "
-                           + ", ".join(["(%s, %s)"] * len(chunk)) + f") AS v WHERE {table}.id = v.column1",
-                           [x for pair in chunk for x in pair])
+    pair_column_write("inclusion_probability", probability)
     for start in range(0, len(leave_out), 2000):
         PooledPair.objects.filter(pk__in=leave_out[start:start + 2000]).update(state=NOT_SAMPLED, available=False, priority=0)
     for start in range(0, len(bring_back), 2000):
