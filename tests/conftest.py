@@ -45,6 +45,25 @@ def _no_minimum_watch(settings):
 
 
 @pytest.fixture(autouse=True)
+def _jobs_in_process_unless_the_test_uses_the_worker(request):
+    """Once a session has started the Celery worker, the app stays pointed at it (restarting the
+    worker per test costs seconds). A test that did not ask for the worker would then send its jobs
+    to a process whose storage folders are not the test's (files go by name through the storage
+    areas), and pass or fail by test order: it runs its jobs in-process, as it does when run alone."""
+    if "celery_worker_process" in request.fixturenames:
+        yield
+        return
+    from config.celery import app
+
+    saved = app.conf.task_always_eager
+    app.conf.task_always_eager = True
+    try:
+        yield
+    finally:
+        app.conf.task_always_eager = saved
+
+
+@pytest.fixture(autouse=True)
 def _isolated_files(settings, tmp_path, request):
     # PBKDF2 is slow on purpose; tests create many accounts.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
