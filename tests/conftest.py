@@ -162,3 +162,22 @@ def wait_for_job(job_id: int, timeout: float = 60.0, log_path: Path | None = Non
         time.sleep(0.2)
     tail = log_path.read_text()[-3000:] if log_path and log_path.exists() else ""
     pytest.fail(f"job {job_id} did not finish within {timeout:.0f}s; worker log tail:\n{tail}")
+
+
+DATABASE_FIXTURES = {"db", "transactional_db", "django_db_reset_sequences", "django_db_serialized_rollback", "live_server"}
+
+
+def pytest_collection_modifyitems(config, items):
+    """REJUDGE_ONLY_DATABASE_TESTS=1 (CI's second pass, on SQLite) keeps the tests that reach the
+    database: the others (pure analysis, file readers, static checks) do the same on any database and
+    already ran in the first pass. pytest-django refuses database access to a test without the mark
+    or a database fixture, so none that touches it is left out."""
+    if os.environ.get("REJUDGE_ONLY_DATABASE_TESTS") != "1":
+        return
+    keep, drop = [], []
+    for item in items:
+        reaches_db = item.get_closest_marker("django_db") is not None or DATABASE_FIXTURES & set(item.fixturenames)
+        (keep if reaches_db else drop).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
