@@ -1,7 +1,7 @@
 import json
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from annotation.analysis.repeats import REPEAT_RULES
 from annotation.formats.errors import ImportRejected
@@ -11,6 +11,7 @@ from annotation.services.judgment_sets.agreement import (AGREEMENT_FORMATS, LEVE
 from annotation.services.judgment_sets.scoring import agreement_report_store, judgment_set_agreement
 
 from ._judgment_sets import stored_judgment_set
+from ._offline import OfflineCommand
 from ._progress import ConsoleProgress
 
 
@@ -29,7 +30,7 @@ def _interval(pair) -> str:
     return "" if not pair or pair[0] is None else f"[{pair[0]:.4f}, {pair[1]:.4f}]"
 
 
-class Command(BaseCommand):
+class Command(OfflineCommand):
     help = ("Inter-rater agreement of a multi-rater label file, as a pool's agreement report computes it: percent "
             "agreement, Krippendorff's alpha with a bootstrap interval, per rater. One rater's repeated labels of "
             "a unit are resolved by --repeats and counted. Reads a file (--judgments), or a stored rater_labels "

@@ -1,6 +1,6 @@
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from annotation.analysis.grades import AGGREGATES
 from annotation.analysis.repeats import REPEAT_RULES
@@ -11,10 +11,11 @@ from annotation.services.evaluation import (CONVENTIONS, JUDGMENT_FORMATS, RUN_R
                                             evaluate)
 
 from ._judgment_sets import stored_judgment_set
+from ._offline import OfflineCommand
 from ._progress import rejected_to_command_error
 
 
-class Command(BaseCommand):
+class Command(OfflineCommand):
     help = ("Score run files against a judgments file as the official tools do (trec_eval for TREC qrels, "
             "NIST's sample_eval.pl for TRECVID stratified qrels, Moment-DETR's and TVRetrieval's "
             "standalone_eval for QVHighlights and TVR moments). Judgments come from a file (--judgments, "

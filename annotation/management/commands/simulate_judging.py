@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from annotation.models import Run
 from annotation.services.judging.simulation import (BANDIT_VARIANTS, CHART_NAMES, DEFAULT_CHECKPOINTS, MEASURES,
@@ -14,6 +14,7 @@ from annotation.services.judging.simulation import (BANDIT_VARIANTS, CHART_NAMES
                                                     simulation_summary)
 
 from ._judgment_sets import stored_judgment_set
+from ._offline import OfflineCommand
 from ._progress import ConsoleProgress
 from .report import pool_from_option
 
@@ -26,7 +27,7 @@ def _number(value, digits: int = 3) -> str:
     return "–" if value is None or (isinstance(value, float) and not math.isfinite(value)) else f"{value:.{digits}f}"
 
 
-class Command(BaseCommand):
+class Command(OfflineCommand):
     help = ("Replay a fully judged pool (--pool) or stored runs judged by a judgment set (--dataset, --judgment-set, "
             "--run) under each judging strategy with seeded repeats; print per strategy the share of judgments "
             "needed to find 90% of the relevant pairs and, at each checkpoint, relevant found, the largest metric "
