@@ -111,7 +111,10 @@ class Command(OfflineCommand):
             f"(ordered by {r['repeats_ordered_by']}) set aside {r['labels_set_aside']:,} labels")
         ci = f"{r['confidence'] * 100:g}% bootstrap interval, {r['n_boot']} replicates, seed {r['seed']}"
         out(f"\nagreement ({r['level']}{binarized}; {r['labels_used']:,} labels used, {ci})")
-        out(f"percent agreement\t{_figure(r['percent_agreement'])}\t{_interval(r['percent_agreement_ci'])}")
+        out(f"percent agreement, one label per rater ('{r['repeats']}'): units whose raters all agree\t"
+            f"{_figure(r['percent_agreement'])}\t{_interval(r['percent_agreement_ci'])}")
+        out(f"percent agreement, every label counted (repeats included): units whose labels all agree\t"
+            f"{_figure(r['percent_agreement_every_label'])}")
         out(f"Krippendorff's alpha\t{_figure(r['alpha'])}\t{_interval(r['alpha_ci'])}")
         out("\nper rater (agreement with the strict-majority label, on units with two or more labels that resolved)")
         out("rater\tlabels\tused\trepeated_cells\tcompared\tagreement_with_resolved")

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from annotation.analysis.agreement import agreement, rater_stats, resolve_majority
+from annotation.analysis.agreement import agreement, percent_agreement, rater_stats, resolve_majority
 from annotation.analysis.repeats import REPEAT_RULES, resolve_repeats
 from annotation.formats.errors import IssueCollector
 from annotation.formats.rater_labels import read_rater_labels
@@ -181,6 +181,9 @@ def agreement_file_compute(*, path: Path, judgments_format: str = "rater_labels"
         "labels_set_aside": rep.labels_set_aside,
         "percent_agreement": result.percent_agreement,
         "percent_agreement_ci": result.percent_agreement_ci,
+        # The other share people quote: every label counted, a rater's repeats included (TVR-Ranking:
+        # 0.4030 against 0.3885 with one label per rater). Equal to the above under --repeats all.
+        "percent_agreement_every_label": percent_agreement(unit, codes),
         "alpha": result.alpha,
         "alpha_ci": result.alpha_ci,
         "n_boot": n_boot,

@@ -182,6 +182,9 @@ def test_hand_worked_repeats_first_last_all(tmp_path, rule, alpha, pa, used):
     result = _agreement(path, "--repeats", rule, "--n-boot", "0")
     assert result["alpha"] == pytest.approx(alpha)
     assert result["percent_agreement"] == pytest.approx(pa)
+    # Every label counted, whatever the rule: u0, u1, u4 (A twice, 0 and 0) and u5 agree; u2 (1,0,0)
+    # and u3 (1,1,0) do not: 4 of the 6 units with two or more labels.
+    assert result["percent_agreement_every_label"] == pytest.approx(4 / 6)
     assert result["labels_used"] == used
     assert (result["units"], result["raters"], result["repeated_cells"], result["repeated_cells_identical"]) == (6, 2, 3, 1)
     assert result["repeats_ordered_by"] == "file order"
@@ -232,6 +235,13 @@ def test_table_output_names_the_repeat_rule_and_the_figures():
     assert "298 labels, 130 units (130 with two or more labels), 6 raters" in text
     assert "10 (unit, rater) cells labelled more than once, 6 of them identically; rule 'last'" in text
     assert f"Krippendorff's alpha\t{alpha:.4f}\t[" in text
+    # Both shares, each under its own name (the excerpt's last-label share and the every-label share).
+    last = _agreement(FIXTURE, "--columns", TVR_COLUMNS, "--n-boot", "0")
+    every = _agreement(FIXTURE, "--columns", TVR_COLUMNS, "--repeats", "all", "--n-boot", "0")
+    assert (f"percent agreement, one label per rater ('last'): units whose raters all agree\t"
+            f"{last['percent_agreement']:.4f}\t[") in text
+    assert (f"percent agreement, every label counted (repeats included): units whose labels all agree\t"
+            f"{every['percent_agreement']:.4f}\n") in text
     assert "\n1\t65\t60\t5\t" in text
 
 
