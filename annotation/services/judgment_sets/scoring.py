@@ -6,11 +6,15 @@ imported with, so its numbers are those of `evaluate --judgments FILE` on the sa
 run is written out as a TREC run file (caption id, Q0, clip id, rank, score, run name) and read back
 by the same run reader: the official tools order by score (ties by document id, descending), so a
 stored run scores as the file it came from. A run stored without scores gets score = -rank, which
-keeps its ranks as the order.
+keeps its ranks as the order. A stored moment run is written back in the benchmark's own prediction
+format it was imported from (QVHighlights jsonl, a TVR submission's VCMR list), windows in rank order,
+which is the order both official evaluations read.
 """
 from __future__ import annotations
 
+import json
 import tempfile
+from itertools import groupby
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -44,21 +48,54 @@ def judgment_set_reading(judgment_set: JudgmentSet) -> tuple[Path, str, dict]:
 
 
 def _write_stored_run(run: Run, folder: Path) -> Path:
-    """The run as a TREC file named after the run (outputs name runs by their file name)."""
-    if run.kind != Run.Kind.CLIP:
-        raise EvaluationError(f"run '{run.name}' is a moment run: score its prediction file with --run-format")
+    """The run as a file named after the run (outputs name runs by their file name): a TREC run,
+    or a moment run in the format it was imported from."""
     if run.scores_file:
         raise EvaluationError(f"run '{run.name}' is a score matrix: its full ranking is scored by the proxy nDCG "
                               f"report; score a TREC run file here")
+    writer = _TREC if run.kind == Run.Kind.CLIP else _MOMENT_WRITERS.get(run.source_format)
+    if writer is None:
+        raise EvaluationError(f"run '{run.name}' is a moment run imported as {run.source_format or 'an unknown format'}: "
+                              f"stored moment runs are scored when imported as {' or '.join(_MOMENT_WRITERS)}; "
+                              f"score its prediction file with --run-format")
     path = folder / str(run.pk) / (run.name.replace("/", "_").replace("\x00", "") or str(run.pk))
     path.parent.mkdir()
     rows = (Prediction.objects.filter(run=run).order_by("caption_id", "rank")
-            .values_list("caption__external_id", "clip__external_id", "rank", "score"))
-    tag = "".join(ch if not ch.isspace() else "_" for ch in run.name)
+            .values_list("caption__external_id", "clip__external_id", "rank", "score", "start", "end"))
     with path.open("w") as out:
-        for caption, clip, rank, score in rows.iterator(chunk_size=20_000):
-            out.write(f"{caption} Q0 {clip} {rank} {-rank if score is None else repr(score)} {tag}\n")
+        writer(run, rows.iterator(chunk_size=20_000), out)
     return path
+
+
+def _write_trec(run: Run, rows, out) -> None:
+    tag = "".join(ch if not ch.isspace() else "_" for ch in run.name)
+    for caption, clip, rank, score, _, _ in rows:
+        out.write(f"{caption} Q0 {clip} {rank} {-rank if score is None else repr(score)} {tag}\n")
+
+
+def _write_qvhighlights(run: Run, rows, out) -> None:
+    """One line a query: its video (each QVHighlights query has one) and its windows in rank order."""
+    for caption, windows in groupby(rows, key=lambda row: row[0]):
+        windows = list(windows)
+        out.write(json.dumps({"qid": caption, "vid": windows[0][1],
+                              "pred_relevant_windows": [[start, end, score] for _, _, _, score, start, end in windows]})
+                  + "\n")
+
+
+def _write_tvr(run: Run, rows, out) -> None:
+    """A submission with the VCMR list the run stored (TVR's evaluation reads rows in file order and
+    ignores scores, which the import did not keep: -rank stands in)."""
+    video_index: dict[str, int] = {}
+    vcmr = []
+    for caption, predictions in groupby(rows, key=lambda row: row[0]):
+        vcmr.append({"desc_id": caption, "predictions": [
+            [video_index.setdefault(clip, len(video_index)), start, end, -rank]
+            for _, clip, rank, _, start, end in predictions]})
+    json.dump({"video2idx": video_index, "VCMR": vcmr}, out)
+
+
+_TREC = _write_trec
+_MOMENT_WRITERS = {"qvhighlights": _write_qvhighlights, "tvr": _write_tvr}
 
 
 def _write_dataset_tables(judgment_set: JudgmentSet, fmt: str, folder: Path, with_originals: bool) -> dict:

@@ -128,3 +128,39 @@ def test_bad_requests_say_what_to_do(tmp_path):
     with pytest.raises(CommandError, match="name at least one run"):
         _evaluate("--dataset", "small", "--judgment-set", "small")
     assert not Report.objects.exists()
+
+
+MOMENTS = FIXTURES / "moments"
+
+
+def test_a_stored_qvhighlights_run_scores_as_its_file_against_a_stored_set(tmp_path):
+    """Moment-DETR's prediction file imported as a run, its ground truth as a set: scoring the
+    stored run gives what scoring the file gives (duplicated windows kept, an empty query scored 0)."""
+    truth = [json.loads(line) for line in (MOMENTS / "qvh_gt.jsonl").read_text().splitlines()]
+    dataset = dataset_from_ids(tmp_path, queries=[str(t["qid"]) for t in truth], items=[t["vid"] for t in truth],
+                               name="qvval")
+    judgments_import(dataset=dataset, path=MOMENTS / "qvh_gt.jsonl", fmt="qvhighlights", name="qvgt")
+    run_import(dataset=dataset, path=MOMENTS / "qvh_pred.jsonl", fmt="qvhighlights", name="mdetr")
+
+    from_file = _json(MOMENTS / "qvh_pred.jsonl", "--dataset", "qvval", "--judgment-set", "qvgt")
+    stored = _json("--dataset", "qvval", "--judgment-set", "qvgt", "--run", "mdetr")
+    assert list(stored) == ["mdetr"]
+    assert stored["mdetr"]["measures"] == from_file["qvh_pred.jsonl"]["measures"]
+    assert 0 < stored["mdetr"]["measures"]["MR-full-mAP"] < 100
+
+
+def test_a_stored_tvr_run_scores_its_vcmr_list_as_the_file_does(tmp_path):
+    """A TVR submission stores its VCMR list only: the stored run scores as that list alone does."""
+    truth = [json.loads(line) for line in (MOMENTS / "tvr_gt.jsonl").read_text().splitlines()]
+    submission = json.loads((MOMENTS / "tvr_pred.json").read_text())
+    dataset = dataset_from_ids(tmp_path, queries=[str(t["desc_id"]) for t in truth],
+                               items=list(submission["video2idx"]), name="tvrval")
+    judgments_import(dataset=dataset, path=MOMENTS / "tvr_gt.jsonl", fmt="tvr", name="tvrgt")
+    run_import(dataset=dataset, path=MOMENTS / "tvr_pred.json", fmt="tvr", name="xml")
+    vcmr_only = tmp_path / "vcmr_only.json"
+    vcmr_only.write_text(json.dumps({"video2idx": submission["video2idx"], "VCMR": submission["VCMR"]}))
+
+    from_file = _json(vcmr_only, "--dataset", "tvrval", "--judgment-set", "tvrgt")["vcmr_only.json"]["measures"]
+    stored = _json("--dataset", "tvrval", "--judgment-set", "tvrgt", "--run", "xml")["xml"]["measures"]
+    assert stored == from_file
+    assert any(name.startswith("VCMR-") and value > 0 for name, value in stored.items())
