@@ -186,6 +186,73 @@ def ndcg_many(
     return results
 
 
+@dataclass(frozen=True)
+class RandomRankingNDCG:
+    """The nDCG of random rankings against one relevance matrix (the baseline of Wray et al.'s
+    tables): ``draws`` seeded uniformly random similarity matrices, each scored as ``ndcg`` scores
+    a run, and the exact expectation over all rankings for comparison."""
+
+    draws: int
+    seed: int
+    gain: str
+    empty: str
+    mean: float  # over draws, of the two directions' average
+    std: float  # sample standard deviation over draws (ddof=1; 0 for one draw)
+    minimum: float
+    maximum: float
+    video_to_text: float  # means over draws
+    text_to_video: float
+    expected: float  # exact expectation over uniformly random rankings (see expected_random_ndcg_per_query)
+
+
+def expected_random_ndcg_per_query(relevance: np.ndarray, *, gain: Gain = "linear") -> np.ndarray:
+    """Exact E[nDCG(q)] when each row ranks its items in a uniformly random order.
+
+    Every rank k holds each item with probability 1/m, so E[DCG(q)] = mean_z gain(rel(q, z)) *
+    sum_{k=1..|R_q|} 1/log2(k + 1), and IDCG(q) does not depend on the order. NaN where |R_q| = 0,
+    as in ``ndcg_per_query``."""
+    r = np.asarray(relevance, dtype=np.float64)
+    m = r.shape[1]
+    discount = 1.0 / np.log2(np.arange(m, dtype=np.float64) + 2.0)
+    k = (r > 0).sum(axis=1)
+    prefix = np.concatenate([[0.0], np.cumsum(discount)])  # prefix[j] = sum of the first j discounts
+    g = _gain(r, gain)
+    ideal = _gain(-np.sort(-r, axis=1), gain)
+    idcg = (ideal * discount * (np.arange(m)[None, :] < k[:, None])).sum(axis=1)
+    out = np.full(r.shape[0], np.nan)
+    ok = idcg > 0
+    out[ok] = g[ok].mean(axis=1) * prefix[k[ok]] / idcg[ok]
+    return out
+
+
+def random_ranking_ndcg(relevances: Sequence[np.ndarray], *, draws: int = 10, seed: int = 0,
+                        gain: Gain = "linear", empty: Empty = "skip") -> list[RandomRankingNDCG]:
+    """nDCG of ``draws`` random rankings against each relevance matrix (clips x captions, all of one
+    shape). Each draw is one matrix of uniform [0, 1) scores from ``numpy.random.default_rng(seed)``
+    (ties have probability ~0), shared by all the relevance matrices, so their baselines compare
+    on the same rankings."""
+    if draws < 1:
+        raise ValueError("draws must be at least 1")
+    rels = [np.asarray(r) for r in relevances]
+    rng = np.random.default_rng(seed)
+    per_draw = []
+    for _ in range(draws):
+        per_draw.append(ndcg_many(rng.random(rels[0].shape), rels, gain=gain, empty=empty))
+    out = []
+    for k, rel in enumerate(rels):
+        means = np.array([draw[k].mean for draw in per_draw])
+        v2t = _mean(expected_random_ndcg_per_query(rel, gain=gain), empty)[0]
+        t2v = _mean(expected_random_ndcg_per_query(rel.T, gain=gain), empty)[0]
+        out.append(RandomRankingNDCG(
+            draws=draws, seed=seed, gain=gain, empty=empty, mean=float(means.mean()),
+            std=float(means.std(ddof=1)) if draws > 1 else 0.0, minimum=float(means.min()),
+            maximum=float(means.max()),
+            video_to_text=float(np.mean([draw[k].video_to_text for draw in per_draw])),
+            text_to_video=float(np.mean([draw[k].text_to_video for draw in per_draw])),
+            expected=(v2t + t2v) / 2.0))
+    return out
+
+
 def relevant_count_curve(
     relevance: np.ndarray, thresholds: Sequence[float] | np.ndarray
 ) -> np.ndarray:

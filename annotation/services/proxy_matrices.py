@@ -55,6 +55,8 @@ SYNSET_SOURCES = ("wordnet", "epic100")
 COOKING_SOURCE_FORMATS = ("youcook2-json", "epic100-csv")
 GAINS = ("linear", "exponential")
 EMPTY_QUERY_RULES = ("skip", "zero")
+#: Each draw sorts the whole matrix twice (a YouCook2-sized one: ~1 s): more draws than this is a mistake.
+MAX_RANDOM_DRAWS = 1000
 DEFAULT_THRESHOLDS = tuple(round(0.05 * k, 2) for k in range(1, 21))
 ANALYSIS_BLOCK_ROWS = 512
 NDCG_RULES = {
@@ -346,6 +348,23 @@ def _loaded_together(artefacts: list[Artefact], dataset: Dataset) -> list[Loaded
             raise ProxyError(f"matrices {first.artefact.pk} and {other.artefact.pk} cover different clips or captions; "
                              "recompute them")
     return loaded
+
+
+def proxy_random_baseline(*, dataset: Dataset, artefacts: list[Artefact], draws: int = 10, seed: int = 0,
+                          gain: str = "linear", empty: str = "skip") -> list[tuple[LoadedMatrix, object]]:
+    """The random-ranking nDCG of each proxy matrix (Wray et al.'s baseline row): ``draws`` seeded
+    random rankings scored as a run is, shared by every matrix, with the exact expectation beside
+    them. Nothing is stored."""
+    if gain not in GAINS:
+        raise ProxyError(f"gain must be one of {', '.join(GAINS)}")
+    if empty not in EMPTY_QUERY_RULES:
+        raise ProxyError(f"empty must be one of {', '.join(EMPTY_QUERY_RULES)}")
+    if not 1 <= draws <= MAX_RANDOM_DRAWS:
+        raise ProxyError(f"draws must be between 1 and {MAX_RANDOM_DRAWS}")
+    loaded = _loaded_together(artefacts, dataset)
+    results = ndcg_analysis.random_ranking_ndcg([m.relevance for m in loaded], draws=draws, seed=seed, gain=gain,
+                                                empty=empty)
+    return list(zip(loaded, results))
 
 
 @transaction.atomic

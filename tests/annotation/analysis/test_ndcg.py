@@ -1,11 +1,14 @@
 """Graded nDCG, relevant-count curve and row-wise Pearson (annotation/analysis/ndcg.py)."""
 
+import itertools
 import math
 
 import numpy as np
 import pytest
 
 from annotation.analysis.ndcg import (
+    expected_random_ndcg_per_query,
+    random_ranking_ndcg,
     ndcg,
     ndcg_per_query,
     relevant_count_curve,
@@ -105,3 +108,52 @@ def test_rowwise_pearson():
     assert res.mean == pytest.approx(0.25)
     with pytest.raises(ValueError):
         rowwise_pearson(a, b[:2])
+
+
+# --- random-ranking baseline ---------------------------------------------------------------
+
+RANDOM_REL = np.array([[1.0, 0.5, 0.0, 0.0],
+                       [0.0, 0.25, 0.0, 1.0],
+                       [0.0, 0.0, 0.0, 0.0]])  # clips x captions; clip 3 relates to nothing
+
+
+def _mean_over_all_rankings(rel: np.ndarray, gain: str) -> np.ndarray:
+    """E[nDCG(q)] by enumerating every ordering of each row's items (scores = reversed position)."""
+    n, m = rel.shape
+    totals, count = np.zeros(n), 0
+    for perm in itertools.permutations(range(m)):
+        sim = np.empty((n, m))
+        sim[:, list(perm)] = np.arange(m, 0, -1)  # perm[0] ranked first
+        totals = totals + ndcg_per_query(sim, rel, gain=gain)
+        count += 1
+    return totals / count
+
+
+def test_expected_random_ndcg_by_hand_and_by_enumerating_every_ranking():
+    # Row 1 by hand: |R| = 2, IDCG = 1 + 0.5/log2(3); each rank holds an item of mean gain 1.5/4,
+    # so E[DCG] = 0.375 * (1 + 1/log2(3)).
+    d2 = 1 / math.log2(3)
+    expected = expected_random_ndcg_per_query(RANDOM_REL)
+    assert expected[0] == pytest.approx(0.375 * (1 + d2) / (1 + 0.5 * d2), abs=1e-12)
+    assert math.isnan(expected[2])
+    for gain in ("linear", "exponential"):
+        for rel in (RANDOM_REL, RANDOM_REL.T):
+            np.testing.assert_allclose(expected_random_ndcg_per_query(rel, gain=gain),
+                                       _mean_over_all_rankings(rel, gain), rtol=0, atol=1e-12)
+
+
+def test_random_ranking_baseline_is_seeded_and_centres_on_the_expectation():
+    rng = np.random.default_rng(5)
+    rel = np.where(rng.random((60, 80)) < 0.1, rng.random((60, 80)), 0.0)
+    a, b = random_ranking_ndcg([rel, rel ** 2], draws=40, seed=3)
+    again = random_ranking_ndcg([rel, rel ** 2], draws=40, seed=3)[0]
+    assert a == again  # the same seed, the same draws
+    assert random_ranking_ndcg([rel], draws=40, seed=4)[0].mean != a.mean
+    assert a.minimum <= a.mean <= a.maximum and a.std > 0
+    # 40 draws: the mean lies within a few standard errors of the exact expectation.
+    assert abs(a.mean - a.expected) < 4 * a.std / math.sqrt(40)
+    assert a.expected == pytest.approx((np.nanmean(expected_random_ndcg_per_query(rel))
+                                        + np.nanmean(expected_random_ndcg_per_query(rel.T))) / 2)
+    assert b.expected != a.expected
+    with pytest.raises(ValueError, match="draws must be at least 1"):
+        random_ranking_ndcg([rel], draws=0)

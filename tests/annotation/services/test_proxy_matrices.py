@@ -26,6 +26,8 @@ from annotation.services.datasets.imports import dataset_import
 from annotation.services.proxy_matrices import (ProxyError, proxy_analysis_report_create, proxy_matrices_compute,
                                                 proxy_matrices_start, proxy_matrix_load, proxy_ndcg_report_create)
 
+from tests.annotation.analysis.test_ndcg import _mean_over_all_rankings
+
 pytestmark = pytest.mark.django_db
 L3 = math.log2(3)
 
@@ -266,3 +268,32 @@ def test_compute_proxies_command(tiny):
     assert entry(artefact, "v1", "q2") == pytest.approx(0.25)
     with pytest.raises(CommandError, match="no dataset"):
         call_command("compute_proxies", "--dataset", "nope", "--proxy", "bow")
+
+
+def test_proxy_ndcg_random_baseline_command(tiny):
+    (matrix,) = proxy_matrices_compute(dataset=tiny, proxies=["bow"])
+    relevance = proxy_matrix_load(artefact=matrix).relevance
+    # The exact expectation, by enumerating every ordering of each row (and of each column).
+    expected = (np.nanmean(_mean_over_all_rankings(relevance, "linear"))
+                + np.nanmean(_mean_over_all_rankings(relevance.T, "linear"))) / 2
+
+    def run(*args):
+        out = io.StringIO()
+        call_command("proxy_ndcg", "--dataset", "tiny", "--random-baseline", *args, stdout=out)
+        return out.getvalue()
+
+    result = json.loads(run("--draws", "25", "--seed", "7", "--json"))
+    (row,) = result["proxies"]
+    assert row["proxy"].startswith("bow/") and row["matrix"] == matrix.pk
+    assert row["expected"] == pytest.approx(expected, abs=1e-12)
+    assert row["min"] <= row["mean"] <= row["max"] and row["std"] > 0
+    assert row["mean"] == pytest.approx((row["video_to_text"] + row["text_to_video"]) / 2)
+    assert result["conventions"]["seed"] == 7 and result["conventions"]["draws"] == 25
+    assert json.loads(run("--draws", "25", "--seed", "7", "--json")) == result  # seeded: the same draws
+    table = run("--draws", "3")
+    assert "3 draws, seed 0, gain linear, empty queries skip" in table
+    assert f"\t{100 * expected:.2f}\n" in table
+    with pytest.raises(CommandError, match="no stored matrix for met: run compute_proxies --dataset tiny --proxy met"):
+        run("--proxy", "met")
+    with pytest.raises(CommandError, match="draws must be between 1 and 1000"):
+        run("--draws", "0")
