@@ -348,6 +348,10 @@ REST_FRAMEWORK |= {
         "anon": env_rate("REJUDGE_THROTTLE_ANON", "60/min"),
         "user": env_rate("REJUDGE_THROTTLE_USER", "1200/min"),
         "uploads": env_rate("REJUDGE_THROTTLE_UPLOADS", "120/hour"),
+        # Study links (page and form) and the API arrival, per client address (config.proxy.client_ip):
+        # each account a crowd worker makes is a rater in the pool, and each resume-code try a guess.
+        # One arrival takes two (the link, then its form). A load rehearsal from one address raises it.
+        "crowd_arrivals": env_rate("REJUDGE_THROTTLE_CROWD_ARRIVALS", "20/hour"),
     },
 }
 SPECTACULAR_SETTINGS = {
