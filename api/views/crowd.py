@@ -43,7 +43,7 @@ SESSION_KEY = "crowd_workers"  # {study token: platform worker id}
 LOGIN_BACKEND = "annotation.auth_backends.RoleAwareModelBackend"
 PROLIFIC_COMPLETE_URL = "https://app.prolific.com/submissions/complete?cc="
 # What each refusal of an arrival answers, on the API and the pages alike.
-REFUSAL_STATUS = {"invalid": 400, "other_worker": 409, "done": 409, "other_assignment": 409, "full": 409,
+REFUSAL_STATUS = {"invalid": 400, "unknown": 400, "other_worker": 409, "done": 409, "other_assignment": 409, "full": 409,
                   "resume_needed": 409, "resume_code_wrong": 403, "closed": 410, "signed_in": 409}
 SIGNED_IN_MESSAGE = "You are signed in as another account. Sign out first, then open the study link again."
 

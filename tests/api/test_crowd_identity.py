@@ -4,10 +4,12 @@ address, and a study has a cap on places."""
 from __future__ import annotations
 
 import uuid
+from datetime import timedelta
 
 import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
+from django.utils import timezone
 
 from annotation.models import CrowdWorker, Label
 from tests.annotation.services.crowd.crowd_world import arrive_by_form, crowd_pool, mturk_study, prolific_study, ticket_of
@@ -243,3 +245,32 @@ def test_an_mturk_form_without_cookies_goes_on_by_token_and_touches_no_session()
     assert frame.post(f"/study/{prolific.token}/enter/", {"ticket": ticket_of(page), "action": "agree"}).status_code == 403
     forged = Client().post(f"/study/{prolific.token}/enter/", {"ticket": ticket_of(page)[:-4] + "AAAA", "action": "agree"})
     assert forged.status_code == 400 and CrowdWorker.objects.count() == 1
+
+
+def test_a_silent_worker_who_judged_nothing_gives_their_place_to_a_newcomer_when_full():
+    """The platforms do not tell us of a return: a worker silent past the idle timeout who judged
+    nothing counts as returned once the study is full and someone new arrives."""
+    study = prolific_study(crowd_pool(gold=0, training=0), places=1, idle_timeout_seconds=60)
+    gone = Client()
+    assert arrive_by_form(gone, study, prolific_query(pid="1" * 24)).status_code == 302
+    assert Client().get(f"/study/{study.token}/?{prolific_query(pid='2' * 24)}").status_code == 409  # not silent yet
+    CrowdWorker.objects.filter(worker_id="1" * 24).update(last_seen_at=timezone.now() - timedelta(seconds=61))
+    assert arrive_by_form(Client(), study, prolific_query(pid="2" * 24)).status_code == 302
+    assert CrowdWorker.objects.get(worker_id="1" * 24).stage == CrowdWorker.Stage.RETURNED
+    assert gone.get(f"/study/{study.token}/?{prolific_query(pid='1' * 24)}").status_code == 409  # full again
+    assert gone.get(f"/study/{study.token}/go/").content.count(b"You have returned this task") == 1
+
+
+def test_the_api_arrival_without_csrf_signs_nobody_in():
+    """The API arrival signs in by session, so it is CSRF-checked like a form; an MTurk call
+    without the CSRF cookie (the iframe) is served by the worker token alone."""
+    frame = Client(enforce_csrf_checks=True)
+    prolific = prolific_study(crowd_pool(gold=0, training=0))
+    refused = frame.post(f"/api/v1/study/{prolific.token}/arrive/", {"PROLIFIC_PID": "a" * 24, "STUDY_ID": "s",
+                                                                     "SESSION_ID": "x"})
+    assert refused.status_code == 403 and not CrowdWorker.objects.exists()
+    study = mturk_study(crowd_pool(gold=0, training=0))
+    reply = frame.post(f"/api/v1/study/{study.token}/arrive/", {"workerId": VICTIM, "assignmentId": "ASG1", "hitId": "H",
+                                                                "turkSubmitTo": "https://www.mturk.com"})
+    assert reply.status_code == 200 and reply.json()["worker_token"] and signed_in_as(frame) is None
+    assert "sessionid" not in reply.cookies

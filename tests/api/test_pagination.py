@@ -9,6 +9,7 @@ from django.urls import URLPattern, URLResolver, get_resolver
 
 from annotation.models import Dataset
 from api.pagination import MAX_PAGE_SIZE, PAGE_SIZE, RejudgePagination
+from tests.factories import make_rater
 
 pytestmark = pytest.mark.django_db
 
@@ -61,8 +62,6 @@ def test_the_schema_states_the_cap(api, as_role):
 def test_the_raters_list_is_paginated(as_role):
     """GET raters/ grew with every crowd worker (138 rows and more, issue 22 finding 4): it pages
     like every other list, in user-name order."""
-    from tests.factories import make_rater
-
     for _ in range(PAGE_SIZE + 2):
         make_rater()
     client = as_role("admin")

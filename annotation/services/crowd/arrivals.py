@@ -90,7 +90,8 @@ def arrival_from_query(*, study: CrowdStudy, query: Mapping[str, str]) -> Arriva
 
 
 REFUSALS = {
-    "invalid": "The link is not valid.",
+    "unknown": "No one has started this study under this worker id yet: open the study link from the platform and "
+               "agree to take part.",
     "other_worker": "This browser has already taken part in this study under another worker id. Each person takes part once.",
     "closed": "This study is closed to new participants.",
     "full": "This study is full: every place has been taken. Please return the study on the platform.",
@@ -111,9 +112,12 @@ def study_places_taken(study: CrowdStudy) -> int:
     return CrowdWorker.objects.filter(study=study).exclude(stage=CrowdWorker.Stage.RETURNED).count()
 
 
-def study_is_full(study: CrowdStudy) -> bool:
-    """Whether a new worker would be turned away now (the display; the POST decides under lock)."""
-    return study.places is not None and study_places_taken(study) >= study.places
+def study_is_full(study: CrowdStudy, now=None) -> bool:
+    """Whether a new worker would be turned away now (the page's display; the POST decides under
+    the lock), counting the places of silent workers who judged nothing as free, as the POST will."""
+    if study.places is None:
+        return False
+    return study_places_taken(study) - _silent_without_work(study, now or timezone.now()).count() >= study.places
 
 
 def arrival_check(*, study: CrowdStudy, arrival: Arrival, known_worker_ids=(), signed_in_user=None) -> CrowdWorker | None:
@@ -158,7 +162,7 @@ def study_arrive(*, study: CrowdStudy, arrival: Arrival, known_worker_ids=(), si
     worker = CrowdWorker.objects.filter(study=study, worker_id=arrival.worker_id).first()
     if worker is None:
         if not create:
-            raise _refuse("invalid")
+            raise _refuse("unknown")
         with transaction.atomic():
             worker, created = _worker_create(study, arrival, entry_nonce, now)
         if created:
@@ -198,14 +202,17 @@ def _take_place(study: CrowdStudy, now) -> None:
     the task on the platform, or never started: the platforms do not tell us which)."""
     if study.places is None or study_places_taken(study) < study.places:
         return
-    cutoff = now - timedelta(seconds=study.idle_timeout_seconds)
-    silent = (CrowdWorker.objects.filter(study=study, last_seen_at__lt=cutoff)
-              .exclude(stage__in=(CrowdWorker.Stage.RETURNED, CrowdWorker.Stage.DONE))
-              .exclude(Exists(_judged(study.pool_id).filter(rater_id=OuterRef("user_id")))))
-    for worker in silent.select_related("study", "user"):
+    for worker in _silent_without_work(study, now).select_related("study", "user"):
         _mark_returned(worker, now)
     if study_places_taken(study) >= study.places:
         raise _refuse("full")
+
+
+def _silent_without_work(study: CrowdStudy, now):
+    cutoff = now - timedelta(seconds=study.idle_timeout_seconds)
+    return (CrowdWorker.objects.filter(study=study, last_seen_at__lt=cutoff)
+            .exclude(stage__in=(CrowdWorker.Stage.RETURNED, CrowdWorker.Stage.DONE))
+            .exclude(Exists(_judged(study.pool_id).filter(rater_id=OuterRef("user_id")))))
 
 
 def _mark_returned(worker: CrowdWorker, now) -> None:
