@@ -266,12 +266,12 @@ class StudyArriveApi(APIView):
         keep_session = csrf_passes(request)
         if not keep_session and study.platform != CrowdStudy.Platform.MTURK:
             raise PermissionDenied("CSRF token missing or incorrect: arrive from the study's page, or send its CSRF token.")
-        if keep_session and signed_in_elsewhere(request, study):
-            return Response({"detail": SIGNED_IN_MESSAGE, "code": "signed_in"}, status=REFUSAL_STATUS["signed_in"])
         try:
             arrival = arrival_from_query(study=study, query=query)
             if arrival.preview:
                 return Response({"preview": True, "title": study.title, "description": study.description})
+            if keep_session and signed_in_elsewhere(request, study):
+                return Response({"detail": SIGNED_IN_MESSAGE, "code": "signed_in"}, status=REFUSAL_STATUS["signed_in"])
             worker, mark = arrive_in_browser(request, study, arrival, create=True, resume_code=query.get("resume_code", ""),
                                              keep_session=keep_session)
         except ArrivalRefused as refused:
