@@ -37,7 +37,7 @@ class StudyWorkerAuthentication(BaseAuthentication):
     QUEUE_VIEWS = frozenset({"lease-heartbeat", "lease-release", "label-submit", "my-recent-answers",
                              "my-answer-change"})
     POOL_VIEWS = frozenset({"pool-next", "pool-my-progress"})
-    STUDY_VIEWS = frozenset({"study-progress", "study-consent", "study-guidelines-read", "study-leave"})
+    STUDY_VIEWS = frozenset({"study-progress", "study-consent", "study-guidelines-read", "study-leave", "study-return"})
 
     def authenticate(self, request):
         header = get_authorization_header(request).split()

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from django.core.exceptions import ImproperlyConfigured
 from rest_framework.settings import api_settings
-from rest_framework.throttling import AnonRateThrottle, UserRateThrottle
+from rest_framework.throttling import AnonRateThrottle, SimpleRateThrottle, UserRateThrottle
+
+from config.proxy import client_ip
 
 
 class _CurrentRate:
@@ -37,3 +39,14 @@ class UploadThrottle(_CurrentRate, UserRateThrottle):
         if request.method != "POST" or not request.content_type.startswith("multipart/form-data"):
             return True
         return super().allow_request(request, view)
+
+
+class CrowdArrivalThrottle(_CurrentRate, SimpleRateThrottle):
+    """Study links and the API arrival, by client address whoever is signed in: each arrival can
+    make an account (a rater in the pool) or try a resume code. The pages call it too (they are
+    Django views: allow_request needs only the request)."""
+
+    scope = "crowd_arrivals"
+
+    def get_cache_key(self, request, view):
+        return self.cache_format % {"scope": self.scope, "ident": client_ip(request) or "unknown"}

@@ -137,14 +137,17 @@ if os.environ.get("REJUDGE_STORAGE", "").strip().lower() == "s3" and os.environ.
         CONTENT_SECURITY_POLICY["DIRECTIVES"]["media-src"].append(_store_origin.group(1))
 
 # Login lockout (django-axes): after REJUDGE_LOGIN_FAILURE_LIMIT wrong passwords, every password is
-# refused until REJUDGE_LOGIN_COOLOFF_MINUTES after the last try. Counted per user name (a guesser
-# with many addresses gets the limit per account) and, apart, per client address (one address
-# trying a password on many accounts). A success clears both counts.
+# refused from that address until REJUDGE_LOGIN_COOLOFF_MINUTES after the last try. Counted per
+# (user name, address) and per address (one address trying many accounts), never per user name
+# alone: a count by name let anyone lock any named account, the admin's included, by guessing
+# from anywhere. One limit serves both, so the address count trips first (the pair states the
+# rule's intent; axes takes one limit). A success clears the counts. The address is the one
+# config.proxy.client_ip gives (REJUDGE_CLIENT_IP_HEADER behind a proxy).
 AXES_FAILURE_LIMIT = env_int("REJUDGE_LOGIN_FAILURE_LIMIT", 10)
 if AXES_FAILURE_LIMIT < 1:
     raise ImproperlyConfigured(f"REJUDGE_LOGIN_FAILURE_LIMIT={AXES_FAILURE_LIMIT}: must be at least 1")
 AXES_COOLOFF_TIME = timedelta(minutes=env_int("REJUDGE_LOGIN_COOLOFF_MINUTES", 15))
-AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"], "ip_address"]
 AXES_RESET_ON_SUCCESS = True
 AXES_VERBOSE = False  # else every manage.py command starts with axes' banner
 # Behind a reverse proxy every request comes from the proxy, which would lock everyone out at once:
@@ -345,6 +348,10 @@ REST_FRAMEWORK |= {
         "anon": env_rate("REJUDGE_THROTTLE_ANON", "60/min"),
         "user": env_rate("REJUDGE_THROTTLE_USER", "1200/min"),
         "uploads": env_rate("REJUDGE_THROTTLE_UPLOADS", "120/hour"),
+        # Study links (page and form) and the API arrival, per client address (config.proxy.client_ip):
+        # each account a crowd worker makes is a rater in the pool, and each resume-code try a guess.
+        # One arrival takes two (the link, then its form). A load rehearsal from one address raises it.
+        "crowd_arrivals": env_rate("REJUDGE_THROTTLE_CROWD_ARRIVALS", "20/hour"),
     },
 }
 SPECTACULAR_SETTINGS = {

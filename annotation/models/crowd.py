@@ -17,6 +17,10 @@ def new_study_token() -> str:
     return secrets.token_urlsafe(18)
 
 
+def new_secret() -> str:
+    return secrets.token_urlsafe(16)
+
+
 class CrowdStudy(models.Model):
     """One pool opened to a crowd platform: how workers arrive, what they agree to, how much they
     judge and how they are sent back."""
@@ -38,10 +42,14 @@ class CrowdStudy(models.Model):
     training_required = models.BooleanField(default=True, help_text="Workers take the pool's training queue first.")
     idle_timeout_seconds = models.PositiveIntegerField(default=600, help_text="Silence after which a worker's pairs go back.")
     is_open = models.BooleanField(default=True)
+    places = models.PositiveIntegerField(null=True, blank=True,
+                                         help_text="How many workers may take part; empty: no cap. A worker who returned "
+                                                   "the task having judged nothing frees their place.")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         constraints = [
+            models.CheckConstraint(condition=Q(places__isnull=True) | Q(places__gte=1), name="crowdstudy_places_positive"),
             models.CheckConstraint(condition=Q(quota_pairs__isnull=False) | Q(quota_minutes__isnull=False),
                                    name="crowdstudy_has_quota"),
             models.CheckConstraint(condition=~Q(platform="prolific") | ~Q(completion_code=""),
@@ -63,6 +71,7 @@ class CrowdWorker(models.Model):
         WORK = "work", "Training and judging"
         DONE = "done"
         DECLINED = "declined", "Declined consent"
+        RETURNED = "returned", "Returned the task"  # judged nothing; their place is free
 
     study = models.ForeignKey(CrowdStudy, on_delete=models.CASCADE, related_name="workers")
     user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="crowd_worker")
@@ -78,6 +87,11 @@ class CrowdWorker(models.Model):
     last_seen_at = models.DateTimeField(null=True, blank=True)
     completed_at = models.DateTimeField(null=True, blank=True)
     completed_session_id = models.CharField(max_length=64, blank=True, help_text="The session/assignment that completed.")
+    # Neither is a code itself: the resume code is an HMAC of (pk, resume_salt) under SECRET_KEY, so
+    # a copy of the database does not give away workers' codes; entry_nonce is the one in the
+    # signed entry form that created the account (the same form posted twice proves the browser).
+    resume_salt = models.CharField(max_length=32, default=new_secret, editable=False)
+    entry_nonce = models.CharField(max_length=32, blank=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

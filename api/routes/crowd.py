@@ -12,4 +12,5 @@ urlpatterns = [
     path("study/<str:token>/consent/", crowd.StudyConsentApi.as_view(), name="study-consent"),
     path("study/<str:token>/guidelines-read/", crowd.StudyGuidelinesReadApi.as_view(), name="study-guidelines-read"),
     path("study/<str:token>/leave/", crowd.StudyLeaveApi.as_view(), name="study-leave"),
+    path("study/<str:token>/return/", crowd.StudyReturnApi.as_view(), name="study-return"),
 ]

@@ -1,38 +1,51 @@
 """Crowd studies: the admin's study and quality-rule settings and QC table, and the worker's side
-of a study (arrive by the platform's link, consent, guidelines, progress, leave).
+of a study (arrive by the platform's link, consent, guidelines, progress, leave, return).
 
-A worker is signed in by session when they arrive (their account has no password). The study's
-signed cookie remembers which platform id this browser came with, so the same browser cannot come
-back under another id (see services/crowd/arrivals). Every worker endpoint answers 404 to anyone
-who is not a worker of that study, so a study's existence is not told to other accounts."""
+A worker is signed in by session when they arrive by a browser that can keep one (their account
+has no password). A platform id alone never signs anyone in (services/crowd/arrivals, identity):
+taking up an existing worker needs this browser's session or the study's signed cookie, or the
+worker's resume code. Someone already signed in as another account is never signed out by an
+arrival: the pages let them choose, the API refuses (409 `signed_in`). Every worker endpoint
+answers 404 to anyone who is not a worker of that study, so a study's existence is not told to
+other accounts."""
 from __future__ import annotations
 
 import math
 
 from django.conf import settings
 from django.contrib.auth import login
+from django.middleware.csrf import CsrfViewMiddleware
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers, status
-from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
 from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.models import CrowdStudy, CrowdWorker, Pool, QualityRule
 from annotation.selectors.crowd_quality import pool_rater_quality
-from annotation.services.crowd.arrivals import (ArrivalRefused, arrival_from_query, study_arrive, worker_consent,
-                                                worker_guidelines_read, worker_release_held)
+from annotation.services.crowd.arrivals import (Arrival, ArrivalRefused, arrival_from_query, study_arrive,
+                                                study_places_taken, worker_consent, worker_guidelines_read,
+                                                worker_release_held, worker_return)
+from annotation.services.crowd.identity import resume_code
 from annotation.services.crowd.quota import crowd_idle_release, worker_progress, worker_seen
 from annotation.services.crowd.studies import RULE_FIELDS, STUDY_FIELDS, StudyInvalid, quality_rule_save, study_save
 from annotation.services.crowd.worker_tokens import worker_token_issue
 from api.permissions import IsAdmin
+from api.throttling import CrowdArrivalThrottle
 
-COOKIE_SALT = "rejudge-crowd-study"
+# v2: cookies signed before resume codes existed were handed to whoever brought a worker id, so
+# they prove nothing of the browser.
+COOKIE_SALT = "rejudge-crowd-study-v2"
 COOKIE_MAX_AGE = 90 * 24 * 3600
 SESSION_KEY = "crowd_workers"  # {study token: platform worker id}
 LOGIN_BACKEND = "annotation.auth_backends.RoleAwareModelBackend"
 PROLIFIC_COMPLETE_URL = "https://app.prolific.com/submissions/complete?cc="
+# What each refusal of an arrival answers, on the API and the pages alike.
+REFUSAL_STATUS = {"invalid": 400, "unknown": 400, "other_worker": 409, "done": 409, "other_assignment": 409, "full": 409,
+                  "resume_needed": 409, "resume_code_wrong": 403, "closed": 410, "signed_in": 409}
+SIGNED_IN_MESSAGE = "You are signed in as another account. Sign out first, then open the study link again."
 
 
 def study_cookie_name(study: CrowdStudy) -> str:
@@ -40,7 +53,8 @@ def study_cookie_name(study: CrowdStudy) -> str:
 
 
 def known_worker_ids(request, study: CrowdStudy) -> set[str]:
-    """The platform ids this browser already came to the study with (cookie and session)."""
+    """The platform ids this browser already came to the study with (cookie and session): the
+    server gave it both, so they prove the browser is where that worker's work started."""
     known = set()
     cookie = request.get_signed_cookie(study_cookie_name(study), default=None, salt=COOKIE_SALT)
     if cookie:
@@ -51,15 +65,31 @@ def known_worker_ids(request, study: CrowdStudy) -> set[str]:
     return known
 
 
-def arrive_in_browser(request, study: CrowdStudy, query) -> tuple[CrowdWorker | None, callable]:
-    """Arrival from a browser: checks the link's parameters, creates or resumes the worker, signs
-    them in. Returns (worker, or None for an MTurk preview; a function that marks the response
-    with the study's cookie). Raises ArrivalRefused."""
-    arrival = arrival_from_query(study=study, query=query)
-    if arrival.preview:
-        return None, lambda response: response
+def signed_in_elsewhere(request, study: CrowdStudy) -> bool:
+    """Someone is signed in as an account that is not a worker of this study (an admin, a rater, a
+    worker of another study): an arrival must not sign them out without asking."""
+    user = request.user
+    if not user.is_authenticated:
+        return False
+    return not CrowdWorker.objects.filter(user_id=user.pk, study=study).exists()
+
+
+def csrf_passes(request) -> bool:
+    """Django's own CSRF check (token and cookie, origin), as a form or a session API call gets it."""
+    return CsrfViewMiddleware(lambda r: None).process_view(request, None, (), {}) is None
+
+
+def arrive_in_browser(request, study: CrowdStudy, arrival: Arrival, *, create: bool, resume_code: str = "",
+                      entry_nonce: str = "", keep_session: bool = True) -> tuple[CrowdWorker, callable]:
+    """Arrival from a browser: creates (create: a POST) or takes up the worker (study_arrive says
+    when it may) and, with `keep_session`, signs them in and marks the browser with the study's
+    cookie. Without it (an MTurk frame, where no cookie is kept or sent) nothing of the session is
+    touched: the worker goes on with a worker token. Returns (worker, a function that marks the
+    response). Raises ArrivalRefused; never called for someone signed in elsewhere."""
     worker = study_arrive(study=study, arrival=arrival, known_worker_ids=known_worker_ids(request, study),
-                          signed_in_user=request.user)
+                          signed_in_user=request.user, create=create, resume_code=resume_code, entry_nonce=entry_nonce)
+    if not keep_session:
+        return worker, lambda response: response
     if request.user.pk != worker.user_id:
         login(request, worker.user, backend=LOGIN_BACKEND)
     request.session[SESSION_KEY] = {**request.session.get(SESSION_KEY, {}), study.token: worker.worker_id}
@@ -99,7 +129,7 @@ def progress_json(worker: CrowdWorker) -> dict:
     return {"stage": progress.stage, "judged": progress.judged, "quota_pairs": progress.quota_pairs,
             "quota_minutes": progress.quota_minutes, "seconds_left": progress.seconds_left,
             "training": progress.training, "done": progress.done, "pool_id": worker.study.pool_id,
-            "completion": completion_json(worker)}
+            "completion": completion_json(worker), "resume_code": resume_code(worker)}
 
 
 def _nan_to_none(value):
@@ -124,6 +154,8 @@ class CrowdStudySerializer(serializers.Serializer):
     training_required = serializers.BooleanField(required=False)
     idle_timeout_seconds = serializers.IntegerField(required=False, min_value=30, max_value=24 * 3600)
     is_open = serializers.BooleanField(required=False)
+    places = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=1_000_000,
+                                      help_text="How many workers may take part; null: no cap.")
 
 
 def study_json(study: CrowdStudy, request) -> dict:
@@ -132,7 +164,7 @@ def study_json(study: CrowdStudy, request) -> dict:
              if study.platform == CrowdStudy.Platform.PROLIFIC else "")
     link = request.build_absolute_uri(f"/study/{study.token}/")
     return data | {"token": study.token, "pool_id": study.pool_id, "entry_url": f"{link}?{query}" if query else link,
-                   "workers": study.workers.count(),
+                   "workers": study.workers.count(), "places_taken": study_places_taken(study),
                    "workers_done": study.workers.filter(stage=CrowdWorker.Stage.DONE).count()}
 
 
@@ -210,30 +242,40 @@ class RaterQualityApi(APIView):
 
 class StudyArriveApi(APIView):
     """Anyone: arrive in a study with the platform's parameters (Prolific: PROLIFIC_PID, STUDY_ID,
-    SESSION_ID; MTurk: workerId, assignmentId, hitId, turkSubmitTo), as the study link does.
-    Creates or resumes the worker's account and signs them in (session); an MTurk worker also
-    gets `worker_token`, for `Authorization: StudyWorker <token>` where no cookie is sent (MTurk's
-    iframe): valid on this study's endpoints and its pool's queue only. An MTurk preview
+    SESSION_ID; MTurk: workerId, assignmentId, hitId, turkSubmitTo), as the study link's form does.
+    A new worker id gets an account (while the study is open and has a place); an existing one
+    only from the browser its work started in (session or study cookie) or with its
+    `resume_code`. Signs them in (session; the call needs Django's CSRF token, as a form does);
+    an MTurk worker also gets `worker_token`, for `Authorization: StudyWorker <token>` where no
+    cookie is sent (MTurk's iframe; a call there without CSRF cookie signs nobody in and goes on
+    by the token alone). Refusals: 400 invalid, 403 resume_code_wrong, 409 other_worker /
+    other_assignment / done / full / resume_needed / signed_in (someone else is signed in), 410
+    closed, 429 too many arrivals from this address. An MTurk preview
     (assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE) creates nothing and returns the description."""
 
     permission_classes = [AllowAny]
+    throttle_classes = [*APIView.throttle_classes, CrowdArrivalThrottle]
 
     @extend_schema(request=inline_serializer("StudyArrival", {name: serializers.CharField(required=False) for name in (
-        "PROLIFIC_PID", "STUDY_ID", "SESSION_ID", "workerId", "assignmentId", "hitId", "turkSubmitTo")}))
+        "PROLIFIC_PID", "STUDY_ID", "SESSION_ID", "workerId", "assignmentId", "hitId", "turkSubmitTo", "resume_code")}))
     def post(self, request, token: str):
         study = CrowdStudy.objects.filter(token=token[:64]).first()
         if study is None:
             raise NotFound("no such study")
         query = {k: v for k, v in request.data.items() if isinstance(v, str)} if hasattr(request.data, "items") else {}
+        keep_session = csrf_passes(request)
+        if not keep_session and study.platform != CrowdStudy.Platform.MTURK:
+            raise PermissionDenied("CSRF token missing or incorrect: arrive from the study's page, or send its CSRF token.")
         try:
-            worker, mark = arrive_in_browser(request, study, query)
+            arrival = arrival_from_query(study=study, query=query)
+            if arrival.preview:
+                return Response({"preview": True, "title": study.title, "description": study.description})
+            if keep_session and signed_in_elsewhere(request, study):
+                return Response({"detail": SIGNED_IN_MESSAGE, "code": "signed_in"}, status=REFUSAL_STATUS["signed_in"])
+            worker, mark = arrive_in_browser(request, study, arrival, create=True, resume_code=query.get("resume_code", ""),
+                                             keep_session=keep_session)
         except ArrivalRefused as refused:
-            code = status.HTTP_409_CONFLICT if refused.code in ("other_worker", "done") else status.HTTP_400_BAD_REQUEST
-            if refused.code == "closed":
-                code = status.HTTP_410_GONE
-            return Response({"detail": str(refused), "code": refused.code}, status=code)
-        if worker is None:
-            return Response({"preview": True, "title": study.title, "description": study.description})
+            return Response({"detail": str(refused), "code": refused.code}, status=REFUSAL_STATUS.get(refused.code, 400))
         body = {"preview": False, **progress_json(worker)}
         if study.platform == CrowdStudy.Platform.MTURK:
             # For MTurk's iframe, where the session cookie just set is never sent back.
@@ -294,3 +336,15 @@ class StudyLeaveApi(APIView):
         worker = worker_for(request, token)
         released = worker_release_held(worker=worker)
         return Response({"released": released})
+
+
+class StudyReturnApi(APIView):
+    """The study's worker: I return the task (as on the platform). The pairs I hold go back; if I
+    have judged nothing my place in the study is freed (`freed`), else I keep it and my answers."""
+
+    permission_classes = [IsAuthenticated]
+
+    def post(self, request, token: str):
+        worker = worker_for(request, token)
+        freed = worker_return(worker=worker)
+        return Response({"freed": freed, **progress_json(worker_for(request, token))})

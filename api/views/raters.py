@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 from django.contrib.auth import get_user_model
+from django.core.exceptions import ObjectDoesNotExist
 from django.db import IntegrityError
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import ValidationError
+from rest_framework.generics import ListAPIView
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -17,15 +19,32 @@ from api.permissions import IsAdmin
 
 
 def rater_json(user) -> dict:
-    profile = rater_profile(user=user)
+    try:
+        profile = user.rater_profile  # the list's query brings it along (select_related)
+    except ObjectDoesNotExist:  # a rater made in Django admin has none until first use
+        profile = rater_profile(user=user)
     return {"id": user.pk, "username": user.username, "email": user.email, "paused": profile.paused,
             "pseudonym": profile.pseudonym, "is_active": user.is_active}
 
 
-class RaterListCreateApi(APIView):
-    """Admin: list raters (GET), create one (POST)."""
+class RaterOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    username = serializers.CharField()
+    email = serializers.CharField()
+    paused = serializers.BooleanField()
+    pseudonym = serializers.IntegerField()
+    is_active = serializers.BooleanField()
+
+    def to_representation(self, instance):
+        return rater_json(instance)
+
+
+class RaterListCreateApi(ListAPIView):
+    """Admin: list raters (GET, paginated in user-name order: crowd studies add a rater per
+    worker), create one (POST)."""
 
     permission_classes = [IsAdmin]
+    serializer_class = RaterOutputSerializer
 
     class InputSerializer(serializers.Serializer):
         # The account model's own rules (at most 150 characters; letters, digits and @.+-_), so a
@@ -35,9 +54,9 @@ class RaterListCreateApi(APIView):
         password = serializers.CharField(required=False, allow_blank=True, min_length=8, max_length=128)
         email = serializers.EmailField(required=False, allow_blank=True, default="", max_length=254)
 
-    def get(self, request):
-        users = get_user_model().objects.filter(groups__name=roles.RATER).order_by("username")
-        return Response([rater_json(u) for u in users])
+    def get_queryset(self):
+        return (get_user_model().objects.filter(groups__name=roles.RATER).select_related("rater_profile")
+                .order_by("username", "pk"))
 
     @extend_schema(request=InputSerializer)
     def post(self, request):

@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from annotation.models import CrowdWorker, Label, Lease, PooledPair
 from annotation.services.crowd.quota import crowd_idle_release
-from tests.annotation.services.crowd.crowd_world import crowd_pool, mturk_study, prolific_study
+from tests.annotation.services.crowd.crowd_world import crowd_pool, mturk_study, prolific_study, ticket_of
 
 pytestmark = pytest.mark.django_db
 
@@ -33,12 +33,14 @@ def progress(client, study):
 
 
 def enter(client, url, study):
-    """Arrive, agree, read the guidelines: the worker is then on the judging page."""
-    response = client.get(url)
+    """Arrive (the link's page, then its "I agree"), read the guidelines: the worker is then on the
+    judging page."""
+    page = client.get(url)
+    assert page.status_code == 200 and b'id="consent-agree"' in page.content, page.content[:300]
+    response = client.post(f"/study/{study.token}/enter/", {"ticket": ticket_of(page), "action": "agree"})
     # An MTurk study's link also carries the worker token (for MTurk's iframe); the session works too.
     assert response.status_code == 302 and response["Location"].split("?wt=")[0] == f"/study/{study.token}/go/", response.content[:300]
-    assert client.get(f"/study/{study.token}/go/").status_code == 200  # the consent page
-    assert client.post(f"/study/{study.token}/consent/", {"agree": "yes"}).status_code == 302
+    assert b'id="guidelines-start"' in client.get(f"/study/{study.token}/go/").content
     assert client.post(f"/study/{study.token}/start/").status_code == 302
     response = client.get(f"/study/{study.token}/go/")
     assert response["Location"] == f"/study/{study.token}/work/"
@@ -104,9 +106,8 @@ def test_mturk_hit_preview_then_accept_then_form_to_submit():
     assert b'name="assignmentId" value="ASG1"' in page.content
     assert "https://workersandbox.mturk.com" in page["Content-Security-Policy"]
     # The same worker on another assignment of the study is refused: they have done their part.
-    other = Client()
-    refused = other.get(mturk_url(study, assignment="ASG2"))
-    assert refused.status_code == 409
+    refused = client.get(mturk_url(study, assignment="ASG2"))
+    assert refused.status_code == 409 and b"already completed" in refused.content
 
 
 def test_returning_worker_resumes_where_they_were():
@@ -116,10 +117,15 @@ def test_returning_worker_resumes_where_they_were():
     enter(first, prolific_url(study, session="s1"), study)
     judge(first, pool, 2)
     held = first.post(f"/api/v1/pools/{pool.pk}/next/", {}, content_type="application/json").json()["assignment"]
-    # Later, in a new browser, from Prolific again with a new SESSION_ID: the same account, the
-    # same stage, the held pair comes back first.
+    # Later, in a new browser, from Prolific again with a new SESSION_ID: with the resume code the
+    # worker noted (issue 22: the id alone no longer resumes), the same account, the same stage,
+    # the held pair comes back first.
+    code = progress(first, study)["resume_code"]
     later = Client()
-    response = later.get(prolific_url(study, session="s2"))
+    page = later.get(prolific_url(study, session="s2"))
+    assert page.status_code == 200 and b'id="resume-code-input"' in page.content
+    response = later.post(f"/study/{study.token}/enter/", {"ticket": ticket_of(page), "action": "resume",
+                                                          "resume_code": code.lower().replace("-", " ")})
     assert response.status_code == 302
     assert later.get(f"/study/{study.token}/go/")["Location"] == f"/study/{study.token}/work/"
     again = later.post(f"/api/v1/pools/{pool.pk}/next/", {}, content_type="application/json").json()["assignment"]
@@ -185,7 +191,7 @@ def test_a_second_worker_id_from_the_same_browser_is_refused(how):
         client = Client()
         client.cookies[cookie] = kept
     refused = client.get(prolific_url(study, pid="bbbbbbbbbbbbbbbbbbbbbbbb"))
-    assert refused.status_code == 409
+    assert refused.status_code == 409, refused.status_code
     assert b"already taken part in this study under another worker id" in refused.content
     assert list(CrowdWorker.objects.values_list("worker_id", flat=True)) == ["aaaaaaaaaaaaaaaaaaaaaaaa"]
     # The same id from the same browser is welcome back.

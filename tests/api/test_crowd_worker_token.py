@@ -16,7 +16,7 @@ from django.test import Client
 
 from annotation.models import CrowdWorker
 from annotation.services.crowd.worker_tokens import SALT, WorkerTokenRefused, worker_from_token, worker_token_issue
-from tests.annotation.services.crowd.crowd_world import crowd_pool, mturk_study, prolific_study
+from tests.annotation.services.crowd.crowd_world import arrive_by_form, crowd_pool, mturk_study, prolific_study
 
 pytestmark = pytest.mark.django_db
 
@@ -25,8 +25,8 @@ MTURK_ORIGINS = "https://worker.mturk.com https://workersandbox.mturk.com"
 
 def arrive(study, worker="A1WORKER", assignment="ASG1") -> tuple[str, str]:
     """The MTurk link, as MTurk's iframe opens it; returns (the redirect's path, the worker token)."""
-    response = Client().get(f"/study/{study.token}/?workerId={worker}&assignmentId={assignment}&hitId=HIT1"
-                            "&turkSubmitTo=https://workersandbox.mturk.com")
+    response = arrive_by_form(Client(), study, f"workerId={worker}&assignmentId={assignment}&hitId=HIT1"
+                                               "&turkSubmitTo=https://workersandbox.mturk.com")
     assert response.status_code == 302, response.content[:300]
     location = urlsplit(response["Location"])
     return location.path, parse_qs(location.query)["wt"][0]
@@ -54,7 +54,8 @@ def test_the_token_does_the_whole_hit_without_cookies_or_csrf(two_studies):
     assert path == f"/study/{study.token}/go/"
     client = iframe_client(token)
     api = f"/api/v1/study/{study.token}"
-    assert client.get(f"{api}/progress/").json()["stage"] == "consent"
+    # The link's form gave the consent ("I agree"); the consent endpoint takes it again harmlessly.
+    assert client.get(f"{api}/progress/").json()["stage"] == "guidelines"
     assert client.post(f"{api}/consent/", {"agree": True}, content_type="application/json").status_code == 200
     assert client.post(f"{api}/guidelines-read/").json()["stage"] == "work"
     pool_id = study.pool_id
@@ -143,10 +144,10 @@ def test_study_pages_by_token_post_without_csrf_and_keep_the_token(two_studies):
     _, token = arrive(study_a)
     client = Client(enforce_csrf_checks=True)  # no session: the iframe's browser keeps no cookie
     wt = urlencode({"wt": token})  # the token's ':' travels as %3A
-    consent = client.get(f"/study/{study_a.token}/go/?wt={token}")
-    assert consent.status_code == 200 and f'action="/study/{study_a.token}/consent/?{wt}"' in consent.content.decode()
-    agreed = client.post(f"/study/{study_a.token}/consent/?wt={token}", {"agree": "yes"})
-    assert agreed.status_code == 302 and agreed["Location"] == f"/study/{study_a.token}/go/?{wt}"
+    guidelines = client.get(f"/study/{study_a.token}/go/?wt={token}")
+    assert guidelines.status_code == 200 and f'action="/study/{study_a.token}/start/?{wt}"' in guidelines.content.decode()
+    again = client.post(f"/study/{study_a.token}/consent/?wt={token}", {"agree": "yes"})  # already given: harmless
+    assert again.status_code == 302 and again["Location"] == f"/study/{study_a.token}/go/?{wt}"
     started = client.post(f"/study/{study_a.token}/start/?wt={token}")
     assert started.status_code == 302
     work = client.get(f"/study/{study_a.token}/work/?wt={token}")
@@ -157,19 +158,19 @@ def test_study_pages_by_token_post_without_csrf_and_keep_the_token(two_studies):
     assert client.post(f"/study/{study_b.token}/consent/?wt={token}", {"agree": "yes"}).status_code == 404
     # Without the token, a page POST by session is still CSRF-checked.
     session = Client(enforce_csrf_checks=True)
-    session.get(f"/study/{study_b.token}/?workerId=A3SESSION&assignmentId=ASG3&hitId=HIT1"
-                "&turkSubmitTo=https://workersandbox.mturk.com")
-    assert session.post(f"/study/{study_b.token}/consent/", {"agree": "yes"}).status_code == 403
-    assert CrowdWorker.objects.get(worker_id="A3SESSION").stage == CrowdWorker.Stage.CONSENT
+    assert arrive_by_form(session, study_b, "workerId=A3SESSION&assignmentId=ASG3&hitId=HIT1"
+                                            "&turkSubmitTo=https://workersandbox.mturk.com").status_code == 302
+    assert session.post(f"/study/{study_b.token}/start/").status_code == 403
+    assert CrowdWorker.objects.get(worker_id="A3SESSION").stage == CrowdWorker.Stage.GUIDELINES
 
 
 def test_only_an_mturk_studys_pages_may_be_framed_and_only_by_mturk(two_studies):
     study, _ = two_studies
+    entry = Client().get(f"/study/{study.token}/?workerId=A9&assignmentId=ASG9&hitId=HIT1"
+                         "&turkSubmitTo=https://workersandbox.mturk.com")                     # the link's page
     path, token = arrive(study)
     client = Client()
-    pages = [client.get(f"{path}?wt={token}")]                                               # consent
-    client.post(f"/study/{study.token}/consent/?wt={token}", {"agree": "yes"})
-    pages.append(client.get(f"{path}?wt={token}"))                                           # guidelines
+    pages = [entry, client.get(f"{path}?wt={token}")]                                        # guidelines
     client.post(f"/study/{study.token}/start/?wt={token}")
     pages.append(client.get(f"/study/{study.token}/work/?wt={token}"))                       # judging
     pages.append(Client().get(f"/study/{study.token}/?workerId=X&assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE"
@@ -181,8 +182,9 @@ def test_only_an_mturk_studys_pages_may_be_framed_and_only_by_mturk(two_studies)
     # Everything else: frame-ancestors 'none' and DENY, a Prolific study's pages included.
     prolific = prolific_study(crowd_pool(gold=2, training=0))
     prolific_client = Client()
-    arrived = prolific_client.get(f"/study/{prolific.token}/?PROLIFIC_PID=5f1e2d3c4b5a69788796a5b4&STUDY_ID=s&SESSION_ID=x")
-    others = [arrived, prolific_client.get(arrived["Location"]), Client().get("/login/"),
+    link = prolific_client.get(f"/study/{prolific.token}/?PROLIFIC_PID=5f1e2d3c4b5a69788796a5b4&STUDY_ID=s&SESSION_ID=x")
+    arrived = arrive_by_form(prolific_client, prolific, "PROLIFIC_PID=5f1e2d3c4b5a69788796a5b4&STUDY_ID=s&SESSION_ID=x")
+    others = [link, arrived, prolific_client.get(arrived["Location"]), Client().get("/login/"),
               client.get(f"/api/v1/study/{study.token}/progress/", HTTP_AUTHORIZATION=f"StudyWorker {token}")]
     for page in others:
         assert frame_ancestors(page) == "frame-ancestors 'none'", page.status_code

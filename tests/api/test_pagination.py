@@ -9,6 +9,7 @@ from django.urls import URLPattern, URLResolver, get_resolver
 
 from annotation.models import Dataset
 from api.pagination import MAX_PAGE_SIZE, PAGE_SIZE, RejudgePagination
+from tests.factories import make_rater
 
 pytestmark = pytest.mark.django_db
 
@@ -56,3 +57,18 @@ def test_the_schema_states_the_cap(api, as_role):
     schema = as_role("admin").get("/api/v1/schema/?format=json").json()
     limit = next(p for p in schema["paths"]["/api/v1/datasets/"]["get"]["parameters"] if p["name"] == "limit")
     assert str(MAX_PAGE_SIZE) in limit["description"] and limit["schema"].get("maximum") == MAX_PAGE_SIZE
+
+
+def test_the_raters_list_is_paginated(as_role):
+    """GET raters/ grew with every crowd worker (138 rows and more, issue 22 finding 4): it pages
+    like every other list, in user-name order."""
+    for _ in range(PAGE_SIZE + 2):
+        make_rater()
+    client = as_role("admin")
+    body = client.get("/api/v1/raters/").json()
+    assert body["count"] >= PAGE_SIZE + 2 and len(body["results"]) == PAGE_SIZE
+    names = [row["username"] for row in body["results"]]
+    assert names == sorted(names) and set(body["results"][0]) == {"id", "username", "email", "paused", "pseudonym",
+                                                                  "is_active"}
+    rest = client.get(body["next"]).json()["results"]
+    assert len(rest) == body["count"] - PAGE_SIZE and rest[0]["username"] > names[-1]

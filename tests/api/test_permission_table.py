@@ -71,6 +71,7 @@ PERMISSIONS = {
     "POST /api/v1/study/{token}/consent/":                           (403, N, N, N, N, N),
     "POST /api/v1/study/{token}/guidelines-read/":                   (403, N, N, N, N, N),
     "POST /api/v1/study/{token}/leave/":                             (403, N, N, N, N, N),
+    "POST /api/v1/study/{token}/return/":                            (403, N, N, N, N, N),
     "GET /api/v1/me/":                                               (403, 403, ALLOW, ALLOW, ALLOW, ALLOW),
     "POST /api/v1/moment-pools/":                                    (403, 403, 403, 403, 403, ALLOW),
     "POST /api/v1/my/answers/{item_id}/change/":                     (403, 403, ALLOW, N, 403, 403),

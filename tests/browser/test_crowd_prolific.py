@@ -128,3 +128,32 @@ def test_a_rater_outside_any_study_sees_no_completion_link(page, server):
     page.wait_for_function("() => ['working', 'no_work_left'].includes(document.getElementById('judge').dataset.state)")
     assert page.get_attribute("#judge", "data-done-url") is None
     assert page.is_hidden("#state-done")
+
+
+def test_the_resume_code_on_the_work_page_takes_the_work_to_another_browser(browser, page, server):
+    """Issue 22: the worker id alone does not resume in another browser; the code the work page
+    shows does, typed as a worker would (lower case, no dash)."""
+    setup = judging_setup(pairs=6, training=0, pool_name="Resume pool")
+    study = study_save(pool=setup.pool, platform="prolific", title="Judge video clips", completion_code="RESUME1",
+                       quota_pairs=3, consent_text="You agree.", training_required=False)
+    link = f"{server}/study/{study.token}/?PROLIFIC_PID=80a1b2c3d4e5f60718293a4b&STUDY_ID=st&SESSION_ID="
+    page.goto(link + "one")
+    page.click("#consent-agree")
+    page.click("#guidelines-start")
+    answer_when_ready(page, "2", None)
+    code = page.inner_text("#resume-code")
+    assert page.is_visible("#resume-code")
+    other = browser.new_context()
+    try:
+        laptop = other.new_page()
+        laptop.goto(link + "two")
+        laptop.wait_for_selector("#resume-code-input")
+        assert laptop.query_selector("#judge") is None
+        no_axe_violations(laptop, "resume")
+        laptop.fill("#resume-code-input", code.replace("-", "").lower())
+        laptop.click("#resume-submit")
+        laptop.wait_for_selector("#crowd-bar")
+        laptop.wait_for_function("() => document.getElementById('crowd-judged').textContent === '1'")
+    finally:
+        other.close()
+    assert CrowdWorker.objects.filter(study=study).count() == 1

@@ -243,6 +243,24 @@ def test_every_page_passes_the_content_security_policy(browser, server, site, tm
         worker.page.keyboard.press("2")
         worker.page.wait_for_selector("#completion-code", timeout=20000)
         worker.collect("study completion")
+        # A second worker returns the task from the "stopped for now" page; an admin opening a
+        # study link is asked, and signs out only by choosing to.
+        second = session(None)
+        second.visit(f"/study/{crowd.token}/?PROLIFIC_PID=cspworker2&STUDY_ID=st&SESSION_ID=se", ready="#consent-agree",
+                     name="study-entry")
+        second.page.click("#consent-agree")
+        second.page.click("#guidelines-start")
+        second.page.click("#crowd-leave")
+        second.page.click("#crowd-return")
+        second.page.wait_for_selector("#returned-title")
+        second.collect("study returned")
+        second.visited.update({"study-enter", "study-return"})
+        admin.visit(f"/study/{crowd.token}/?PROLIFIC_PID=cspadmin&STUDY_ID=st&SESSION_ID=se", ready="#choice-switch",
+                    name="study-entry")
+        admin.page.click("#choice-switch")
+        admin.page.wait_for_selector("#consent-agree")
+        admin.collect("study switch")
+        admin.visited.add("study-switch")
 
         # Last, as it locks this address out: the lockout page.
         anonymous.visit("/login/")

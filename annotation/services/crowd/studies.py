@@ -6,7 +6,7 @@ from django.db import transaction
 from annotation.models import CrowdStudy, Pool, PooledPair, QualityRule
 
 STUDY_FIELDS = ("platform", "title", "description", "completion_code", "quota_pairs", "quota_minutes", "consent_text",
-                "guidelines_extra", "training_required", "idle_timeout_seconds", "is_open")
+                "guidelines_extra", "training_required", "idle_timeout_seconds", "is_open", "places")
 RULE_FIELDS = ("enabled", "min_gold_answers", "min_gold_accuracy", "set_aside_labels", "too_fast_seconds")
 
 
@@ -26,6 +26,8 @@ def _check_study(study: CrowdStudy) -> None:
     for field in ("quota_pairs", "quota_minutes"):
         if getattr(study, field) is not None and getattr(study, field) < 1:
             raise StudyInvalid(field, f"{field} must be at least 1")
+    if study.places is not None and (isinstance(study.places, bool) or not isinstance(study.places, int) or study.places < 1):
+        raise StudyInvalid("places", "places must be a whole number of at least 1, or empty for no cap")
     if study.platform == CrowdStudy.Platform.PROLIFIC and not study.completion_code.strip():
         raise StudyInvalid("completion_code", "a Prolific study needs the completion code Prolific gave you")
     if study.completion_code and not study.completion_code.replace("-", "").replace("_", "").isalnum():

@@ -2,6 +2,8 @@
 pool twin), and crowd studies over it."""
 from __future__ import annotations
 
+import re
+
 from annotation.models import Pool, PooledPair
 from annotation.services.crowd.studies import study_save
 from annotation.services.pools.build import known_pairs_add
@@ -44,3 +46,22 @@ def mturk_study(pool, **options):
     settings = {"platform": "mturk", "title": "Judge clips", "description": "Say whether a caption fits a clip.",
                 "quota_pairs": 4, "consent_text": "I agree to take part.", "training_required": False} | options
     return study_save(pool=pool, **settings)
+
+
+def ticket_of(page) -> str:
+    """The signed entry ticket of a study link's page (entry, resume or choice form)."""
+    found = re.search(rb'name="ticket" value="([^"]+)"', page.content)
+    assert found, page.content[:500]
+    return found.group(1).decode()
+
+
+def arrive_by_form(client, study, query: str, *, action: str = "agree", **fields):
+    """Opens the study link (a GET: the entry page) and posts its form, as a browser does;
+    returns the POST's response."""
+    page = client.get(f"/study/{study.token}/?{query}")
+    assert page.status_code == 200, (page.status_code, page.content[:300])
+    csrf = re.search(rb'name="csrfmiddlewaretoken" value="([^"]+)"', page.content)
+    form = {"ticket": ticket_of(page), "action": action, **fields}
+    if csrf:
+        form["csrfmiddlewaretoken"] = csrf.group(1).decode()
+    return client.post(f"/study/{study.token}/enter/", form)
