@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
+from annotation.analysis.sample_eval import TRECVID_MAX_RESULT_SIZE
 from annotation.models import Dataset, Pool, Run
 from annotation.services.pools import moments as moment_pools
 from annotation.services.pools import sampled as sampled_pools
@@ -62,8 +63,7 @@ def infap_report(job_id: int) -> None:
     def work(job, progress):
         p = job.params
         report = moment_reports.infap_report_create(pool=Pool.objects.get(pk=p["pool_id"]), run_ids=p.get("run_ids"),
-                                                    max_result_size=p.get("max_result_size",
-                                                                          moment_reports.TRECVID_MAX_RESULT_SIZE),
+                                                    max_result_size=p.get("max_result_size", TRECVID_MAX_RESULT_SIZE),
                                                     created_by=job.created_by, job=job)
         return {"report_id": report.pk, "kind": report.kind}
 

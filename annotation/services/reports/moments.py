@@ -30,15 +30,19 @@ from django.db import transaction
 from annotation.analysis.infap import infap_trec_eval_runs, xinfap_runs
 from annotation.analysis.moments import MomentGroup, moment_recall_table, positive_moments_from_labels
 from annotation.analysis.query_chart import per_query_summary, query_sort_key
+from annotation.analysis.sample_eval import TRECVID_MAX_RESULT_SIZE
 from annotation.analysis.sampled_pools import cell_label
 from annotation.models import (Caption, Clip, Job, MomentPoolDesign, Pool, PooledPair, PoolRun, Prediction, Report, Run,
                                SampledDocument, SampledPoolDesign)
 from annotation.selectors.score_matrix_runs import run_prediction_rows
 from annotation.services.jobs import job_create, job_enqueue, task_names
-from annotation.services.reports.create import ReportError, report_versions
+from annotation.services.reports.kind import ReportError
+from annotation.services.reports.kinds.infap import KIND as INFAP_KIND
+from annotation.services.reports.kinds.moment_metrics import KIND as MOMENT_METRICS_KIND
+from annotation.services.reports.store import report_store
 
-MOMENT_METRICS = "moment_metrics"
-INFAP = "infap"
+MOMENT_METRICS = MOMENT_METRICS_KIND.name
+INFAP = INFAP_KIND.name
 CHUNK = 20_000
 
 
@@ -127,9 +131,8 @@ def moment_metrics_report_create(*, pool: Pool, run_ids: Sequence[int] | None = 
     params = {"pool_id": pool.pk, "run_ids": [run.pk for run in runs], "ks": ks, "iou_thresholds": iou_thresholds,
               "merge_iou_threshold": design.iou_threshold,
               "positives": "original moment plus judged spans resolved relevant; videos matched by video_id"}
-    return Report.objects.create(kind=MOMENT_METRICS, dataset_id=pool.dataset_id, pool=pool,
-                                 title=f"Moment metrics: {pool.name}", params=params, versions=report_versions(), result=result,
-                                 job=job, created_by=created_by)
+    return report_store(kind=MOMENT_METRICS, dataset_id=pool.dataset_id, pool=pool, title=f"Moment metrics: {pool.name}",
+                        params=params, result=result, job=job, created_by=created_by)
 
 
 @transaction.atomic
@@ -178,11 +181,6 @@ def _sampled_qrels(pool: Pool, design: SampledPoolDesign, caption_ext: dict[int,
         counts["relevant"] += relevance >= 1
         counts["waiting"] += bool(sampled and relevance < 0 and state in _STILL_OPEN)
     return dict(qrels), strata
-
-
-#: NIST's sample_eval since 2012 (TRECVID AVS since 2016): a run lists at most 1,000 shots, so AP is
-#: rescaled by R_hat / 1000 when the estimated relevant count R_hat exceeds that.
-TRECVID_MAX_RESULT_SIZE = 1000
 
 
 @transaction.atomic
@@ -239,9 +237,8 @@ def infap_report_create(*, pool: Pool, run_ids: Sequence[int] | None = None, cre
                         "probability 1); a caption's original positive counts as relevant",
               "weights": "Horvitz-Thompson: each judged pair by its own inclusion probability (strata split into cells "
                          "of pairs judged for certain and pairs drawn; annotation/analysis/sampled_pools.py)"}
-    return Report.objects.create(kind=INFAP, dataset_id=pool.dataset_id, pool=pool, title=f"Inferred AP: {pool.name}",
-                                 params=params, versions=report_versions(), result=result,
-                                 job=job, created_by=created_by)
+    return report_store(kind=INFAP, dataset_id=pool.dataset_id, pool=pool, title=f"Inferred AP: {pool.name}",
+                        params=params, result=result, job=job, created_by=created_by)
 
 
 @transaction.atomic
