@@ -2,7 +2,7 @@
 CSV / JSON Lines with full provenance.
 
 Every export streams: rows come from the database in a fixed order through server-side cursors
-(selectors/reports.py), are merged one pair at a time and written straight to the file, so memory
+(selectors/exports.py), are merged one pair at a time and written straight to the file, so memory
 stays flat however large the pool. On PostgreSQL the export reads one REPEATABLE READ snapshot, so
 its streams agree even while raters keep labelling. The file is streamed to the exports storage
 area (EXPORT_ROOT, or a bucket: services/storage), then recorded as an Artefact with its size and SHA-256.
