@@ -20,7 +20,8 @@ from annotation.models import Dataset, MomentMember, Pool, PooledPair, Report
 from annotation.selectors.moments import (infap_csv, moment_metrics_csv, moment_pool_summary, moment_spans, pool_reports,
                                           query_chart_svg, sampled_pool_summary)
 from annotation.services.pools.moments import moment_pool_build_start
-from annotation.services.reports.moments import INFAP, MOMENT_METRICS, infap_report_start, moment_metrics_report_start
+from annotation.services.reports.kinds.infap import INFAP, infap_report_start
+from annotation.services.reports.kinds.moment_metrics import MOMENT_METRICS, moment_metrics_report_start
 from annotation.services.pools.build import PoolError
 from annotation.services.reports.create import ReportError
 from annotation.services.pools.sampled import sampled_pool_build_start

@@ -13,7 +13,7 @@ from annotation.services.evaluation import CONVENTIONS
 from annotation.services.reports import kinds
 from annotation.services.reports.create import ReportError, report_params_clean
 from annotation.services.reports.kind import Param, ReportKind, kind_params_clean
-from annotation.services.reports.moments import infap_report_create, infap_report_start
+from annotation.services.reports.kinds.infap import infap_report_create, infap_report_start
 from annotation.services.reports.registry import POOL_REPORT_KINDS, REPORT_KINDS, kind_title, report_tables
 from api.views.moments import InfapApi
 
