@@ -58,7 +58,7 @@ def main() -> None:
     from annotation.analysis.sampled_pools import build_sampled_pool
     from annotation.models import Dataset, PooledPair
     from annotation.services.datasets.imports import dataset_import
-    from annotation.services.reports.moments import infap_report_create
+    from annotation.services.reports.kinds.infap import infap_report_create
     from annotation.services.datasets.runs import run_import
     from annotation.services.pools.sampled import sampled_pool_create
 

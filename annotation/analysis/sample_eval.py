@@ -63,6 +63,9 @@ __all__ = [
     "topic_sort_key",
 ]
 
+#: NIST's sample_eval since 2012 (TRECVID AVS since 2016): a run lists at most 1,000 shots, so AP is
+#: rescaled by R_hat / 1000 when the estimated relevant count R_hat exceeds that. The one declaration
+#: of this default: the conventions, the infAP report, its API and its job all read it from here.
 TRECVID_MAX_RESULT_SIZE = 1000
 #: sample_eval's ranks before the last one, which is the max result size (1000 in TRECVID).
 SAMPLE_EVAL_PRECISION_RANKS = (5, 10, 15, 20, 30, 100, 200, 500)

@@ -2,7 +2,7 @@
 CSV / JSON Lines with full provenance.
 
 Every export streams: rows come from the database in a fixed order through server-side cursors
-(selectors/reports.py), are merged one pair at a time and written straight to the file, so memory
+(selectors/exports.py), are merged one pair at a time and written straight to the file, so memory
 stays flat however large the pool. On PostgreSQL the export reads one REPEATABLE READ snapshot, so
 its streams agree even while raters keep labelling. The file is streamed to the exports storage
 area (EXPORT_ROOT, or a bucket: services/storage), then recorded as an Artefact with its size and SHA-256.
@@ -49,9 +49,9 @@ from annotation.formats.fire_json import FireJsonWriter
 from annotation.formats.qrels import write_qrels
 from annotation.analysis.aggregation import MODEL_NOTES
 from annotation.models import Artefact, Caption, Clip, Job, Pool, PooledPair
-from annotation.selectors.reports import (export_fire_pair_rows, export_fire_provenance_rows, export_fire_vote_rows,
-                                          export_label_rows, export_provenance_rows, export_qrels_rows, json_value,
-                                          pool_pairs, pool_raters_without_profile)
+from annotation.selectors.exports import (export_fire_pair_rows, export_fire_provenance_rows, export_fire_vote_rows,
+                                          export_label_rows, export_provenance_rows, export_qrels_rows, json_value)
+from annotation.selectors.reports import pool_pairs, pool_raters_without_profile
 from annotation.services.aggregation import AGGREGATION_MODELS, pool_aggregated_labels
 from annotation.services.storage.job_files import job_output_relative
 from annotation.services.accounts.raters import rater_profile

@@ -44,6 +44,9 @@ from annotation.models import Artefact, Caption, Clip, Dataset, Job, Report, Run
 from annotation.selectors.ranking import proxy_inputs, run_similarity
 from annotation.selectors.score_matrix_runs import score_matrix_similarity
 from annotation.services.jobs import job_create, job_enqueue, task_names
+from annotation.services.reports.kinds.proxy_analysis import KIND as PROXY_ANALYSIS
+from annotation.services.reports.kinds.proxy_ndcg import KIND as PROXY_NDCG
+from annotation.services.reports.store import report_store
 from annotation.services.storage import (StoredFileMissing, stored_file_delete, stored_file_local_path,
                                          stored_file_write)
 from annotation.services.storage.job_files import job_output_relative
@@ -317,8 +320,8 @@ def _ndcg_report(*, run: Run, loaded: LoadedMatrix, similarity, result, gain: st
                  job: Job | None) -> Report:
     artefact = loaded.artefact
     p = artefact.params
-    return Report.objects.create(
-        kind="proxy_ndcg", dataset=run.dataset, job=job, created_by=created_by,
+    return report_store(
+        kind=PROXY_NDCG.name, dataset_id=run.dataset_id, job=job, created_by=created_by,
         title=f"nDCG of {run.name} with {loaded.label} ({gain} gain)",
         params={"run_id": run.pk, "run": run.name, "matrix_artefact_id": artefact.pk, "proxy": p["proxy"],
                 "mode": p["mode"], "synsets": p.get("synsets"), "synsets_reason": p.get("synsets_reason"),
@@ -405,8 +408,8 @@ def proxy_analysis_report_create(*, dataset: Dataset, artefacts: list[Artefact],
               for k in range(len(loaded))}
     pearson = [{"a": labels[a], "b": labels[b], "mean": json_number(r_sums[p] / r_used[p]) if r_used[p] else None,
                 "rows_used": int(r_used[p]), "rows_skipped": int(n_rows - r_used[p])} for p, (a, b) in enumerate(pairs)]
-    return Report.objects.create(
-        kind="proxy_analysis", dataset=dataset, job=job, created_by=created_by,
+    return report_store(
+        kind=PROXY_ANALYSIS.name, dataset_id=dataset.pk, job=job, created_by=created_by,
         title=f"Proxy statistics of {dataset.name}: {', '.join(labels)}",
         params={"matrices": {labels[k]: m.artefact.pk for k, m in enumerate(loaded)}, "thresholds": t,
                 "relevant": "captions with S >= threshold, the clip's own captions included",

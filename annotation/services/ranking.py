@@ -31,6 +31,8 @@ from annotation.services.jobs import job_create, job_enqueue
 from annotation.services.proxy_matrices import (ProxyError, json_number, library_versions, proxy_requirements_check,
                                                 staged_progress)
 from annotation.services.accounts.raters import access_grant, rater_profile
+from annotation.services.reports.kinds.human_proxy import KIND as HUMAN_PROXY
+from annotation.services.reports.store import report_store
 from annotation.services.jobs import task_names
 
 MAX_HELD_PER_STUDY = 2  # the task on screen and the next one, preloaded
@@ -383,8 +385,8 @@ def ranking_report_create(*, study: RankingStudy, created_by=None, job: Job | No
     Kendall's W (mean over tasks) and Krippendorff's alpha (ordinal) of the orderings."""
     per_proxy = {proxy: _proxy_entry(ranking_rated_tasks(study=study, proxy=proxy)) for proxy in study.proxies}
     tasks = RankingTask.objects.filter(study=study)
-    return Report.objects.create(
-        kind="human_proxy", dataset=study.dataset, job=job, created_by=created_by,
+    return report_store(
+        kind=HUMAN_PROXY.name, dataset_id=study.dataset_id, job=job, created_by=created_by,
         title=f"Human-to-proxy agreement: {study.name}",
         params={"study_id": study.pk, "study": study.name, "proxies": study.proxies, "n_clips": study.n_clips,
                 "seed": study.seed, "mode": study.mode, "synsets": study.synsets, "min_fraction": study.min_fraction,

@@ -3,10 +3,12 @@ from __future__ import annotations
 
 from celery import shared_task
 
+from annotation.analysis.sample_eval import TRECVID_MAX_RESULT_SIZE
 from annotation.models import Dataset, Pool, Run
 from annotation.services.pools import moments as moment_pools
 from annotation.services.pools import sampled as sampled_pools
-from annotation.services.reports import moments as moment_reports
+from annotation.services.reports.kinds.infap import infap_report_create
+from annotation.services.reports.kinds.moment_metrics import moment_metrics_report_create
 from annotation.services.jobs import job_execute, task_names
 
 
@@ -49,7 +51,7 @@ def build_sampled_pool(job_id: int) -> None:
 def moment_metrics_report(job_id: int) -> None:
     def work(job, progress):
         p = job.params
-        report = moment_reports.moment_metrics_report_create(
+        report = moment_metrics_report_create(
             pool=Pool.objects.get(pk=p["pool_id"]), run_ids=p.get("run_ids"), ks=p.get("ks", (1, 5, 10)),
             iou_thresholds=p.get("iou_thresholds", (0.5, 0.7)), created_by=job.created_by, job=job)
         return {"report_id": report.pk, "kind": report.kind}
@@ -61,9 +63,8 @@ def moment_metrics_report(job_id: int) -> None:
 def infap_report(job_id: int) -> None:
     def work(job, progress):
         p = job.params
-        report = moment_reports.infap_report_create(pool=Pool.objects.get(pk=p["pool_id"]), run_ids=p.get("run_ids"),
-                                                    max_result_size=p.get("max_result_size",
-                                                                          moment_reports.TRECVID_MAX_RESULT_SIZE),
+        report = infap_report_create(pool=Pool.objects.get(pk=p["pool_id"]), run_ids=p.get("run_ids"),
+                                                    max_result_size=p.get("max_result_size", TRECVID_MAX_RESULT_SIZE),
                                                     created_by=job.created_by, job=job)
         return {"report_id": report.pk, "kind": report.kind}
 

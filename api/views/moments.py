@@ -15,11 +15,13 @@ from rest_framework.generics import ListAPIView
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation.analysis.sample_eval import TRECVID_MAX_RESULT_SIZE
 from annotation.models import Dataset, MomentMember, Pool, PooledPair, Report
 from annotation.selectors.moments import (infap_csv, moment_metrics_csv, moment_pool_summary, moment_spans, pool_reports,
                                           query_chart_svg, sampled_pool_summary)
 from annotation.services.pools.moments import moment_pool_build_start
-from annotation.services.reports.moments import INFAP, MOMENT_METRICS, infap_report_start, moment_metrics_report_start
+from annotation.services.reports.kinds.infap import INFAP, infap_report_start
+from annotation.services.reports.kinds.moment_metrics import MOMENT_METRICS, moment_metrics_report_start
 from annotation.services.pools.build import PoolError
 from annotation.services.reports.create import ReportError
 from annotation.services.pools.sampled import sampled_pool_build_start
@@ -216,7 +218,7 @@ class InfapApi(APIView):
     class InputSerializer(serializers.Serializer):
         runs = serializers.ListField(child=serializers.IntegerField(), min_length=1, required=False)
         max_result_size = serializers.IntegerField(min_value=1, max_value=1_000_000, allow_null=True, required=False,
-                                                   default=1000)
+                                                   default=TRECVID_MAX_RESULT_SIZE)
 
     @extend_schema(responses=ReportSummarySerializer(many=True))
     def get(self, request, pool_id: int):

@@ -20,11 +20,13 @@ from rest_framework.views import APIView
 
 from annotation.formats.csv_safe import safe_csv_writer
 from annotation.models import Artefact, Pool, Report
-from annotation.selectors.reports import artefact_list, report_list, report_tables
+from annotation.selectors.exports import artefact_list
+from annotation.selectors.reports import report_list
 from annotation.services.aggregation import AGGREGATION_MODELS
 from annotation.services.exports import EXPORT_FORMATS, ExportError
-from annotation.services.jobs.reports import export_start, report_start
-from annotation.services.reports.create import REPORT_KINDS, ReportError
+from annotation.services.jobs.reports import export_start
+from annotation.services.reports.create import ReportError, report_start
+from annotation.services.reports.registry import POOL_REPORT_KINDS, report_tables
 from api.downloads import stored_file_download
 from api.params import query_int
 from api.permissions import IsAdmin, IsAdminOrResearcherReadOnly
@@ -83,7 +85,7 @@ class PoolReportCreateApi(APIView):
     permission_classes = [IsAdmin]
 
     class InputSerializer(serializers.Serializer):
-        kind = serializers.ChoiceField(choices=REPORT_KINDS)
+        kind = serializers.ChoiceField(choices=POOL_REPORT_KINDS)
         params = serializers.DictField(required=False, default=dict)
 
     @extend_schema(request=InputSerializer, responses={202: JobOutputSerializer})

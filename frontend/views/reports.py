@@ -16,26 +16,20 @@ from django.utils.safestring import SafeString, mark_safe
 from annotation import roles
 from annotation.models import Dataset, Pool
 from annotation.models.reports import JudgmentSet
-from annotation.selectors.reports import (artefact_list, judgment_sets_listed, report_list, report_rater_names,
-                                          report_tables, scorable_runs)
+from annotation.selectors.exports import artefact_list
+from annotation.selectors.reports import judgment_sets_listed, report_list, report_rater_names, scorable_runs
 from annotation.services.evaluation import CONVENTIONS
 from annotation.services.exports import EXPORT_FORMATS
 from annotation.services.judgment_sets.agreement import LEVELS
 from annotation.services.judgment_sets.counts import counts_in_words
 from annotation.services.judgment_sets.imports import JUDGMENT_FORMATS, MOMENT_FORMATS, REPEAT_RULES
-from annotation.services.reports.create import KIND_TITLES
+from annotation.services.reports.registry import POOL_REPORT_KINDS, kind_title, report_tables
 from frontend.views.access import page_for
 from frontend.views.judging_reports import judging_report_links, judging_simulation_charts
 
 BAR_HEIGHT = 18
 LABEL_WIDTH = 150
 PLOT_WIDTH = 420
-
-#: Titles of every report kind the pages show; KIND_TITLES holds only the kinds a pool's report form
-#: starts, the others come from a judgment set.
-PAGE_KIND_TITLES = KIND_TITLES | {"evaluation": "Evaluation against a judgment set",
-                                  "judgment_set_agreement": "Agreement of a judgment set",
-                                  "judging_simulation": "Judging simulation"}
 
 #: What each importable format is, shown beside the import form's format choice.
 FORMAT_HINTS = {
@@ -211,13 +205,14 @@ def report_index(request):
     is_admin = roles.is_admin(request.user)
     judgment_sets = judgment_sets_listed()
     reports = report_list()[:200]
-    context = {"reports": [(r, PAGE_KIND_TITLES.get(r.kind, r.kind)) for r in reports],
-               "exports": artefact_list()[:200], "is_admin": is_admin, "kind_titles": PAGE_KIND_TITLES,
+    context = {"reports": [(r, kind_title(r.kind)) for r in reports],
+               "exports": artefact_list()[:200], "is_admin": is_admin,
                "judgment_sets": [(s, counts_in_words(s.counts)) for s in judgment_sets]}
     if is_admin:
         formats = dict(JudgmentSet.Format.choices)
         context |= {"pools": Pool.objects.select_related("dataset").order_by("dataset__name", "name"),
-                    "datasets": Dataset.objects.order_by("name"), "kinds": KIND_TITLES,
+                    "datasets": Dataset.objects.order_by("name"),
+                    "kinds": {kind: kind_title(kind) for kind in POOL_REPORT_KINDS},
                     "export_formats": list(EXPORT_FORMATS),
                     "judgment_formats": [(f, formats[f], FORMAT_HINTS.get(f, "")) for f in JUDGMENT_FORMATS],
                     "repeat_rules": REPEAT_RULES, "levels": LEVELS, "conventions": CONVENTIONS,

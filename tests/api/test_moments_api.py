@@ -9,7 +9,8 @@ import pytest
 
 from annotation.models import Job, MomentPoolDesign, Pool, PooledPair, Report
 from annotation.services.pools.moments import moment_pool_create
-from annotation.services.reports.moments import infap_report_create, moment_metrics_report_create
+from annotation.services.reports.kinds.infap import infap_report_create
+from annotation.services.reports.kinds.moment_metrics import moment_metrics_report_create
 from annotation.services.accounts.raters import memberships_grant
 from annotation.services.pools.sampled import sampled_pool_create
 from tests.annotation.services.test_moment_pools import moment_run

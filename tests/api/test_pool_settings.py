@@ -7,7 +7,8 @@ import pytest
 from rest_framework.test import APIClient
 
 from annotation.models import Pool, PooledPair
-from annotation.services.pools.build import PoolError, needs_second_label, pool_settings_update
+from annotation.analysis.pair_hashes import needs_second_label
+from annotation.services.pools.build import PoolError, pool_settings_update
 from annotation.services.accounts.raters import memberships_grant
 from tests.factories import label_pair, lease_pair_for, make_pool_with_runs, make_rater, make_user
 

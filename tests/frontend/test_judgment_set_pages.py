@@ -10,7 +10,7 @@ import pytest
 from django.test import Client
 
 from annotation.models import Report, Run
-from annotation.selectors.reports import report_tables
+from annotation.services.reports.registry import report_tables
 from annotation.services.judgment_sets.counts import counts_in_words
 from annotation.services.judgment_sets.from_pool import judgment_set_from_pool
 from annotation.services.judgment_sets.imports import JUDGMENT_FORMATS, judgments_import

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from annotation.services.pools.moments import moment_pool_create
-from annotation.services.reports.moments import infap_report_create, moment_metrics_report_create
+from annotation.services.reports.kinds.infap import infap_report_create
+from annotation.services.reports.kinds.moment_metrics import moment_metrics_report_create
 from annotation.services.pools.build import pool_create
 from annotation.services.pools.sampled import sampled_pool_create
 from tests.annotation.services.test_moment_pools import moment_run

@@ -10,7 +10,9 @@ import pytest
 from django.test import Client
 
 from annotation.models import RaterProfile
-from annotation.selectors.reports import COLUMN_LABELS, report_rater_names, report_tables
+from annotation.selectors.reports import report_rater_names
+from annotation.services.reports.registry import report_tables
+from annotation.services.reports.tables import COLUMN_LABELS
 from annotation.services.reports.create import report_create
 from tests.annotation.services.test_report_metrics import example_pool
 from tests.factories import make_user

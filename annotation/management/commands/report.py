@@ -4,8 +4,11 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation.formats.csv_safe import safe_csv_writer
 from annotation.models import Pool
-from annotation.selectors.reports import report_tables
-from annotation.services.reports.create import REPORT_KINDS, ReportError, report_create
+from annotation.models.reports import JudgmentSet
+from annotation.services.machine_judges import MachineJudgeError, judgment_set_machine_judge
+from annotation.services.machine_judges.reports import machine_judge_report_create
+from annotation.services.reports.create import ReportError, report_create
+from annotation.services.reports.registry import POOL_REPORT_KINDS, report_tables
 
 from ._progress import ConsoleProgress
 
@@ -46,7 +49,7 @@ class Command(BaseCommand):
         target.add_argument("--judgment-set", type=int, metavar="ID",
                             help="With --kind machine_judge: a judge of this judgment set (--param judge=ID unless the "
                                  "set has one) measured against the set's verdicts.")
-        parser.add_argument("--kind", required=True, choices=REPORT_KINDS)
+        parser.add_argument("--kind", required=True, choices=POOL_REPORT_KINDS)
         parser.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                             help="A report parameter, e.g. --param n_boot=2000 --param ks=[1,5,10]. Repeatable.")
         output = parser.add_mutually_exclusive_group()
@@ -89,11 +92,6 @@ class Command(BaseCommand):
 
     @staticmethod
     def _judgment_set_report(judgment_set_id: int, kind: str, params: dict, progress):
-        # Imported here: the other kinds never need the machine-judge services.
-        from annotation.models.reports import JudgmentSet
-        from annotation.services.machine_judges import (MachineJudgeError, judgment_set_machine_judge,
-                                                        machine_judge_report_create)
-
         if kind != "machine_judge":
             raise CommandError(f"--judgment-set takes --kind machine_judge; a {kind} report is a pool's (--pool)")
         judgment_set = JudgmentSet.objects.filter(pk=judgment_set_id).first()

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+from annotation.analysis.sample_eval import TRECVID_MAX_RESULT_SIZE
+
 
 @dataclass(frozen=True)
 class Conventions:
@@ -36,7 +38,7 @@ class Conventions:
 
 
 CONVENTIONS: dict[str, Conventions] = {
-    "trecvid": Conventions("trecvid", 1000, "NIST sample_eval.pl, TRECVID AVS since 2016"),
+    "trecvid": Conventions("trecvid", TRECVID_MAX_RESULT_SIZE, "NIST sample_eval.pl, TRECVID AVS since 2016"),
     "trec": Conventions("trec", None, "trec_eval 9, default options"),
     "qvhighlights": Conventions(
         "qvhighlights", 10, "Moment-DETR standalone_eval", relevance_level=None,

@@ -17,7 +17,8 @@ from annotation.services.jobs.dispatch import job_enqueue
 from annotation.services.jobs.lifecycle import job_create
 from annotation.services.judgment_sets.agreement import LEVELS, AgreementOptionsError
 from annotation.services.judgment_sets.imports import REPEAT_RULES
-from annotation.services.machine_judges import judgment_set_machine_judge, machine_judge_set_params_clean
+from annotation.services.machine_judges import judgment_set_machine_judge
+from annotation.services.reports.kinds.machine_judge import machine_judge_set_params_clean
 
 
 @transaction.atomic

@@ -1,4 +1,5 @@
-"""Reports, exports and judgment imports started from the API or the pages, as background jobs.
+"""Exports and judgment imports started from the API or the pages, as background jobs (reports
+start in annotation/services/reports/create.py).
 
 Each start checks the request first (so a mistake gets a 400, not a failed job), then creates the
 job and queues it once the transaction commits.
@@ -15,16 +16,7 @@ from annotation.services.storage import job_files as files
 from annotation.services.jobs.dispatch import job_enqueue
 from annotation.services.jobs.lifecycle import job_create
 from annotation.services.judgment_sets.imports import JudgmentsImportError
-from annotation.services.reports.create import report_params_clean
 from annotation.services.storage.uploads import upload_store
-
-
-@transaction.atomic
-def report_start(*, pool: Pool, kind: str, params: dict | None, created_by) -> Job:
-    clean = report_params_clean(kind=kind, params=params, pool=pool)
-    job = job_create(kind=f"report_{kind}", params={"pool_id": pool.pk, "kind": kind, "params": clean},
-                     created_by=created_by)
-    return job_enqueue(job=job, task=task_names.COMPUTE_REPORT)
 
 
 @transaction.atomic

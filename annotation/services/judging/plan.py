@@ -12,6 +12,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.analysis.judging.strategies import BANDIT_VARIANTS, STRATEGIES, inclusion_probabilities
+from annotation.analysis.pair_hashes import queue_positions
 from annotation.models import Pool, PooledPair, PoolQuery
 from annotation.services.judging.order import (NOT_SAMPLED, OPEN, STOPPED, n_queries_of, pair_column_write,
                                                queries_snapshots, query_lock, query_reopen_pairs, query_refresh,
@@ -125,9 +126,7 @@ def pool_judging_refresh(*, pool: Pool, now=None, design: bool = False, reopen: 
 
 
 def _pool_order_keys(pool: Pool) -> int:
-    """Today's order: the seeded hash of (caption, clip) that services/pools.py gives at build."""
-    from annotation.services.pools.build import queue_positions  # pools.py calls this module at build
-
+    """Today's order: the seeded hash of (caption, clip) that a pool's build gives."""
     rows = list(PooledPair.objects.filter(pool=pool, role=PooledPair.Role.POOL, state__in=[OPEN, STOPPED], vote_count=0)
                 .values_list("pk", "caption__external_id", "clip__external_id", "queue_order"))
     if not rows:

@@ -35,12 +35,14 @@ from django.db import transaction
 from django.db.models import Count
 
 from annotation.models import Artefact, Caption, Clip, Job, Pool, PooledPair, Report, Run
+from annotation.provenance import report_versions
 from annotation.models.reports import JudgmentSet
 from annotation.selectors.reports import dataset_captions, pool_pairs, pool_runs, run_rankings
 from annotation.services.jobs import task_names
 from annotation.services.jobs.dispatch import job_enqueue
 from annotation.services.jobs.lifecycle import job_create
-from annotation.services.reports.create import json_ready, report_versions
+from annotation.services.reports.kinds.judging_simulation import KIND as JUDGING_SIMULATION
+from annotation.services.reports.store import report_store
 from annotation.services.storage import stored_file_delete, stored_file_open, stored_file_write
 from annotation.services.storage.job_files import job_output_relative
 
@@ -421,12 +423,12 @@ def judging_simulation_store(*, dataset_id: int, pool: Pool | None, inputs: Judg
     written: list[str] = []
     try:
         with transaction.atomic():
-            report = Report.objects.create(
-                kind="judging_simulation", dataset_id=dataset_id, pool=pool, job=job, created_by=created_by,
-                title=f"Judging simulation: {what}", params=json_ready(params | {"source": inputs.source}),
+            report = report_store(
+                kind=JUDGING_SIMULATION.name, dataset_id=dataset_id, pool=pool, job=job, created_by=created_by,
+                title=f"{JUDGING_SIMULATION.title}: {what}", params=params | {"source": inputs.source},
                 versions=analysis_versions(),
-                result=json_ready(summary | {"counts": inputs.counts, "notes": inputs.notes,
-                                             "files": [CSV_NAME, *(f"{c}.svg" for c in CHART_NAMES)]}))
+                result=summary | {"counts": inputs.counts, "notes": inputs.notes,
+                                  "files": [CSV_NAME, *(f"{c}.svg" for c in CHART_NAMES)]})
             folder = Path("judging_simulations") / f"{report.pk}-{uuid.uuid4().hex[:8]}"
             common = {"dataset_id": dataset_id, "report": report, "folder": folder, "job": job, "written": written}
             _write_artefact(name=CSV_NAME, text=curves_csv(result), kind="judging_curves_csv",

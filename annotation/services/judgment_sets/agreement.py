@@ -30,7 +30,7 @@ from annotation.analysis.agreement import agreement, percent_agreement, rater_st
 from annotation.analysis.repeats import REPEAT_RULES, resolve_repeats
 from annotation.formats.errors import IssueCollector
 from annotation.formats.rater_labels import read_rater_labels
-from annotation.services.reports.create import json_ready, report_versions
+from annotation.provenance import json_ready, report_versions
 
 AGREEMENT_FORMATS = ("rater_labels",)
 LEVELS = ("nominal", "ordinal", "interval")

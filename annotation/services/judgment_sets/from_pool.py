@@ -17,7 +17,7 @@ from annotation.formats.errors import FileIssue, ImportRejected
 from annotation.formats.qrels import write_qrels
 from annotation.models import Pool
 from annotation.models.reports import JudgmentSet
-from annotation.selectors.reports import export_qrels_rows
+from annotation.selectors.exports import export_qrels_rows
 
 from .imports import JudgmentsImportResult, judgments_import
 

@@ -22,9 +22,12 @@ from django.db import transaction
 
 from annotation.models import Caption, Prediction, Run
 from annotation.models.reports import JudgmentSet, Report
+from annotation.provenance import json_ready
 from annotation.services.evaluation import Evaluation, EvaluationError, evaluate
 from annotation.services.evaluation.writers import as_json
-from annotation.services.reports.create import json_ready, report_versions
+from annotation.services.reports.kinds.evaluation import KIND as EVALUATION
+from annotation.services.reports.kinds.judgment_set_agreement import KIND as JUDGMENT_SET_AGREEMENT
+from annotation.services.reports.store import report_store
 
 from .agreement import AgreementOptionsError, agreement_file_compute
 from .storage import judgment_file_path
@@ -148,9 +151,9 @@ def evaluation_report_store(*, evaluation: Evaluation, judgment_set: JudgmentSet
               "runs": [json_ready(as_json(scores, evaluation.judgments, evaluation.conventions))
                        for scores in evaluation.runs]}
     with transaction.atomic():
-        return Report.objects.create(kind="evaluation", dataset_id=judgment_set.dataset_id, job=job,
-                                     title=f"Evaluation against {judgment_set.name}", params=json_ready(params),
-                                     versions=report_versions(), result=result, created_by=created_by)
+        return report_store(kind=EVALUATION.name, dataset_id=judgment_set.dataset_id, job=job,
+                            title=f"Evaluation against {judgment_set.name}", params=params, result=result,
+                            created_by=created_by)
 
 
 def judgment_set_agreement(*, judgment_set: JudgmentSet, level: str = "nominal", binarize_at: float | None = None,
@@ -170,8 +173,6 @@ def judgment_set_agreement(*, judgment_set: JudgmentSet, level: str = "nominal",
 def agreement_report_store(*, result: dict, judgment_set: JudgmentSet, params: dict, created_by=None,
                            job=None) -> Report:
     """Report(kind="judgment_set_agreement") with the agreement result and its parameters."""
-    versions = result.get("versions") or report_versions()
-    return Report.objects.create(kind="judgment_set_agreement", dataset_id=judgment_set.dataset_id, job=job,
-                                 title=f"Agreement of {judgment_set.name}",
-                                 params=json_ready({"judgment_set_id": judgment_set.pk, **params}),
-                                 versions=versions, result=result, created_by=created_by)
+    return report_store(kind=JUDGMENT_SET_AGREEMENT.name, dataset_id=judgment_set.dataset_id, job=job,
+                        title=f"Agreement of {judgment_set.name}", params={"judgment_set_id": judgment_set.pk, **params},
+                        versions=result.get("versions"), result=result, created_by=created_by)

@@ -9,8 +9,9 @@ Import (`machine_judge_import`) is all or nothing: every problem of the file is 
 file, line and field (unknown caption or clip, a pair outside the pool or set, a pair judged twice,
 a bad label or score, two models in one file), and if there is any nothing is written.
 
-Report (kind `machine_judge`; `machine_judge_report_create` for any judge, `machine_judge_report_compute`
-as the pool report kind), against the pool's resolved labels or the judgment set's verdicts:
+Report (kind `machine_judge`, declared in annotation/services/reports/kinds/machine_judge.py;
+`machine_judge_report_create` in .reports for any judge; `machine_judge_result` computes it),
+against the pool's resolved labels or the judgment set's verdicts:
 - Cohen's kappa with a 95% bootstrap percentile interval over pairs, and the confusion matrix,
   over the pairs with both a resolved human label and a machine label;
 - per-query disagreement (captions sorted by how many of their pairs the two disagree on);
@@ -37,7 +38,7 @@ from annotation.formats.errors import IssueCollector
 from annotation.formats.machine_judgments import file_format_from_name, read_machine_judgments
 from annotation.formats.text_lines import file_checksum
 from annotation.models import Caption, Clip, Dataset, MachineJudge, MachineJudgment, Pool, PooledPair, Run
-from annotation.models.reports import ImportedJudgment, JudgmentSet, Report
+from annotation.models.reports import ImportedJudgment, JudgmentSet
 from annotation.selectors.reports import dataset_captions, pool_pairs, pool_runs, run_rankings
 
 MEASURE = "AP (trec_eval map at the pool depth, every caption averaged in)"
@@ -218,7 +219,7 @@ def machine_judge_result(*, judge: MachineJudge, depth: int, n_boot: int = 1000,
     }
 
 
-def _judge_named(judges, judge_id: int | None, where: str) -> MachineJudge:
+def judge_named(judges, judge_id: int | None, where: str) -> MachineJudge:
     """The judge `judge_id` among `judges`, or their only one when no id is given."""
     if judge_id is not None:
         if isinstance(judge_id, bool) or not isinstance(judge_id, int):
@@ -234,49 +235,7 @@ def _judge_named(judges, judge_id: int | None, where: str) -> MachineJudge:
     return found[0]
 
 
-def machine_judge_report_compute(*, pool: Pool, params: dict, progress=None) -> dict:
-    """The `machine_judge` report kind: `params['judge']` names a judge of this pool (default: the
-    pool's only machine judge)."""
-    judge = _judge_named(MachineJudge.objects.filter(pool=pool), params.get("judge"), f"pool '{pool.name}'")
-    return machine_judge_result(judge=judge, depth=params["depth"], n_boot=params["n_boot"], seed=params["seed"],
-                                confidence=params["confidence"])
-
-
 def judgment_set_machine_judge(*, judgment_set: JudgmentSet, judge_id: int | None = None) -> MachineJudge:
     """The set's judge `judge_id`, or its only machine judge."""
-    return _judge_named(MachineJudge.objects.filter(judgment_set=judgment_set).select_related("dataset", "judgment_set"),
+    return judge_named(MachineJudge.objects.filter(judgment_set=judgment_set).select_related("dataset", "judgment_set"),
                         judge_id, f"judgment set '{judgment_set.name}'")
-
-
-def machine_judge_set_params_clean(*, judge: MachineJudge, params: dict | None) -> dict:
-    """A set judge's report parameters, checked as a pool report's are. A set has no pool depth:
-    runs are ranked at SET_DEPTH unless `depth` says otherwise (the depth a judging simulation from
-    a set uses too)."""
-    from annotation.services.reports.create import report_params_clean  # it imports this module on use
-
-    params = dict(params or {})
-    if params.get("depth") is None:
-        params["depth"] = SET_DEPTH
-    params["judge"] = judge.pk
-    return report_params_clean(kind="machine_judge", params=params, pool=None)
-
-
-def machine_judge_report_create(*, judge: MachineJudge, params: dict | None = None, created_by=None, job=None,
-                                progress=None) -> Report:
-    """Measures the judge against people and stores the `machine_judge` report: a pool judge's is
-    the pool's report (against its resolved labels), a set judge's belongs to the dataset, measured
-    against the set's verdicts, with the set named in its parameters."""
-    from annotation.services.reports.create import KIND_TITLES, json_ready, report_create, report_versions
-
-    if judge.pool_id is not None:
-        return report_create(pool=judge.pool, kind="machine_judge", params=dict(params or {}) | {"judge": judge.pk},
-                             created_by=created_by, job=job, progress=progress)
-    clean = machine_judge_set_params_clean(judge=judge, params=params)
-    result = machine_judge_result(judge=judge, depth=clean["depth"], n_boot=clean["n_boot"], seed=clean["seed"],
-                                  confidence=clean["confidence"])
-    with transaction.atomic():
-        return Report.objects.create(kind="machine_judge", dataset_id=judge.dataset_id, pool=None,
-                                     title=f"{KIND_TITLES['machine_judge']}: {judge.name} on {judge.judgment_set.name}",
-                                     params=clean | {"judgment_set_id": judge.judgment_set_id},
-                                     versions=report_versions(), result=json_ready(result), job=job,
-                                     created_by=created_by)

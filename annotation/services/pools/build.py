@@ -1,8 +1,9 @@
 """Building pools: the union of runs' top-k pairs per caption, deduplicated, with provenance.
 
-Queue order and the redundancy draw come from a seeded hash of the pair (caption, clip) rather
-than from a random stream, so they are reproducible and do not depend on which run brought a
-pair in or when: adding a run later gives the pairs it shares with the pool the same treatment.
+Queue order and the redundancy draw come from a seeded hash of the pair (caption, clip)
+(annotation/analysis/pair_hashes.py), so they are reproducible and do not depend on which run
+brought a pair in or when: adding a run later gives the pairs it shares with the pool the same
+treatment.
 
 Pairs that the dataset's imported judgments (published FIRE or qrels files) already cover are not
 queued: they are resolved from the imported verdict (or marked a disagreement), so a new run only
@@ -12,13 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-import hashlib
-
 import numpy as np
 from django.db import connection, transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
+from annotation.analysis.pair_hashes import needs_second_label, queue_positions
 from annotation.formats.csv_uploads import csv_rows
 from annotation.formats.errors import IssueCollector
 from annotation.models import Caption, Clip, PairProvenance, Pool, PooledPair, PoolRun, Prediction, Run
@@ -29,29 +29,10 @@ from annotation.services.judging import (JudgingError, judging_settings_check, p
 from annotation.models.reports import ImportedJudgment
 
 BATCH = 5000
-MASK63 = (1 << 63) - 1
 
 
 class PoolError(ValueError):
     """A pool request that cannot be carried out; the message says why."""
-
-
-def pair_hashes(caption_keys: Iterable[str], clip_keys: Iterable[str], seed: int, salt: str) -> np.ndarray:
-    """64-bit hashes of (seed, salt, caption id, clip id), on external ids so that a pool rebuilt
-    in another database gets the same queue order and the same redundancy draw."""
-    prefix = f"{seed}\x1f{salt}\x1f".encode()
-    return np.fromiter((int.from_bytes(hashlib.blake2b(prefix + c.encode() + b"\x1f" + v.encode(), digest_size=8).digest(), "little")
-                        for c, v in zip(caption_keys, clip_keys)), dtype=np.uint64)
-
-
-def queue_positions(caption_keys, clip_keys, seed: int) -> np.ndarray:
-    return (pair_hashes(caption_keys, clip_keys, seed, "order") & np.uint64(MASK63)).astype(np.int64)
-
-
-def needs_second_label(caption_keys, clip_keys, seed: int, fraction: float) -> np.ndarray:
-    """A seeded Bernoulli(fraction) draw per pair; about `fraction` of pairs are chosen."""
-    u = pair_hashes(caption_keys, clip_keys, seed, "redundancy") >> np.uint64(11)
-    return (u.astype(np.float64) / float(1 << 53)) < fraction
 
 
 @transaction.atomic

@@ -16,10 +16,11 @@ from dataclasses import dataclass
 from django.db import transaction
 
 from annotation.analysis import moments as analysis
+from annotation.analysis.pair_hashes import needs_second_label, queue_positions
 from annotation.models import (Caption, Clip, Dataset, Job, MomentMember, MomentPoolDesign, PairProvenance, Pool,
                                PooledPair, PoolRun, Prediction, Run)
 from annotation.services.jobs import job_create, job_enqueue, task_names
-from annotation.services.pools.build import BATCH, PoolError, needs_second_label, queue_positions
+from annotation.services.pools.build import BATCH, PoolError
 
 
 def span_key(clip_external_id: str, start: float, end: float) -> str:

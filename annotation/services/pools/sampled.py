@@ -12,7 +12,7 @@ probability, because the infAP estimators need the unjudged part of the pool too
 
 Imported judgments (the dataset's ImportedJudgment rows, from judgment sets that seed pools) are
 taken as they are in ordinary pools: a pooled pair they cover is not queued but resolved from the
-imported verdict (services/pools.py `_apply_imported_judgments`; a published disagreement becomes
+imported verdict (services/pools/build.py `_apply_imported_judgments`; a published disagreement becomes
 a disagreement pair). For the estimates such a pair is judged with certainty: it is kept as a
 sampled document with inclusion probability 1, and the stratum's sample is drawn from the pairs
 not covered, at the stratum's rate (annotation.analysis.sampled_pools explains the census/open
@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from django.db import transaction
 
+from annotation.analysis.pair_hashes import needs_second_label, queue_positions
 from annotation.analysis.sampled_pools import PooledDocument, build_sampled_pool, validate_strata
 from annotation.models import (Caption, Clip, Dataset, Job, PairProvenance, Pool, PooledPair, PoolRun, Run,
                                SampledDocument, SampledPoolDesign)
@@ -33,7 +34,7 @@ from annotation.models.reports import ImportedJudgment
 from annotation.selectors.score_matrix_runs import run_prediction_rows
 from annotation.services.bulk import rows_insert
 from annotation.services.jobs import job_create, job_enqueue, task_names
-from annotation.services.pools.build import BATCH, PoolError, _apply_imported_judgments, needs_second_label, queue_positions
+from annotation.services.pools.build import BATCH, PoolError, _apply_imported_judgments
 
 MAX_DEPTH = 1000
 

@@ -1,1 +1,3 @@
-"""Reports: parameters checked, computed from a pool's labels and stored with the versions that made them."""
+"""Reports as a registry: each kind declared once in kinds/ (parameters, compute, tables; kind.py says
+how), listed in registry.py; create.py creates a pool report or starts its job, store.py writes every
+kind's Report row with its parameters and library versions, tables.py lays stored results out."""

@@ -10,7 +10,7 @@ import pytest
 from django.conf import settings
 
 from annotation.models import Artefact, PooledPair, RaterProfile
-from annotation.selectors.reports import LABEL_EXPORT_KINDS, artefact_list
+from annotation.selectors.exports import LABEL_EXPORT_KINDS, artefact_list
 from annotation.services.exports import EXPORT_FORMATS, ExportError, artefact_file, export_create
 from annotation.services.judgment_sets.imports import judgments_import
 from annotation.services.pools.build import pool_create

@@ -6,7 +6,7 @@ import pytest
 
 from annotation.models import Caption, Clip, Dataset, PooledPair
 from annotation.services.pools.moments import moment_pool_create
-from annotation.services.reports.moments import moment_metrics_report_create
+from annotation.services.reports.kinds.moment_metrics import moment_metrics_report_create
 from annotation.services.accounts.raters import memberships_grant
 from annotation.services.reports.create import ReportError
 from tests.annotation.services.test_moment_pools import moment_run

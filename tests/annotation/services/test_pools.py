@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from annotation.models import Label, PairProvenance, PooledPair, Prediction, Run
-from annotation.services.pools.build import (PoolError, known_pairs_add, needs_second_label, pool_add_run, pool_create,
-                                       queue_positions)
+from annotation.analysis.pair_hashes import needs_second_label, queue_positions
+from annotation.services.pools.build import PoolError, known_pairs_add, pool_add_run, pool_create
 from tests.factories import make_pool_with_runs, make_rater
 
 pytestmark = pytest.mark.django_db

@@ -7,7 +7,7 @@ import pytest
 from annotation.analysis.infap import infap_trec_eval, xinfap
 from annotation.analysis.sampled_pools import build_sampled_pool
 from annotation.models import PooledPair, Report
-from annotation.services.reports.moments import infap_report_create
+from annotation.services.reports.kinds.infap import infap_report_create
 from annotation.services.accounts.raters import memberships_grant
 from annotation.services.reports.create import ReportError
 from annotation.services.pools.sampled import sampled_pool_create

@@ -22,7 +22,7 @@ from annotation.analysis.infap import SAMPLE_EVAL_EPSILON as EPS
 from annotation.models import Caption, Clip, Dataset, PooledPair, Report, SampledDocument
 from annotation.selectors.pools import pool_pairs_left
 from annotation.services.judgment_sets.imports import judgments_import
-from annotation.services.reports.moments import infap_report_create
+from annotation.services.reports.kinds.infap import infap_report_create
 from annotation.services.accounts.raters import memberships_grant
 from annotation.services.pools.sampled import sampled_pool_create
 from tests.annotation.analysis.test_infap import sample_eval_reference

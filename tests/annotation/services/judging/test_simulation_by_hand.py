@@ -9,7 +9,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from annotation.models import Artefact, PooledPair
-from annotation.selectors.reports import report_tables
+from annotation.services.reports.registry import report_tables
 from annotation.services.judging.simulation import judging_report_file, judging_simulation_create
 from tests.annotation.services.judging.simulation_world import tiny_world
 

@@ -7,7 +7,7 @@ import math
 import pytest
 
 from annotation.models import PooledPair
-from annotation.selectors.reports import report_tables
+from annotation.services.reports.registry import report_tables
 from annotation.services.reports.create import ReportError, report_create
 from tests.annotation.services.judging.simulation_world import TRUTH, tiny_world
 

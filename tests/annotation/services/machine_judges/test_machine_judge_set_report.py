@@ -9,7 +9,8 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotation.models import Report
-from annotation.services.machine_judges import MachineJudgeError, machine_judge_import, machine_judge_report_create
+from annotation.services.machine_judges import MachineJudgeError, machine_judge_import
+from annotation.services.machine_judges.reports import machine_judge_report_create
 from annotation.services.reports.create import ReportError
 
 from .world import SET_MACHINE, machine_file, small_pool, small_set

@@ -18,6 +18,8 @@ from annotation.analysis.retrieval_metrics import (abc_table, corrected_qrels, e
                                                    positives_by_caption_length)
 from annotation.models import Pool
 from annotation.selectors.reports import dataset_captions, pool_pairs, pool_provenance, pool_runs, run_rankings
+from annotation.services.reports.kind import Param, ReportKind, pool_depth
+from annotation.services.reports.tables import ReportTable, measure_rows
 
 AP_VARIANTS = {
     "ap_textbook": "AP dividing by all positives of the caption (trec_eval's map): a positive the list misses lowers it",
@@ -137,3 +139,53 @@ def metrics_report_compute(*, pool: Pool, params: dict, progress: Callable | Non
                      "pairs count as not relevant; original clips stay relevant whatever raters say."),
         },
     }
+
+
+def metrics_tables(result: dict) -> list[ReportTable]:
+    metrics, labels, runs = result["metrics"], result["metric_labels"], result["runs"]
+    per_run = result["per_run"]
+    numbers = [[run, m, cell["original"], cell["corrected"], cell["a"], cell["b"], cell["c"]]
+               for run in runs for m, cell in per_run[run]["metrics"].items()]
+    overlap = [[o["run_a"], o["run_b"], o["topk"], o["rbo"]] for o in result["overlap"]["pairs"]]
+    loro = result["leave_one_run_out"]
+    return [
+        ReportTable("metrics", "Metrics: A (B + C) = corrected (original + gain), in percent",
+                    ["run"] + [labels[m] for m in metrics] + ["captions_answered"],
+                    [[run] + [per_run[run]["metrics"][m]["text"] for m in metrics] + [per_run[run]["captions_answered"]]
+                     for run in runs]),
+        ReportTable("metric_values", "Metric values (0-1) and A, B, C in percent",
+                    ["run", "metric", "original", "corrected", "a", "b", "c"], numbers),
+        ReportTable("overlap", f"Overlap between runs (top-{result['overlap']['k']} and RBO "
+                               f"p={result['overlap']['rbo_p']})",
+                    ["run_a", "run_b", "topk_overlap", "rbo"], overlap),
+        ReportTable("leave_one_run_out", "Leave one run out: A (B + C) = all labels (labels of pairs other runs "
+                                         "proposed + the run's own contributions)",
+                    ["run", "positives_removed"] + [labels[m] for m in metrics],
+                    [[run, loro[run]["positives_removed"]] + [loro[run]["metrics"][m]["text"] for m in metrics]
+                     for run in runs]),
+        ReportTable("positives_by_length", "Positives per caption by caption length (words)",
+                    ["length", "captions", "total_positives", "mean_positives", "median_positives"],
+                    [[b["length"], b["n_captions"], b["total_positives"], b["mean_positives"], b["median_positives"]]
+                     for b in result["positives_by_length"]["by_length"]]),
+        ReportTable("kendall_tau", "Leaderboard agreement, original vs corrected (Kendall's tau-b)",
+                    ["metric", "tau", "p_value", "runs"],
+                    [[labels[m], t["tau"], t["p_value"], t["n_runs"]] for m, t in result["kendall_tau"].items()]),
+        ReportTable("labels", "Positives", ["measure", "value"], measure_rows(result["labels"])),
+    ]
+
+
+KIND = ReportKind(
+    name="metrics",
+    title="Retrieval metrics",
+    params={
+        "depth": Param(int, pool_depth, "ranks of each run scored (default: the pool's depth)", 1, 1000),
+        "ks": Param(list, [1, 5, 10], "the cut-offs k of C@k", 1, 1000),
+        "decimals": Param(int, 1, "decimals of A and B in the 'A (B + C)' texts", 0, 4),
+        "overlap_k": Param(int, 10, "the k of the top-k overlap between runs", 1, 1000),
+        "rbo_p": Param(float, 0.9, "persistence p of rank-biased overlap", 0, 1, open_interval=True),
+    },
+    compute=metrics_report_compute,
+    tables=metrics_tables,
+    # Not a choice, but stored so that a reader of the report knows which AP each figure is.
+    fixed_params={"ap_variants": list(AP_VARIANTS)},
+)

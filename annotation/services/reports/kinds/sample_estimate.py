@@ -1,4 +1,5 @@
-"""Estimates from a labelled random sample of a pool (annotation/analysis/sample_estimates.py).
+"""The `sample_estimate` report kind: estimates from a labelled random sample of a pool
+(annotation/analysis/sample_estimates.py).
 
 The sample is either a simple random sample of the pool's pairs drawn with a seed (`sample_size`)
 or, without one, every pair decided so far: the queue hands pairs out in a seeded random order, so
@@ -25,8 +26,10 @@ import numpy as np
 
 from annotation.analysis.sample_estimates import (draw_sample, estimate_false_negatives, estimate_run_precision,
                                                   half_width_for_sample_size, required_sample_size)
-from annotation.models import Pool
+from annotation.models import Pool, PooledPair
 from annotation.selectors.reports import pool_pairs, pool_provenance, pool_runs
+from annotation.services.reports.kind import Param, ReportError, ReportKind, pool_depth
+from annotation.services.reports.tables import ReportTable
 
 
 def sample_estimate_compute(*, pool: Pool, params: dict, progress: Callable | None = None) -> dict:
@@ -103,3 +106,47 @@ def sample_estimate_compute(*, pool: Pool, params: dict, progress: Callable | No
                  "interval of +/- half_width on a proportion (worst case p = 0.5); saved_pairs is the labelling "
                  "that spares."),
     }
+
+
+def sample_estimate_tables(result: dict) -> list[ReportTable]:
+    columns = ["n_pairs", "n_original", "n_sampled", "precision", "precision_low", "precision_high",
+               "full_pool_precision", "false_negatives", "false_negatives_low", "false_negatives_high"]
+    fn = result["false_negatives"]
+    sample_rows = [["design", result["design"]]]
+    sample_rows += [[f"pool {k.replace('_', ' ')}", v] for k, v in result["population"].items()]
+    sample_rows += [[f"sample {k.replace('_', ' ')}", v] for k, v in result["sample"].items()]
+    sample_rows += [["false negatives in pool (estimate)", fn["total"]], ["false negatives low", fn["total_low"]],
+                    ["false negatives high", fn["total_high"]]]
+    if result["savings"]:
+        sample_rows += [[k.replace("_", " "), v] for k, v in result["savings"].items()]
+    return [
+        ReportTable("runs", "Per run: precision of its pool pairs within the depth, and false negatives",
+                    ["run"] + columns, [[run] + [result["per_run"][run][c] for c in columns] for run in result["runs"]]),
+        ReportTable("sample", "Sample and labelling saved", ["measure", "value"], sample_rows),
+    ]
+
+
+def sample_size_check(*, pool: Pool, params: dict) -> None:
+    if params["sample_size"] is None:
+        return
+    n_pairs = PooledPair.objects.filter(pool=pool, role=PooledPair.Role.POOL).count()
+    if params["sample_size"] > n_pairs:
+        raise ReportError(f"sample_size {params['sample_size']} is larger than the pool ({n_pairs} pairs)")
+
+
+KIND = ReportKind(
+    name="sample_estimate",
+    title="Estimates from a sample",
+    params={
+        "sample_size": Param(int, None, "pairs drawn at random (null: every pair decided so far)", 1, None,
+                             nullable=True),
+        "seed": Param(int, 0, "seed of the draw"),
+        "confidence": Param(float, 0.95, "level of the Wilson intervals", 0, 1, open_interval=True),
+        "half_width": Param(float, 0.05, "the interval half-width the sample size advice aims at", 0, 1,
+                            open_interval=True),
+        "depth": Param(int, pool_depth, "ranks of each run estimated (default: the pool's depth)", 1, 1000),
+    },
+    compute=sample_estimate_compute,
+    check=sample_size_check,
+    tables=sample_estimate_tables,
+)

@@ -1,4 +1,4 @@
-"""The agreement report of a pool (methodology section 5), in the layout FIRE reports it.
+"""The `agreement` report kind: a pool's agreement (methodology section 5), in the layout FIRE reports it.
 
 Inputs: the counted votes (relevant / not relevant) on the pool's 'pool' pairs, the pairs' states,
 and raters' answers on gold and training pairs. Gold and training pairs never enter the pool
@@ -12,9 +12,11 @@ import numpy as np
 
 from annotation.analysis.agreement import agreement_report, rater_stats
 from annotation.models import Pool, PooledPair
-from annotation.services.aggregation import aggregation_section
 from annotation.selectors.reports import (disagreement_details, pool_known_answers, pool_other_labels_per_rater,
                                           pool_pairs, pool_votes, pseudonyms)
+from annotation.services.aggregation import aggregation_section
+from annotation.services.reports.kind import Param, ReportKind
+from annotation.services.reports.tables import ReportTable, measure_rows
 
 DISAGREEMENTS_LISTED = 1000
 UNRESOLVED_NOTE = ("Pairs that did not resolve (open, escalated, set aside, or a disagreement) count as not relevant "
@@ -107,3 +109,45 @@ def agreement_report_compute(*, pool: Pool, params: dict, progress: Callable | N
         "aggregation": aggregation_section(pool=pool, seed=params["seed"],
                                            models=("dawid_skene", "mace") if params.get("with_mace") else ("dawid_skene",)),
     }
+
+
+def agreement_tables(result: dict, rater_names: dict | None = None) -> list[ReportTable]:
+    def rater(pseudonym):
+        return rater_names.get(pseudonym, pseudonym) if rater_names is not None else pseudonym
+
+    agreement_rows = []
+    for variant in ("first_two", "all"):
+        a = result["agreement"][variant]
+        agreement_rows.append([variant, a["n_units_multi"], a["n_pairable_labels"], a["percent_agreement"],
+                               *a["percent_agreement_ci"], a["alpha"], *a["alpha_ci"], a["n_boot"], a["confidence"]])
+    rater_columns = ["rater", "labels", "compared", "agreement_with_resolved", "gold_labels", "gold_accuracy",
+                     "median_seconds", "ambiguous", "broken"]
+    return [
+        ReportTable("summary", "Pairs and resolution", ["measure", "value"], measure_rows(result["summary"])),
+        ReportTable("agreement", "Agreement (nominal Krippendorff's alpha, bootstrap intervals)",
+                    ["labels", "multiply_labelled_pairs", "pairable_labels", "percent_agreement", "percent_agreement_low",
+                     "percent_agreement_high", "alpha", "alpha_low", "alpha_high", "bootstrap_replicates", "confidence"],
+                    agreement_rows),
+        ReportTable("raters", "Per rater", rater_columns,
+                    [[rater(r["rater"]), *(r[c] for c in rater_columns[1:])] for r in result["raters"]]),
+        ReportTable("disagreements", "Unresolved disagreements", ["pair_id", "caption_id", "caption", "clip_id", "votes"],
+                    [[d["pair_id"], d["caption_id"], d["caption"], d["clip_id"],
+                      "; ".join(f"{rater(v['rater'])}: {v['value']}" for v in d["votes"]) or "imported"]
+                     for d in result["disagreements"]]),
+    ]
+
+
+KIND = ReportKind(
+    name="agreement",
+    title="Agreement",
+    params={
+        "n_boot": Param(int, 1000, "bootstrap replicates of the agreement intervals (0: no intervals)", 0, 20_000),
+        "seed": Param(int, 0, "seed of the bootstrap and of Dawid-Skene's (and MACE's) fits"),
+        "confidence": Param(float, 0.95, "level of the bootstrap intervals", 0, 1, open_interval=True),
+        # crowd-kit's MACE has a fixed cost of seconds even on a small pool (~12 s for 40K labels).
+        "with_mace": Param(int, 0, "1 adds MACE beside Dawid-Skene in the aggregation section", 0, 1),
+    },
+    compute=agreement_report_compute,
+    tables=agreement_tables,
+    names_raters=True,
+)
