@@ -60,7 +60,10 @@ from bench_judging_simulation import synthetic_world  # noqa: E402
 from annotation.analysis.judging.estimates import estimate_metrics  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
-SHARED_DATA = REPO.parent.parent / "shared" / "datasets" / "msrvtt" / "msrvtt_1ka_test.csv"
+# CI keeps ../shared beside the checkout; a worktree under wt/ finds it one level higher.
+SHARED_DATA = next((p for p in (REPO.parent / "shared", REPO.parent.parent / "shared")
+                    if (p / "datasets/msrvtt/msrvtt_1ka_test.csv").exists()),
+                   REPO.parent / "shared") / "datasets" / "msrvtt" / "msrvtt_1ka_test.csv"
 FIXTURE = REPO / "tests" / "fixtures" / "datasets" / "msrvtt_1ka_head30.csv"
 RETRIED_STATUS = {502, 503, 504}
 # Careful workers: ~5% wrong overall, concentrated on the hard fifth of the pairs.
