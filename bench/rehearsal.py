@@ -886,7 +886,11 @@ def main() -> int:
             with campaign.lock:
                 acked = sum(1 for a in campaign.acks if a.mode == "production")
             busy = fault_thread is not None and fault_thread.is_alive()
-            if faults and not busy and acked >= faults[0][1] * expected_labels:
+            # A fault's turn comes at its share of the expected labels, or of the time limit on a
+            # stack too slow to get there: either way while the crowd is judging.
+            due = faults and (acked >= faults[0][1] * expected_labels
+                              or now - t_judge >= faults[0][1] * args.minutes * 60)
+            if due and not busy:
                 # In a thread of its own: the crowd keeps arriving and judging through the fault.
                 fault_thread = threading.Thread(target=run_one_fault, args=(faults.pop(0)[0],), daemon=True)
                 fault_thread.start()
