@@ -133,8 +133,12 @@ class LocalStack:
         return str(REPO / ".venv" / "bin" / "python")
 
     def manage(self, *args: str, input: str | None = None, check: bool = True) -> subprocess.CompletedProcess:
-        return subprocess.run([self.python(), "manage.py", *args], cwd=self.code, env=self.env(), input=input,
-                              capture_output=True, text=True, check=check)
+        done = subprocess.run([self.python(), "manage.py", *args], cwd=self.code, env=self.env(), input=input,
+                              capture_output=True, text=True)
+        if check and done.returncode != 0:
+            raise RuntimeError(f"manage.py {' '.join(args)} (in {self.code}) exited {done.returncode}:\n"
+                               f"{done.stdout[-1500:]}\n{done.stderr[-3000:]}")
+        return done
 
     # ---- lifecycle ----------------------------------------------------------------------------
 
