@@ -196,7 +196,10 @@ class LocalStack:
             if web is not None and web.poll() is not None:
                 raise RuntimeError(f"gunicorn exited with {web.returncode}\n{self.log('web')}")
             try:
-                if requests.get(self.url + "/healthz", timeout=2).status_code == 200:
+                answer = requests.get(self.url + "/healthz", timeout=2).status_code
+                if answer == 404:  # a release older than /healthz: its login page then
+                    answer = requests.get(self.url + "/login/", timeout=2).status_code
+                if answer == 200:
                     return time.monotonic() - started
             except requests.RequestException:
                 pass

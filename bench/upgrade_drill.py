@@ -156,14 +156,19 @@ def download(admin: Api, export_id: int) -> str:
     return hashlib.sha256(body).hexdigest()
 
 
-def diff(a, b, path="") -> list[str]:
+def diff(a, b, path="", added: list | None = None) -> list[str]:
+    """Differences between two report results; a section only the new release computes (a key
+    missing before) is no difference in the numbers both compute: it goes to `added`."""
     if isinstance(a, dict) and isinstance(b, dict):
         out = []
         for k in sorted(set(a) | set(b)):
-            out += diff(a.get(k), b.get(k), f"{path}.{k}")
+            if k not in a and added is not None:
+                added.append(f"{path}.{k}")
+                continue
+            out += diff(a.get(k), b.get(k), f"{path}.{k}", added)
         return out
     if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
-        return [d for i, (x, y) in enumerate(zip(a, b)) for d in diff(x, y, f"{path}[{i}]")]
+        return [d for i, (x, y) in enumerate(zip(a, b)) for d in diff(x, y, f"{path}[{i}]", added)]
     return [] if a == b else [f"{path}: {str(a)[:60]} -> {str(b)[:60]}"]
 
 
@@ -211,7 +216,8 @@ def main() -> int:
         def poll() -> None:
             rater = login(old.url, "rater1", "rejudge-rater")
             while not stop.is_set():
-                for path in ("/healthz", f"/api/v1/pools/{pool_id}/my-progress/"):
+                # The login page and a rater's API call: every release has both (not always /healthz).
+                for path in ("/login/", f"/api/v1/pools/{pool_id}/my-progress/"):
                     try:
                         code = str(rater.session.get(old.url + path, timeout=10).status_code)
                     except requests.RequestException as exc:
@@ -250,8 +256,11 @@ def main() -> int:
                        f"{before_labels[0]} labels, digest {before_labels[1][:12]} -> {after_labels[1][:12]}"))
         after_reports = reports(admin, pool_id)
         for kind in before_reports:
-            d = diff(strip(before_reports[kind]), strip(after_reports[kind]))
-            checks.append((f"{kind} report equal before and after", not d, "equal" if not d else "; ".join(d[:5])))
+            added: list[str] = []
+            d = diff(strip(before_reports[kind]), strip(after_reports[kind]), added=added)
+            checks.append((f"{kind} report equal before and after", not d,
+                           ("every number equal" if not d else "; ".join(d[:5]))
+                           + (f" (sections only the new release computes: {', '.join(added)})" if added else "")))
 
         # ---- (b) backup and restore
         made = exports(admin, pool_id)
