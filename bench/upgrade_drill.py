@@ -188,7 +188,7 @@ def main() -> int:
     subprocess.run(["tar", "-x", "-C", str(old_code)], input=archive.stdout, check=True)
     env = {"REJUDGE_MIN_WATCH_SECONDS": "0"}  # the drill's raters answer at once
     old = LocalStack("drill", code=old_code, keep=args.keep, extra_env=env)
-    new = restored = None
+    new = restored = backup = None
     status = 1
     try:
         # ---- (a) the previous release, with data
@@ -316,6 +316,12 @@ def main() -> int:
         for stack in (restored, new, old):
             if stack:
                 stack.stop(drop=not args.keep)
+        if not args.keep:
+            import shutil
+
+            for folder in (old_code, backup):
+                if folder:
+                    shutil.rmtree(folder, ignore_errors=True)
         print(f"wall {time.monotonic() - wall:.0f}s; load {' '.join(f'{x:.2f}' for x in os.getloadavg())}; exit {status}")
     return status
 
