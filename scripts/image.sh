@@ -24,6 +24,8 @@ SUITE=bookworm
 BASE=docker.io/library/debian:${SUITE}-slim
 IMAGE=${REJUDGE_IMAGE:-rejudge:latest}
 CACHE=${REJUDGE_IMAGE_CACHE:-/var/cache/rejudge-image}
+# Raise when the mmdebstrap recipe below changes, so cached bases made by the old one are remade.
+RECIPE=2
 
 log() { printf '[image %s] %s\n' "$(date -u +%T)" "$*"; }
 
@@ -38,12 +40,18 @@ host_mirror() {
 }
 
 make_base() {
-  if engine image inspect "$BASE" >/dev/null 2>&1; then
-    log "base $BASE is present: reused"
-    return
+  # A base this script made carries its recipe's number; one made by an older recipe is remade.
+  # One without the label (pulled from a registry) is the official image: always used as it is.
+  local made
+  if made=$(engine image inspect --format '{{index .Config.Labels "io.rejudge.base-recipe"}}' "$BASE" 2>/dev/null); then
+    if [ -z "$made" ] || [ "$made" = "<no value>" ] || [ "$made" = "$RECIPE" ]; then
+      log "base $BASE is present: reused"
+      return
+    fi
+    log "base $BASE was made by recipe $made, not $RECIPE: remaking it"
   fi
   mkdir -p "$CACHE"
-  local tarball="$CACHE/debian-${SUITE}-slim.tar"
+  local tarball="$CACHE/debian-${SUITE}-slim-recipe${RECIPE}.tar"
   if [ ! -s "$tarball" ]; then
     command -v mmdebstrap >/dev/null || { echo "mmdebstrap is missing: apt-get install -y mmdebstrap" >&2; exit 1; }
     local mirror security
@@ -76,7 +84,10 @@ Suites: ${SUITE}-security
 Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 EOF
+    # merged-usr the way debootstrap and the official image do it (usr-is-merged), not through the
+    # usrmerge package, which would pull perl and its modules in (~50 MB) for nothing.
     mmdebstrap --variant=minbase --mode=root --format=tar \
+      --hook-dir=/usr/share/mmdebstrap/hooks/merged-usr \
       "${opts[@]}" \
       --customize-hook="rm -f \"\$1/etc/apt/sources.list\" && cp $slim/debian.sources \"\$1/etc/apt/sources.list.d/debian.sources\"" \
       --customize-hook='rm -rf "$1"/var/lib/apt/lists/* "$1"/var/cache/apt/*.bin "$1"/var/cache/apt/archives/*.deb "$1"/var/log/*.log "$1"/tmp/*' \
@@ -87,7 +98,7 @@ EOF
   else
     log "base tarball $tarball is cached"
   fi
-  engine import --change 'CMD ["bash"]' "$tarball" "$BASE" >/dev/null
+  engine import --change 'CMD ["bash"]' --change "LABEL io.rejudge.base-recipe=$RECIPE" "$tarball" "$BASE" >/dev/null
   log "imported $BASE ($(du -h "$tarball" | cut -f1) tarball)"
 }
 

@@ -16,7 +16,9 @@ MAX_BYTES=${REJUDGE_IMAGE_MAX_BYTES:-1000000000}
 USER_ID=10001
 log() { printf '[image-checks %s] %s\n' "$(date -u +%T)" "$*"; }
 fail() { echo "IMAGE CHECK FAILED: $*" >&2; exit 1; }
-run_as_user() { engine run --rm -i --user "$USER_ID" $(engine_ulimits) --network none "$IMAGE" "$@"; }
+# --no-healthcheck: podman would schedule the image's HEALTHCHECK with systemd, absent here.
+hc() { [ "$(engine_name)" = podman ] && echo --no-healthcheck; return 0; }
+run_as_user() { engine run --rm -i $(hc) --user "$USER_ID" $(engine_ulimits) --network none "$IMAGE" "$@"; }
 
 log "proxies as uid $USER_ID"
 run_as_user python - <<'EOF' || fail "a proxy does not run as uid $USER_ID (see above)"
@@ -52,7 +54,7 @@ EOF
 log "gunicorn's start as uid $USER_ID"
 name=rejudge-image-check-$$
 engine rm -f "$name" >/dev/null 2>&1 || true
-engine run -d --name "$name" --user "$USER_ID" $(engine_ulimits) --network none \
+engine run -d $(hc) --name "$name" --user "$USER_ID" $(engine_ulimits) --network none \
   -e SECRET_KEY=image-check-only -e GUNICORN_WORKERS=1 "$IMAGE" >/dev/null
 trap 'engine rm -f "$name" >/dev/null 2>&1 || true' EXIT
 started=0

@@ -353,6 +353,10 @@ def run_argv(service: Service, container: str) -> list[str]:
     spec = service.spec
     argv = ["run", "-d", "--name", container, "--network", NAME, "--network-alias", service.name,
             "--label", f"{LABEL}={NAME}", "--label", f"{LABEL}.service={service.name}", *ulimits()]
+    if ENGINE == "podman":
+        # podman runs health checks from systemd timers, and there is no systemd here: this script
+        # runs each service's check itself (healthy()), so the image's own is not scheduled.
+        argv.append("--no-healthcheck")
     for key, value in service.environment().items():
         argv += ["-e", f"{key}={value}"]
     for volume in spec.get("volumes") or []:

@@ -98,3 +98,18 @@ def test_the_control_socket_can_be_moved_or_turned_off(monkeypatch, tmp_path):
     assert moved["control_socket"] == str(tmp_path / "ctl.sock") and not moved["control_socket_disable"]
     off = _gunicorn_settings(monkeypatch, tmp_path, GUNICORN_CONTROL_SOCKET="off")
     assert off["control_socket_disable"] is True
+
+
+def test_the_debian_files_can_be_read_in_place_inside_the_nltk_folder(tmp_path):
+    # The image moves Debian's files into the NLTK data folder (one copy, not two): the cache is
+    # then its own source, and only lexnames is added, readable by everyone.
+    target = tmp_path / "root" / "corpora" / "wordnet"
+    target.mkdir(parents=True)
+    for name in wordnet.WORDNET_FILES:
+        (target / name).write_text(name + "\n")
+        (target / name).chmod(0o644)
+    before = {name: (target / name).stat().st_mtime_ns for name in wordnet.WORDNET_FILES}
+    assert wordnet.ensure_wordnet_cache(tmp_path / "root", target) == target
+    assert {name: (target / name).stat().st_mtime_ns for name in wordnet.WORDNET_FILES} == before
+    assert (target / "lexnames").read_text() == wordnet.lexnames_text()
+    assert _other_can_read(target / "lexnames")
