@@ -160,3 +160,12 @@ def test_the_dockerignore_matcher_follows_dockers_rules():
     assert excluded("a/b/c.pyc", rules) and excluded("c.pyc", rules)
     assert excluded("docs/a.tmp", rules) and not excluded("docs/sub/a.tmp", rules)
     assert not excluded("docs/keep.tmp", rules)  # a later ! rule takes it back
+
+
+def test_wordnet_is_read_in_place_where_nltk_looks_not_copied(instructions):
+    env = dict(pair.split("=", 1) for i in instructions if i.name == "ENV" for pair in i.args.split() if "=" in pair)
+    # NLTK opens corpus files only below its data folder: Debian's files are moved there once.
+    assert env["REJUDGE_WORDNET_DIR"] == env["REJUDGE_NLTK_DATA"] + "/corpora/wordnet"
+    final = stages(instructions)[-1]
+    install = next(r.args for r in final if r.name == "RUN" and "wordnet-base" in r.args)
+    assert f"mv /usr/share/wordnet {env['REJUDGE_WORDNET_DIR']}" in install
