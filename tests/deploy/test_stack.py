@@ -72,3 +72,8 @@ def test_each_container_runs_the_compose_files_command_environment_and_settings(
 @pytest.mark.parametrize("duration, seconds", [("5m", 300), ("30s", 30), ("1m30s", 90), (12, 12)])
 def test_compose_durations(duration, seconds):
     assert stack.seconds(duration) == seconds
+
+
+def test_the_image_scripts_build_is_the_one_compose_runs():
+    image_sh = (REPO / "scripts" / "image.sh").read_text()
+    assert "IMAGE=${REJUDGE_IMAGE:-%s}" % compose()["x-app"]["image"] in image_sh
