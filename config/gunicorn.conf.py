@@ -18,6 +18,15 @@ timeout = int(os.environ.get("GUNICORN_TIMEOUT", "120"))
 
 os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR", "/tmp/rejudge-prometheus")
 
+# gunicorn's control socket (for `gunicornc`) defaults to $HOME/.gunicorn/, which in the image is
+# root's /app: the unprivileged user cannot create it and every start logged "Control server error".
+# Keep it in REJUDGE_VAR_DIR, the one folder the app always owns; GUNICORN_CONTROL_SOCKET=PATH
+# moves it, `off` turns it off.
+_var_dir = os.environ.get("REJUDGE_VAR_DIR") or os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "var")
+_control = os.environ.get("GUNICORN_CONTROL_SOCKET", "")
+control_socket_disable = _control.lower() == "off"
+control_socket = _control if _control and not control_socket_disable else os.path.join(_var_dir, "gunicorn.ctl")
+
 
 def on_starting(server) -> None:
     folder = os.environ["PROMETHEUS_MULTIPROC_DIR"]

@@ -13,6 +13,8 @@ if ! "$PYTHON" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))'; then
 fi
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
+# The runtime set exactly as the image installs it (crowd-kit without its unused dependencies).
+sh scripts/install_requirements.sh .venv/bin/python requirements.txt -q
 if [ "${1:-}" = "--dev" ]; then
   .venv/bin/python -m pip install -q -r requirements-dev.txt
   if [ -f annotation/analysis/proxies/MODEL_REQUIREMENT.txt ]; then
@@ -28,6 +30,4 @@ if [ "${1:-}" = "--dev" ]; then
       apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null
     fi
   fi
-else
-  .venv/bin/python -m pip install -q -r requirements.txt
 fi

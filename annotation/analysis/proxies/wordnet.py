@@ -85,10 +85,26 @@ def lexnames_text() -> str:
     return "".join(f"{i:02d}\t{name}\t{cat}\n" for i, (name, cat) in enumerate(LEXNAMES))
 
 
+def _umask() -> int:
+    # Read from /proc rather than by os.umask(0) and back, which would briefly loosen the mask of
+    # every other thread of the process (a worker's). Linux shows it since 4.7; else the usual one.
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except OSError:
+        pass
+    return 0o022
+
+
 def _atomic_write_bytes(dest: Path, data: bytes) -> None:
     # Write then rename, so a concurrent reader (another test worker) never sees a partial file.
     fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=".tmp-" + dest.name)
     try:
+        # mkstemp makes the file 0600: the image writes this copy as root at build time and its
+        # user reads it, so give it the mode any new file gets (0644 under the usual umask).
+        os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
         os.replace(tmp, dest)

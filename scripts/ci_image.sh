@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# CI's image step (.ci/run): build the production image as users build it, check it as its user,
+# run the stack as docker-compose.yml describes it, and rehearse a campaign against it. Each phase
+# is timed in the log; the stack is taken down at the end, also when a phase fails.
+#   bash scripts/ci_image.sh
+# Needs root on Debian (it installs podman, runc, buildah and mmdebstrap itself: CI machines are
+# fresh) and the dev virtualenv (scripts/setup.sh --dev: PyYAML, moto, boto3).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PY:-$PWD/.venv/bin/python}
+STACK="$PY $PWD/scripts/stack.py"  # absolute: the rehearsal may run its fault commands from anywhere
+export REJUDGE_STACK=${REJUDGE_STACK:-rejudge-ci-$$}
+step_start=$SECONDS
+timings=()
+
+phase() {  # phase NAME COMMAND...: runs it, logs how long it took
+  local name=$1 start=$SECONDS
+  shift
+  echo "=== image step: $name ==="
+  "$@"
+  timings+=("$(printf '%-28s %4d s' "$name" $((SECONDS - start)))")
+  echo "=== image step: $name took $((SECONDS - start)) s ==="
+}
+
+summary() {
+  echo "=== image step timings ==="
+  printf '  %s\n' "${timings[@]}"
+  echo "  total                        $((SECONDS - step_start)) s"
+}
+
+install_tools() {
+  local missing=""
+  for pkg in podman runc buildah mmdebstrap uidmap; do
+    dpkg -s "$pkg" >/dev/null 2>&1 || missing="$missing $pkg"
+  done
+  if [ -n "$missing" ]; then
+    echo "installing:$missing"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null
+  fi
+}
+
+rehearse() {
+  if [ ! -f bench/rehearsal.py ]; then
+    echo "!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!"
+    echo "!!! SKIPPED: the campaign rehearsal (bench/rehearsal.py does not exist yet). The stack is up"
+    echo "!!! and healthy, but no campaign was run against it and no fault was injected."
+    echo "!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!"
+    return 0
+  fi
+  local url
+  url=$("$PY" scripts/stack.py url)
+  "$PY" bench/rehearsal.py --short --base-url "$url" \
+    --kill-worker-cmd "$STACK kill-worker" \
+    --restart-web-cmd "$STACK restart-web"
+}
+
+teardown() {
+  local rc=$?
+  if [ "$rc" != 0 ]; then
+    echo "=== image step failed ($rc): the stack's state and logs ==="
+    "$PY" scripts/stack.py ps || true
+    "$PY" scripts/stack.py logs 2>&1 | tail -400 || true
+  fi
+  "$PY" scripts/stack.py down || true
+  summary
+  exit "$rc"
+}
+trap teardown EXIT
+
+phase "install podman & co" install_tools
+phase "base image" bash scripts/image.sh base
+phase "build image" bash scripts/image.sh build
+phase "checks as uid 10001" bash scripts/image_checks.sh
+phase "stack up (healthy)" "$PY" scripts/stack.py up
+"$PY" scripts/stack.py ps
+phase "rehearsal" rehearse
