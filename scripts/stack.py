@@ -517,6 +517,16 @@ def restart_web() -> None:
     log(f"{container} is healthy again")
 
 
+def manage(argv: list[str]) -> None:
+    """`python manage.py ARGS` in the web container, as the operator runs a one-off command there."""
+    container = state_of_running_stack()["web"]
+    done = engine("exec", container, "python", "manage.py", *argv, check=False)
+    print(done.stdout, end="")
+    print(done.stderr, end="", file=sys.stderr)
+    if done.returncode:
+        raise SystemExit(done.returncode)
+
+
 def logs(service: str | None) -> None:
     done = engine("ps", "-a", "--filter", f"label={LABEL}={NAME}", "--format", "{{.Names}}")
     for container in done.stdout.split():
@@ -548,9 +558,13 @@ def main(argv: list[str]) -> int:
         sub.add_parser(name)
     p_logs = sub.add_parser("logs")
     p_logs.add_argument("service", nargs="?")
+    p_manage = sub.add_parser("manage", help="manage.py ARGS in the web container")
+    p_manage.add_argument("args", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
     if args.cmd == "up":
         up(args.workers)
+    elif args.cmd == "manage":
+        manage(args.args)
     elif args.cmd == "url":
         print(url())
     else:
