@@ -184,6 +184,9 @@ def _submit_locked(rater, client_id, token, value, seconds, comment, now) -> Sub
     if pair.lease_state == Lease.State.COMPLETED:
         raise LabelRefused("conflict", "this lease has already been used for an answer")
 
+    if pair.role == PooledPair.Role.TRAINING and _earlier_training_unanswered(pair, rater):
+        raise LabelRefused("training_order", "answer the training pairs in the order they come; an earlier one is "
+                                             "still unanswered, and this answer was not stored")
     if value in Label.VOTES:
         _check_watched(pair, now)
 
@@ -237,6 +240,23 @@ def _submit_locked(rater, client_id, token, value, seconds, comment, now) -> Sub
         quality_rule_after_answer(pool_id=pair.pool_id, rater=rater, is_gold=pair.role == PooledPair.Role.GOLD, now=now)
     label.pair = pair
     return SubmitResult(label, True, None)
+
+
+# A training pair before this one (in the order the queue hands them out) that the rater has not
+# answered. Only training answers run it, so the hot path of pool answers is unchanged.
+_EARLIER_TRAINING_UNANSWERED_SQL = """
+SELECT EXISTS (SELECT 1 FROM {pair} t
+               WHERE t.pool_id = %(pool)s AND t.role = %(training)s
+                 AND (t.queue_order < %(order)s OR (t.queue_order = %(order)s AND t.id < %(pair)s))
+                 AND NOT EXISTS (SELECT 1 FROM {label} l WHERE l.pair_id = t.id AND l.rater_id = %(rater)s))
+"""
+
+
+def _earlier_training_unanswered(pair, rater) -> bool:
+    with connection.cursor() as cursor:
+        cursor.execute(_sql(_EARLIER_TRAINING_UNANSWERED_SQL), {"pool": pair.pool_id, "training": PooledPair.Role.TRAINING,
+                                                               "order": pair.queue_order, "pair": pair.pk, "rater": rater.pk})
+        return bool(cursor.fetchone()[0])
 
 
 def _check_watched(pair, now) -> None:
