@@ -23,7 +23,8 @@ from annotation.models.labels import DEVICE_ID_MAX
 from annotation.selectors.pools import rater_pools, rater_progress
 from annotation.services.queue.label_changes import answer_change, recent_answers
 from annotation.services.queue.labels import LabelRefused, label_submit
-from annotation.services.queue.leases import LeaseGone, item_id_for, lease_next, lease_release, lease_renew, pair_min_watch
+from annotation.services.queue.leases import (MAX_EXCLUDED, LeaseGone, item_id_for, lease_next, lease_release, lease_renew,
+                                              pair_min_watch)
 from api.params import query_int
 from api.permissions import IsRater
 
@@ -92,7 +93,7 @@ class NextPairApi(APIView):
 
     class InputSerializer(serializers.Serializer):
         exclude = serializers.ListField(child=serializers.CharField(max_length=LEASE_TOKEN_MAX), required=False,
-                                        default=list, max_length=10)
+                                        default=list, max_length=MAX_EXCLUDED)
         device = serializers.CharField(max_length=DEVICE_ID_MAX, required=False, default="", allow_blank=True,
                                        help_text="The page's own random id, the same for every tab of one browser: "
                                                  "a device resumes only the leases it holds, so two devices of one "

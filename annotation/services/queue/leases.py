@@ -99,23 +99,36 @@ PAIR_FLAG_FIELDS = ["active_leases", "available", "priority"]
 # "Next pair" runs for every pair a rater judges, so its reads are plain SQL: the ORM's query
 # building costs more than PostgreSQL's answer. Table names come from the models (see _sql).
 
-# The pool, if the rater is a member, with what deciding their next pair needs.
+# The pool, if the rater is a member, with what deciding their next pair needs, the rater's live
+# leases in it included (each a lookup in lease_rater_state): the oldest one on this device that
+# the page does not exclude (to resume), and how many they hold on this device and in all.
+MAX_EXCLUDED = 10  # lease tokens a page may exclude: its screen, its preload, answers on their way
+_HELD = """(SELECT <what> FROM {lease} s JOIN {pair} h ON h.id = s.pair_id
+        WHERE s.rater_id = m.rater_id AND s.state = %(live)s AND h.pool_id = p.id <where>)"""
 _POOL_FOR_RATER_SQL = """
 SELECT p.*, m.training AS member_training,
        (SELECT r.paused FROM {profile} r WHERE r.user_id = m.rater_id) AS rater_paused,
        EXISTS (SELECT 1 FROM {pair} t WHERE t.pool_id = p.id AND t.role = %(training)s) AS has_training,
        EXISTS (SELECT 1 FROM <crowd_worker> w JOIN <crowd_study> cs ON cs.id = w.study_id
-               WHERE w.user_id = m.rater_id AND cs.pool_id = p.id) AS is_crowd_worker
+               WHERE w.user_id = m.rater_id AND cs.pool_id = p.id) AS is_crowd_worker,
+       <resume> AS resume_lease_id, <held_here> AS held_here, <held_total> AS held_total
 FROM {pool} p JOIN {membership} m ON m.pool_id = p.id
 WHERE p.id = %(pool)s AND m.rater_id = %(rater)s
-""".replace("<crowd_worker>", CrowdWorker._meta.db_table).replace("<crowd_study>", CrowdStudy._meta.db_table)
+""".replace("<crowd_worker>", CrowdWorker._meta.db_table).replace("<crowd_study>", CrowdStudy._meta.db_table).replace(
+    "<resume>", _HELD.replace("<what>", "s.id").replace("<where>", "AND s.device = %(device)s AND s.token NOT IN ("
+                                                        + ", ".join(f"%(x{i})s" for i in range(MAX_EXCLUDED))
+                                                        + ") ORDER BY s.created_at, s.id LIMIT 1")).replace(
+    "<held_here>", _HELD.replace("<what>", "COUNT(*)").replace("<where>", "AND s.device = %(device)s")).replace(
+    "<held_total>", _HELD.replace("<what>", "COUNT(*)").replace("<where>", ""))
 
-# The rater's live leases in the pool, oldest first.
-_HELD_SQL = """
-SELECT s.id, s.token, s.device FROM {lease} s JOIN {pair} pp ON pp.id = s.pair_id
-WHERE s.rater_id = %(rater)s AND s.state = %(live)s AND pp.pool_id = %(pool)s
-ORDER BY s.created_at, s.id
-"""
+
+def _pool_for_rater(pool_id: int, rater, device: str, excluded: list[str]) -> Pool | None:
+    if len(excluded) > MAX_EXCLUDED:
+        raise ValueError(f"at most {MAX_EXCLUDED} leases can be excluded")
+    padding = [""] * (MAX_EXCLUDED - len(excluded))  # no lease token is empty
+    params = {"pool": pool_id, "rater": rater.pk, "training": PooledPair.Role.TRAINING, "live": Lease.State.ACTIVE,
+              "device": device, **{f"x{i}": token for i, token in enumerate(excluded + padding)}}
+    return next(iter(Pool.objects.raw(_sql(_POOL_FOR_RATER_SQL), params)), None)
 
 # A pair with the caption and clip the judging screen shows.
 _PAIR_FOR_DISPLAY_SQL = """
@@ -153,28 +166,22 @@ def lease_next(*, pool: Pool | int, rater, device: str = "", exclude_leases=(), 
     so it reads what it needs in few, plain queries."""
     now = now or timezone.now()
     pool_id = pool.pk if isinstance(pool, Pool) else pool
-    pool = next(iter(Pool.objects.raw(_sql(_POOL_FOR_RATER_SQL), {"pool": pool_id, "rater": rater.pk,
-                                                                   "training": PooledPair.Role.TRAINING})), None)
+    excluded = list(dict.fromkeys(exclude_leases))
+    pool = _pool_for_rater(pool_id, rater, device, excluded)
     if pool is None:
         return Assignment(None, "not_a_member")
     if pool.rater_paused:
         return Assignment(None, "paused")
     # Lazily, but at most every few seconds per pool and process: the periodic job does the rest.
-    if cache.add(f"lazy-expiry:{pool.pk}", 1, timeout=LAZY_EXPIRY_EVERY):
-        leases_expire(now=now, pool=pool, limit=50)
+    if cache.add(f"lazy-expiry:{pool.pk}", 1, timeout=LAZY_EXPIRY_EVERY) and leases_expire(now=now, pool=pool, limit=50):
+        pool = _pool_for_rater(pool_id, rater, device, excluded)  # the rater's own leases may be among them
 
-    with connection.cursor() as cursor:
-        cursor.execute(_sql(_HELD_SQL), {"pool": pool.pk, "rater": rater.pk, "live": Lease.State.ACTIVE})
-        held = cursor.fetchall()
-    excluded = set(exclude_leases)
-    own = [(lease_id, token) for lease_id, token, held_on in held if held_on == device]
-    for lease_id, token in own:
-        if token not in excluded:
-            renewed = Lease.objects.filter(pk=lease_id, state=Lease.State.ACTIVE).update(
-                expires_at=now + timedelta(seconds=pool.lease_seconds))
-            if renewed:
-                return Assignment(Lease.objects.select_related("pair__caption", "pair__clip").get(pk=lease_id))
-    if len(own) >= MAX_HELD_PER_POOL or len(held) >= MAX_HELD_PER_POOL * MAX_DEVICES:
+    if pool.resume_lease_id is not None:
+        renewed = Lease.objects.filter(pk=pool.resume_lease_id, state=Lease.State.ACTIVE).update(
+            expires_at=now + timedelta(seconds=pool.lease_seconds))
+        if renewed:
+            return Assignment(Lease.objects.select_related("pair__caption", "pair__clip").get(pk=pool.resume_lease_id))
+    if pool.held_here >= MAX_HELD_PER_POOL or pool.held_total >= MAX_HELD_PER_POOL * MAX_DEVICES:
         return Assignment(None, "holding_max")
     from annotation.services.crowd import quota as crowd_quota  # it imports this module
 
