@@ -261,3 +261,33 @@ def test_next_and_submit_stay_within_their_statement_budget(pool_and_rater):
         if attempt:
             assert len(next_queries) <= 5, next_queries
             assert len(submit_queries) <= 7, submit_queries
+
+
+def test_a_judged_label_on_a_bandit_pool_stays_within_its_statement_budget():
+    """A label that judges a pair under a judging strategy also recounts and reorders its query:
+    authentication, the query row locked with what the hook needs (read once, not again by the
+    hook), the locked pair, earlier labels, the lease, the label, the pair, the query's pairs,
+    the query's counts, and the new order when it changed."""
+    from django.db import connection, reset_queries
+    from django.test.utils import CaptureQueriesContext
+    from rest_framework.test import APIClient
+
+    from annotation.services.accounts.users import api_token_for
+
+    pool, _ = make_pool_with_runs(captions=3, clips=8, depth=4, judging={"strategy": "bandit"})
+    rater = make_rater()
+    memberships_grant(pool=pool, users=[rater])
+    c = APIClient()
+    c.credentials(HTTP_AUTHORIZATION=f"Token {api_token_for(user=rater)}")
+    counts = []
+    for n in range(4):
+        a = c.post(f"/api/v1/pools/{pool.pk}/next/", {}, format="json").json()["assignment"]
+        reset_queries()
+        with CaptureQueriesContext(connection) as captured:
+            response = c.post("/api/v1/labels/", {"client_id": f"j{n}", "lease_id": a["lease_id"], "value": "relevant"},
+                              format="json")
+        assert response.status_code == 201
+        counts.append(sum(1 for q in captured.captured_queries if "SAVEPOINT" not in q["sql"]
+                          and q["sql"] not in ("BEGIN", "BEGIN IMMEDIATE", "COMMIT")))
+    assert PooledPair.objects.filter(pool=pool, state="resolved").count() == 4  # each label judged its pair
+    assert max(counts) <= 10, counts
