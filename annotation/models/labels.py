@@ -16,6 +16,10 @@ def new_lease_token() -> str:
     return secrets.token_urlsafe(16)
 
 
+# Long enough for a UUID and short enough to keep the lease row small.
+DEVICE_ID_MAX = 64
+
+
 class Lease(models.Model):
     """A pair held by one rater for a short time; renewed by the page's heartbeat."""
 
@@ -30,6 +34,10 @@ class Lease(models.Model):
     token = models.CharField(max_length=32, unique=True, default=new_lease_token, editable=False,
                              help_text="Opaque id shown to the rater instead of the lease or pair id.")
     state = models.CharField(max_length=10, choices=State.choices, default=State.ACTIVE)
+    # db_default too: a web process still running the code before this field (a rolling deploy)
+    # inserts leases without it.
+    device = models.CharField(max_length=DEVICE_ID_MAX, blank=True, default="", db_default="",
+                              help_text="The rater's device (its page's random id): a device resumes only its own leases.")
     created_at = models.DateTimeField(auto_now_add=True)
     expires_at = models.DateTimeField()
     ended_at = models.DateTimeField(null=True, blank=True)

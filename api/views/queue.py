@@ -19,10 +19,12 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.models import Label, Lease, Pool
+from annotation.models.labels import DEVICE_ID_MAX
 from annotation.selectors.pools import rater_pools, rater_progress
 from annotation.services.queue.label_changes import answer_change, recent_answers
 from annotation.services.queue.labels import LabelRefused, label_submit
-from annotation.services.queue.leases import LeaseGone, item_id_for, lease_next, lease_release, lease_renew, pair_min_watch
+from annotation.services.queue.leases import (MAX_EXCLUDED, LeaseGone, item_id_for, lease_next, lease_release, lease_renew,
+                                              pair_min_watch)
 from api.params import query_int
 from api.permissions import IsRater
 
@@ -81,14 +83,21 @@ class MyPoolsApi(APIView):
 
 
 class NextPairApi(APIView):
-    """Rater: lease my next pair in a pool. Pairs I already hold come back first, except those
-    listed in `exclude` (the ones my page already shows or preloads)."""
+    """Rater: lease my next pair in a pool. Pairs I already hold on this `device` come back first,
+    except those listed in `exclude` (the ones my page already shows or preloads). Training comes
+    strictly in order: while its next pair is held (even if excluded, or on another device) the
+    answer is `training_pending`. A pair I gave back comes back to me only when nothing else is
+    left for me."""
 
     permission_classes = [IsRater]
 
     class InputSerializer(serializers.Serializer):
         exclude = serializers.ListField(child=serializers.CharField(max_length=LEASE_TOKEN_MAX), required=False,
-                                        default=list, max_length=10)
+                                        default=list, max_length=MAX_EXCLUDED)
+        device = serializers.CharField(max_length=DEVICE_ID_MAX, required=False, default="", allow_blank=True,
+                                       help_text="The page's own random id, the same for every tab of one browser: "
+                                                 "a device resumes only the leases it holds, so two devices of one "
+                                                 "account are given different pairs.")
 
     @extend_schema(request=InputSerializer, responses=inline_serializer(
         "NextPair", {"assignment": AssignmentSerializer(allow_null=True), "reason": serializers.CharField(allow_null=True),
@@ -96,7 +105,8 @@ class NextPairApi(APIView):
     def post(self, request, pool_id: int):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        assignment = lease_next(pool=pool_id, rater=request.user, exclude_leases=data.validated_data["exclude"])
+        assignment = lease_next(pool=pool_id, rater=request.user, device=data.validated_data["device"],
+                                exclude_leases=data.validated_data["exclude"])
         if assignment.reason == "not_a_member":
             raise NotFound("no such pool")  # the same for pools that exist and those that do not
         body = {"assignment": AssignmentSerializer(assignment.lease).data if assignment.lease else None,
@@ -160,7 +170,7 @@ class RaterLabelSerializer(serializers.ModelSerializer):
 
 
 REFUSAL_STATUS = {"invalid": 400, "not_found": 404, "forbidden": 403, "paused": 403, "training": 403, "conflict": 409,
-                  "too_soon": 409, "training_answer": 409, "used_by_report": 409, "not_a_vote": 409, "closed": 409}
+                  "too_soon": 409, "training_order": 409, "training_answer": 409, "used_by_report": 409, "not_a_vote": 409, "closed": 409}
 
 
 class LabelSubmitApi(APIView):

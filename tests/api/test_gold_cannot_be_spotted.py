@@ -18,6 +18,7 @@ from rest_framework.test import APIClient
 from annotation.models import Lease, PooledPair
 from annotation.services.pools.build import known_pairs_add
 from annotation.services.accounts.raters import memberships_grant
+from annotation.services.queue.leases import item_id_for
 from tests.factories import make_pool_with_runs, make_rater
 
 pytestmark = pytest.mark.django_db
@@ -139,3 +140,94 @@ def test_a_lost_lease_says_the_same_for_gold_and_pool_pairs():
     bodies = [c.post(f"/api/v1/leases/{lease.token}/heartbeat/") for lease in (gold, pooled)]
     assert [b.status_code for b in bodies] == [410, 410]
     assert bodies[0].json() == bodies[1].json() == {"detail": "the lease has expired", "state": "expired"}
+
+
+def gold_and_pool(n_captions: int = 40, gold_rate: float = 0.3):
+    """A pool of 240 pairs with 40 gold pairs that repeat none of them (offset 7 is outside every
+    run's ranks), so the twin rule leaves every gold pair free to hand out."""
+    pool, _ = make_pool_with_runs(captions=n_captions, clips=14, depth=5, gold_rate=gold_rate)
+    known_pairs_add(pool=pool, items=[{"caption": f"q{q}", "clip": f"v{(q + 7) % 14 + 1}", "answer": "relevant",
+                                       "role": "gold"} for q in range(1, n_captions + 1)])
+    rater = make_rater()
+    memberships_grant(pool=pool, users=[rater])
+    return pool, rater
+
+
+def returns_by_item(sequence: list[str]) -> dict[str, tuple[int, float]]:
+    """Per item shown: how often it came back, and how many hand-outs later it first came back
+    (infinity: never), the two things a rater cycling the queue can count."""
+    first_seen, first_return, count = {}, {}, {}
+    for position, item in enumerate(sequence):
+        count[item] = count.get(item, 0) + 1
+        if item in first_seen:
+            first_return.setdefault(item, position - first_seen[item])
+        else:
+            first_seen[item] = position
+    return {item: (count[item] - 1, first_return.get(item, float("inf"))) for item in count}
+
+
+def assert_gold_blends_in(returns: dict, gold_items: set) -> None:
+    gold = [returns[item] for item in returns if item in gold_items]
+    pooled = [returns[item] for item in returns if item not in gold_items]
+    assert len(gold) >= 5 and len(pooled) >= 5, (len(gold), len(pooled))
+    for measure, index in (("times it came back", 0), ("hand-outs until it came back", 1)):
+        separation = auc([g[index] for g in gold], [p[index] for p in pooled])
+        assert 0.35 <= separation <= 0.65, (measure, separation, gold, pooled)
+
+
+@pytest.mark.parametrize("give_back", ["release", "skip"])
+def test_cycling_next_and_giving_back_shows_gold_no_more_and_no_sooner_than_pool_pairs(give_back):
+    """Issue 22, finding 1: pool pairs came out in a fixed order and gold at random, so a rater who
+    cycled next/release saw the same pool pair again and again (55 times in 60), and the only
+    other items were the gold pairs. 200 cycles through the API: `release` gives the pair back at
+    once; `skip` asks for the next pair while holding it (as the page's preload does), then gives
+    back the one skipped."""
+    pool, rater = gold_and_pool()
+    c = APIClient()
+    c.force_authenticate(rater)
+    shown, held = [], None
+    for cycle in range(200):
+        exclude = [held["lease_id"]] if give_back == "skip" and held else []
+        body = c.post(f"/api/v1/pools/{pool.pk}/next/", {"exclude": exclude}, format="json").json()
+        if body["assignment"] is None:
+            assert body["reason"] == "no_work_left", body
+            break
+        a = body["assignment"]
+        shown.append(a["item_id"])
+        if give_back == "release":
+            assert c.post(f"/api/v1/leases/{a['lease_id']}/release/").status_code == 204
+        elif held:
+            assert c.post(f"/api/v1/leases/{held['lease_id']}/release/").status_code == 204
+        held = a
+    assert len(shown) >= 150, len(shown)
+    gold_items = {item_id_for("pair", pk) for pk in PooledPair.objects.filter(pool=pool, role="gold").values_list("pk", flat=True)}
+    assert gold_items & set(shown) and set(shown) - gold_items
+    assert_gold_blends_in(returns_by_item(shown), gold_items)
+    # A pair given back does not come straight back to the same rater, gold or not.
+    assert len(shown) == len(set(shown)), [item for item in set(shown) if shown.count(item) > 1][:5]
+
+
+def test_past_the_end_of_the_pool_given_back_gold_and_pool_pairs_come_back_alike():
+    """A pair given back comes back to the rater only once nothing else is left for them, then the
+    one given back longest ago first, gold or pool: a rater releasing everything for three times
+    the pool's size sees gold come back as often and as soon as pool pairs. (Any rule that brings
+    given-back pairs back by kind, e.g. after a time, returned gold later than pool pairs: gold is
+    drawn at the gold rate, pool pairs at the rest.)"""
+    from annotation.services.queue.leases import lease_next, lease_release
+
+    pool, rater = gold_and_pool(n_captions=12)
+    items = PooledPair.objects.filter(pool=pool).exclude(role="training").count()
+    rng = random.Random(3)
+    shown = []
+    for cycle in range(3 * items):
+        lease = lease_next(pool=pool, rater=rater, rng=rng).lease
+        assert lease is not None, cycle
+        shown.append(item_id_for("pair", lease.pair_id))
+        lease_release(token=lease.token, rater=rater)
+    assert set(shown) == {item_id_for("pair", pk) for pk in PooledPair.objects.filter(pool=pool).values_list("pk", flat=True)}
+    gold_items = {item_id_for("pair", pk) for pk in PooledPair.objects.filter(pool=pool, role="gold").values_list("pk", flat=True)}
+    returns = returns_by_item(shown)
+    assert min(count for count, _ in returns.values()) >= 1  # everything came back
+    assert_gold_blends_in(returns, gold_items)
+    # Nothing came back before every pair had been shown once.
+    assert len(set(shown[:items])) == items

@@ -221,11 +221,13 @@ def test_admin_manages_raters_members_and_adjudication(as_role, pool_and_rater):
 
 
 def test_next_and_submit_stay_within_their_statement_budget(pool_and_rater):
-    """The rater's hot path: authentication with the role, the pool and membership, held leases,
-    the claim, the lease, the pair to show; then the replay check, the query row locked (judging
-    strategies order a query's pairs under it, and it comes before the pair in the lock order; one
-    key lookup that finds nothing on a pool without a strategy), the locked pair, earlier labels,
-    the lease, the label, the pair. A regression here (an N+1, a lost join) costs every rater."""
+    """The rater's hot path: authentication with the role, the pool with membership and the
+    rater's held leases, the claim, the lease, the pair to show; then the query row locked
+    (judging strategies order a query's pairs under it, and it comes before the pair in the lock
+    order; one key lookup that finds nothing on a pool without a strategy), the locked pair,
+    earlier labels (a replay among them), the lease, the label, the pair. A regression here (an
+    N+1, a lost join) costs every rater. Issue 22 took one statement off each: held leases were
+    read apart, and a replay was looked for twice."""
     from django.db import connection, reset_queries
     from django.test.utils import CaptureQueriesContext
 
@@ -257,5 +259,35 @@ def test_next_and_submit_stay_within_their_statement_budget(pool_and_rater):
         assert submitted.status_code == 201
         assert next_queries and submit_queries, "nothing captured: the counts would prove nothing"
         if attempt:
-            assert len(next_queries) <= 6, next_queries
-            assert len(submit_queries) <= 8, submit_queries
+            assert len(next_queries) <= 5, next_queries
+            assert len(submit_queries) <= 7, submit_queries
+
+
+def test_a_judged_label_on_a_bandit_pool_stays_within_its_statement_budget():
+    """A label that judges a pair under a judging strategy also recounts and reorders its query:
+    authentication, the query row locked with what the hook needs (read once, not again by the
+    hook), the locked pair, earlier labels, the lease, the label, the pair, the query's pairs,
+    the query's counts, and the new order when it changed."""
+    from django.db import connection, reset_queries
+    from django.test.utils import CaptureQueriesContext
+    from rest_framework.test import APIClient
+
+    from annotation.services.accounts.users import api_token_for
+
+    pool, _ = make_pool_with_runs(captions=3, clips=8, depth=4, judging={"strategy": "bandit"})
+    rater = make_rater()
+    memberships_grant(pool=pool, users=[rater])
+    c = APIClient()
+    c.credentials(HTTP_AUTHORIZATION=f"Token {api_token_for(user=rater)}")
+    counts = []
+    for n in range(4):
+        a = c.post(f"/api/v1/pools/{pool.pk}/next/", {}, format="json").json()["assignment"]
+        reset_queries()
+        with CaptureQueriesContext(connection) as captured:
+            response = c.post("/api/v1/labels/", {"client_id": f"j{n}", "lease_id": a["lease_id"], "value": "relevant"},
+                              format="json")
+        assert response.status_code == 201
+        counts.append(sum(1 for q in captured.captured_queries if "SAVEPOINT" not in q["sql"]
+                          and q["sql"] not in ("BEGIN", "BEGIN IMMEDIATE", "COMMIT")))
+    assert PooledPair.objects.filter(pool=pool, state="resolved").count() == 4  # each label judged its pair
+    assert max(counts) <= 10, counts

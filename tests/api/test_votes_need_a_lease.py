@@ -113,6 +113,23 @@ def test_a_paused_rater_cannot_answer_and_their_open_page_gives_its_pairs_back()
     assert post_label(c, lease_id=held["lease_id"], client_id="c2").status_code == 409
 
 
+def test_a_replay_of_a_stored_answer_gets_it_back_even_after_a_pause():
+    """A replay is looked for before the rules that could refuse a new answer: the page resending
+    an answer the server took (its response was lost) must hear "stored", not "paused"."""
+    pool, _ = make_pool_with_runs()
+    rater = make_rater()
+    memberships_grant(pool=pool, users=[rater])
+    c = client_for(rater)
+    held = next_assignment(c, pool)
+    first = post_label(c, lease_id=held["lease_id"], client_id="kept")
+    assert first.status_code == 201
+    rater_set_paused(user=rater, paused=True)
+    again = post_label(c, lease_id=held["lease_id"], client_id="kept")
+    assert again.status_code == 200 and again.json()["label"] == first.json()["label"]
+    assert post_label(c, lease_id=held["lease_id"], client_id="new").status_code in (403, 409)
+    assert Label.objects.count() == 1
+
+
 def test_a_rater_who_failed_training_cannot_fill_the_adjudication_queue():
     """Before: 30 `ambiguous` answers without leases moved 27 pairs to the admin's queue."""
     pool = pool_with_training()

@@ -333,34 +333,40 @@ def pool_budget_check(pool: Pool, *, now) -> bool:
     return True
 
 
-# What the hook needs in one statement: the query row (locked: the label transaction took it
-# already, before the pair), the pool's judging settings, and the number of queries.
-_HOOK_SQL = """
-SELECT q.*, {pool_columns}, (SELECT MAX(t.slot) FROM {query} t WHERE t.pool_id = q.pool_id) AS top_slot
-FROM {query} q JOIN {pool} pl ON pl.id = q.pool_id
-WHERE q.pool_id = %(pool)s AND q.caption_id = %(caption)s {lock_q}
-"""
 _HOOK_POOL_FIELDS = ("seed", "judging_strategy", "judging_warmup_depth", "judging_bandit_variant", "judging_sample_rate",
                      "judging_top_stratum_depth", "judging_query_budget", "judging_pool_budget",
                      "judging_stop_remaining_below", "judging_stop_misses_in_a_row", "judging_stopped_reason",
                      "judging_stopped_at", "judging_judged_at_resume")
+# What the hook needs of a query row `q` joined with its pool `pl`: the query, the pool's judging
+# settings and the number of queries. A caller that locks the query row anyway (the label
+# transaction, before the pair) selects these in that statement and hands the row to pair_judged.
+HOOK_COLUMNS_SQL = ("q.*, " + ", ".join(f"pl.{f} AS pool_{f}" for f in _HOOK_POOL_FIELDS)
+                    + ", (SELECT MAX(t.slot) FROM " + PoolQuery._meta.db_table + " t WHERE t.pool_id = q.pool_id) AS top_slot")
+
+_HOOK_SQL = """
+SELECT <columns>
+FROM {query} q JOIN {pool} pl ON pl.id = q.pool_id
+WHERE q.pool_id = %(pool)s AND q.caption_id = %(caption)s {lock_q}
+""".replace("<columns>", HOOK_COLUMNS_SQL)
 
 
 @functools.cache
 def _hook_sql() -> str:
     lock = "FOR UPDATE OF q" if connection.features.has_select_for_update_of else _sql("{lock}")
-    return _sql(_HOOK_SQL.replace("{pool_columns}", ", ".join(f"pl.{f} AS pool_{f}" for f in _HOOK_POOL_FIELDS))
-                .replace("{lock_q}", lock))
+    return _sql(_HOOK_SQL.replace("{lock_q}", lock))
 
 
-def pair_judged(*, pool_id: int, caption_id: int, pair_id: int, now, judged_at_saved: bool = False) -> None:
+def pair_judged(*, pool_id: int, caption_id: int, pair_id: int, now, judged_at_saved: bool = False,
+                query: PoolQuery | None = None) -> None:
     """The label transaction's hook, after the pair it judged is saved (with `judged_at`, or this
-    sets it): recounts, stops and reorders the pair's query, and checks the pool budget."""
+    sets it): recounts, stops and reorders the pair's query, and checks the pool budget. `query`:
+    the query row with HOOK_COLUMNS_SQL, when the caller has locked and read it already."""
     if not judged_at_saved:
         with connection.cursor() as cursor:
             cursor.execute(f"UPDATE {PooledPair._meta.db_table} SET judged_at = %s WHERE id = %s AND judged_at IS NULL",
                            [connection.ops.adapt_datetimefield_value(now), pair_id])
-    query = next(iter(PoolQuery.objects.raw(_hook_sql(), {"pool": pool_id, "caption": caption_id})), None)
+    if query is None:
+        query = next(iter(PoolQuery.objects.raw(_hook_sql(), {"pool": pool_id, "caption": caption_id})), None)
     if query is None:  # no row for the query (it cannot be hooked without one): nothing to order
         return
     pool = Pool(pk=pool_id, **{f: getattr(query, f"pool_{f}") for f in _HOOK_POOL_FIELDS})

@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from annotation.models import Clip, Label, Lease, Pool, PooledPair, PoolMembership, PoolQuery, QualityRule, RaterProfile
 from annotation.services.crowd.quality import quality_rule_after_answer
-from annotation.services.judging import JUDGING_HOOKED_SQL, pair_judged, pool_is_hooked, query_lock
+from annotation.services.judging import HOOK_COLUMNS_SQL, JUDGING_HOOKED_SQL, pair_judged, pool_is_hooked, query_lock
 from annotation.services.judging.order import JUDGED_STATES
 from annotation.services.queue.leases import PAIR_FLAG_FIELDS, min_watch_seconds, refresh_pair_flags
 
@@ -57,9 +57,8 @@ def label_submit(*, rater, client_id: str, lease: str, value: str, seconds: floa
     client_id = (client_id or "").strip()
     if not client_id or len(client_id) > 64:
         raise LabelRefused("invalid", "client_id must be 1 to 64 characters")
-    replay = _label_by_client_id(rater, client_id)
-    if replay:
-        return SubmitResult(replay, False, training_feedback(replay))
+    # A replay (the same client id sent again) is found inside the transaction, in the statement
+    # that also looks for an earlier label on the pair, before any rule that could refuse it now.
     if value not in Label.Value.values:
         raise LabelRefused("invalid", f"value must be one of {', '.join(Label.Value.values)}")
     if seconds is not None and seconds < 0:
@@ -105,20 +104,22 @@ WHERE s.token = %(token)s AND s.rater_id = %(rater)s
 
 # Under a judging strategy or stopping rule, the query's row is locked before the pair (the lock
 # order of services/judging): the label may change the order and stop state of the query's pairs.
-# Lease, pair and query row are each found by a key, in nested one-row subqueries: as a join, the
-# planner walked the pairs of a 500,000-pair pool in id order up to the lease's (160 ms, not 0.1).
+# The same statement reads what the judging hook needs (HOOK_COLUMNS_SQL), so the hook does not
+# read the row again. Lease, pair and query row are each found by a key, in nested one-row
+# subqueries: as a join, the planner walked the pairs of a 500,000-pair pool in id order up to the
+# lease's (160 ms, not 0.1).
 _QUERY_OF_LEASE_LOCKED_SQL = """
-SELECT q.id FROM {query} q
+SELECT <hook_columns> FROM {query} q JOIN {pool} pl ON pl.id = q.pool_id
 WHERE (q.pool_id, q.caption_id) = (
         SELECT pp.pool_id, pp.caption_id FROM {pair} pp
         WHERE pp.id = (SELECT s.pair_id FROM {lease} s WHERE s.token = %(token)s AND s.rater_id = %(rater)s)
           AND pp.role = 'pool')
-  AND EXISTS (SELECT 1 FROM {pool} pl WHERE pl.id = q.pool_id AND {hooked})
+  AND {hooked}
 FOR UPDATE OF q
-"""
+""".replace("<hook_columns>", HOOK_COLUMNS_SQL)
 
-# The rater's label on the pair, or one with this client id (a replay that raced in while this
-# request waited for the pair's lock).
+# The rater's label on the pair, or one with this client id (a replay, or one that raced in while
+# this request waited for the pair's lock).
 _EARLIER_LABELS_SQL = """
 SELECT * FROM {label} WHERE rater_id = %(rater)s AND (pair_id = %(pair)s OR client_id = %(client_id)s)
 """
@@ -158,14 +159,20 @@ def _complete_lease(pair_id: int, rater, now) -> int | None:
 
 
 def _submit_locked(rater, client_id, token, value, seconds, comment, now) -> SubmitResult:
-    if connection.features.has_select_for_update:  # SQLite has one writer at a time
-        with connection.cursor() as cursor:
-            cursor.execute(_sql(_QUERY_OF_LEASE_LOCKED_SQL), {"token": token, "rater": rater.pk})
+    # The query row, locked, when the pool is hooked. SQLite has one writer at a time: the hook reads it.
+    query = next(iter(PoolQuery.objects.raw(_sql(_QUERY_OF_LEASE_LOCKED_SQL), {"token": token, "rater": rater.pk})),
+                 None) if connection.features.has_select_for_update else None
     pair = next(iter(PooledPair.objects.raw(_sql(_LEASED_PAIR_LOCKED_SQL), {"rater": rater.pk, "token": token,
                                                                           "training": PooledPair.Role.TRAINING})), None)
     if pair is None:
         # The same answer for a lease that never existed and for another rater's lease.
         raise LabelRefused("not_found", "no such lease")
+    for earlier in Label.objects.raw(_sql(_EARLIER_LABELS_SQL), {"rater": rater.pk, "pair": pair.pk, "client_id": client_id}):
+        if earlier.client_id == client_id:
+            # A replay returns the stored label whatever has changed since (a pause, a training
+            # reset): the answer was taken, and the page must hear so, not that it was refused.
+            return SubmitResult(earlier, False, training_feedback(earlier))
+        raise LabelRefused("conflict", "you have already labelled this pair")
     if not pair.rater_is_member:
         raise LabelRefused("forbidden", "you have no access to this pool")
     if pair.rater_paused:
@@ -175,15 +182,14 @@ def _submit_locked(rater, client_id, token, value, seconds, comment, now) -> Sub
     if pair.role != PooledPair.Role.TRAINING and pair.pool_has_training \
             and pair.member_training != PoolMembership.Training.PASSED:
         raise LabelRefused("training", "you have not passed this pool's training; this answer was not stored")
-    for earlier in Label.objects.raw(_sql(_EARLIER_LABELS_SQL), {"rater": rater.pk, "pair": pair.pk, "client_id": client_id}):
-        if earlier.client_id == client_id:
-            return SubmitResult(earlier, False, training_feedback(earlier))
-        raise LabelRefused("conflict", "you have already labelled this pair")
     if pair.lease_state == Lease.State.RELEASED:
         raise LabelRefused("conflict", "you gave this pair back; it is no longer yours to judge")
     if pair.lease_state == Lease.State.COMPLETED:
         raise LabelRefused("conflict", "this lease has already been used for an answer")
 
+    if pair.role == PooledPair.Role.TRAINING and _earlier_training_unanswered(pair, rater):
+        raise LabelRefused("training_order", "answer the training pairs in the order they come; an earlier one is "
+                                             "still unanswered, and this answer was not stored")
     if value in Label.VOTES:
         _check_watched(pair, now)
 
@@ -232,11 +238,29 @@ def _submit_locked(rater, client_id, token, value, seconds, comment, now) -> Sub
         pair.judged_at = now
     pair.save(update_fields=PAIR_FIELDS + ["judged_at"] if newly_judged else PAIR_FIELDS)
     if newly_judged:
-        pair_judged(pool_id=pair.pool_id, caption_id=pair.caption_id, pair_id=pair.pk, now=now, judged_at_saved=True)
+        pair_judged(pool_id=pair.pool_id, caption_id=pair.caption_id, pair_id=pair.pk, now=now, judged_at_saved=True,
+                    query=query)
     if pair.pool_has_quality_rule:  # pool and gold answers alike, so no statement tells gold apart
         quality_rule_after_answer(pool_id=pair.pool_id, rater=rater, is_gold=pair.role == PooledPair.Role.GOLD, now=now)
     label.pair = pair
     return SubmitResult(label, True, None)
+
+
+# A training pair before this one (in the order the queue hands them out) that the rater has not
+# answered. Only training answers run it, so the hot path of pool answers is unchanged.
+_EARLIER_TRAINING_UNANSWERED_SQL = """
+SELECT EXISTS (SELECT 1 FROM {pair} t
+               WHERE t.pool_id = %(pool)s AND t.role = %(training)s
+                 AND (t.queue_order < %(order)s OR (t.queue_order = %(order)s AND t.id < %(pair)s))
+                 AND NOT EXISTS (SELECT 1 FROM {label} l WHERE l.pair_id = t.id AND l.rater_id = %(rater)s))
+"""
+
+
+def _earlier_training_unanswered(pair, rater) -> bool:
+    with connection.cursor() as cursor:
+        cursor.execute(_sql(_EARLIER_TRAINING_UNANSWERED_SQL), {"pool": pair.pool_id, "training": PooledPair.Role.TRAINING,
+                                                               "order": pair.queue_order, "pair": pair.pk, "rater": rater.pk})
+        return bool(cursor.fetchone()[0])
 
 
 def _check_watched(pair, now) -> None:

@@ -3,6 +3,13 @@
 Invariants, kept in the same transaction as every change:
 - a pool pair's `active_leases + vote_count <= required_labels` (never more holders than it needs);
 - a rater never gets a pair they labelled or already hold (unique live lease per pair and rater);
+  a pair they gave back comes back to them only when nothing else is left for them, then the one
+  given back longest ago first, gold or pool alike (a pair that came straight back showed the
+  queue's fixed order, and gold apart from it by its random one);
+- a device (the page's random id) resumes only its own leases, so one account on two devices is
+  shown different pairs, and neither device's answers are refused as "already labelled";
+- training comes strictly in its order: the next training pair is the first one unanswered, and
+  nothing else is handed out while it is held;
 - `available` is true exactly when the pair is open and short of labels counting live leases, so
   the queue query walks one partial index in hand-out order and stays fast as the pool grows.
 Locks are always taken pair first, then lease, so concurrent submits and expiries cannot deadlock.
@@ -24,7 +31,8 @@ from django.utils import timezone
 from annotation.models import (Caption, Clip, CrowdStudy, CrowdWorker, Label, Lease, Pool, PooledPair, PoolMembership,
                                RaterProfile)
 
-MAX_HELD_PER_POOL = 2  # the pair on screen and the next one, preloaded
+MAX_HELD_PER_POOL = 2  # per device: the pair on screen and the next one, preloaded
+MAX_DEVICES = 3  # a rater's devices holding pairs at once in a pool (more get holding_max)
 LAZY_EXPIRY_EVERY = 5  # seconds
 
 
@@ -91,23 +99,36 @@ PAIR_FLAG_FIELDS = ["active_leases", "available", "priority"]
 # "Next pair" runs for every pair a rater judges, so its reads are plain SQL: the ORM's query
 # building costs more than PostgreSQL's answer. Table names come from the models (see _sql).
 
-# The pool, if the rater is a member, with what deciding their next pair needs.
+# The pool, if the rater is a member, with what deciding their next pair needs, the rater's live
+# leases in it included (each a lookup in lease_rater_state): the oldest one on this device that
+# the page does not exclude (to resume), and how many they hold on this device and in all.
+MAX_EXCLUDED = 10  # lease tokens a page may exclude: its screen, its preload, answers on their way
+_HELD = """(SELECT <what> FROM {lease} s JOIN {pair} h ON h.id = s.pair_id
+        WHERE s.rater_id = m.rater_id AND s.state = %(live)s AND h.pool_id = p.id <where>)"""
 _POOL_FOR_RATER_SQL = """
 SELECT p.*, m.training AS member_training,
        (SELECT r.paused FROM {profile} r WHERE r.user_id = m.rater_id) AS rater_paused,
        EXISTS (SELECT 1 FROM {pair} t WHERE t.pool_id = p.id AND t.role = %(training)s) AS has_training,
        EXISTS (SELECT 1 FROM <crowd_worker> w JOIN <crowd_study> cs ON cs.id = w.study_id
-               WHERE w.user_id = m.rater_id AND cs.pool_id = p.id) AS is_crowd_worker
+               WHERE w.user_id = m.rater_id AND cs.pool_id = p.id) AS is_crowd_worker,
+       <resume> AS resume_lease_id, <held_here> AS held_here, <held_total> AS held_total
 FROM {pool} p JOIN {membership} m ON m.pool_id = p.id
 WHERE p.id = %(pool)s AND m.rater_id = %(rater)s
-""".replace("<crowd_worker>", CrowdWorker._meta.db_table).replace("<crowd_study>", CrowdStudy._meta.db_table)
+""".replace("<crowd_worker>", CrowdWorker._meta.db_table).replace("<crowd_study>", CrowdStudy._meta.db_table).replace(
+    "<resume>", _HELD.replace("<what>", "s.id").replace("<where>", "AND s.device = %(device)s AND s.token NOT IN ("
+                                                        + ", ".join(f"%(x{i})s" for i in range(MAX_EXCLUDED))
+                                                        + ") ORDER BY s.created_at, s.id LIMIT 1")).replace(
+    "<held_here>", _HELD.replace("<what>", "COUNT(*)").replace("<where>", "AND s.device = %(device)s")).replace(
+    "<held_total>", _HELD.replace("<what>", "COUNT(*)").replace("<where>", ""))
 
-# The rater's live leases in the pool, oldest first.
-_HELD_SQL = """
-SELECT s.id, s.token FROM {lease} s JOIN {pair} pp ON pp.id = s.pair_id
-WHERE s.rater_id = %(rater)s AND s.state = %(live)s AND pp.pool_id = %(pool)s
-ORDER BY s.created_at, s.id
-"""
+
+def _pool_for_rater(pool_id: int, rater, device: str, excluded: list[str]) -> Pool | None:
+    if len(excluded) > MAX_EXCLUDED:
+        raise ValueError(f"at most {MAX_EXCLUDED} leases can be excluded")
+    padding = [""] * (MAX_EXCLUDED - len(excluded))  # no lease token is empty
+    params = {"pool": pool_id, "rater": rater.pk, "training": PooledPair.Role.TRAINING, "live": Lease.State.ACTIVE,
+              "device": device, **{f"x{i}": token for i, token in enumerate(excluded + padding)}}
+    return next(iter(Pool.objects.raw(_sql(_POOL_FOR_RATER_SQL), params)), None)
 
 # A pair with the caption and clip the judging screen shows.
 _PAIR_FOR_DISPLAY_SQL = """
@@ -135,35 +156,32 @@ def pair_for_display(pair_id: int) -> PooledPair:
     return pair
 
 
-def lease_next(*, pool: Pool | int, rater, exclude_leases=(), now=None, rng: random.Random | None = None) -> Assignment:
+def lease_next(*, pool: Pool | int, rater, device: str = "", exclude_leases=(), now=None,
+               rng: random.Random | None = None) -> Assignment:
     """The rater's next pair in this pool (a Pool or its id), leased to them for the pool's lease time.
 
-    Pairs the rater already holds come back first (a reloaded page resumes), except those whose
-    lease tokens are in `exclude_leases` (the ones the client is already showing or preloading). This runs on
-    every "next" a rater asks for, so it reads what it needs in few, plain queries."""
+    Pairs the rater already holds on this `device` come back first (a reloaded page resumes),
+    except those whose lease tokens are in `exclude_leases` (the ones the client is already showing
+    or preloading); another device's leases never do. This runs on every "next" a rater asks for,
+    so it reads what it needs in few, plain queries."""
     now = now or timezone.now()
     pool_id = pool.pk if isinstance(pool, Pool) else pool
-    pool = next(iter(Pool.objects.raw(_sql(_POOL_FOR_RATER_SQL), {"pool": pool_id, "rater": rater.pk,
-                                                                   "training": PooledPair.Role.TRAINING})), None)
+    excluded = list(dict.fromkeys(exclude_leases))
+    pool = _pool_for_rater(pool_id, rater, device, excluded)
     if pool is None:
         return Assignment(None, "not_a_member")
     if pool.rater_paused:
         return Assignment(None, "paused")
     # Lazily, but at most every few seconds per pool and process: the periodic job does the rest.
-    if cache.add(f"lazy-expiry:{pool.pk}", 1, timeout=LAZY_EXPIRY_EVERY):
-        leases_expire(now=now, pool=pool, limit=50)
+    if cache.add(f"lazy-expiry:{pool.pk}", 1, timeout=LAZY_EXPIRY_EVERY) and leases_expire(now=now, pool=pool, limit=50):
+        pool = _pool_for_rater(pool_id, rater, device, excluded)  # the rater's own leases may be among them
 
-    with connection.cursor() as cursor:
-        cursor.execute(_sql(_HELD_SQL), {"pool": pool.pk, "rater": rater.pk, "live": Lease.State.ACTIVE})
-        held = cursor.fetchall()
-    excluded = set(exclude_leases)
-    for lease_id, token in held:
-        if token not in excluded:
-            renewed = Lease.objects.filter(pk=lease_id, state=Lease.State.ACTIVE).update(
-                expires_at=now + timedelta(seconds=pool.lease_seconds))
-            if renewed:
-                return Assignment(Lease.objects.select_related("pair__caption", "pair__clip").get(pk=lease_id))
-    if len(held) >= MAX_HELD_PER_POOL:
+    if pool.resume_lease_id is not None:
+        renewed = Lease.objects.filter(pk=pool.resume_lease_id, state=Lease.State.ACTIVE).update(
+            expires_at=now + timedelta(seconds=pool.lease_seconds))
+        if renewed:
+            return Assignment(Lease.objects.select_related("pair__caption", "pair__clip").get(pk=pool.resume_lease_id))
+    if pool.held_here >= MAX_HELD_PER_POOL or pool.held_total >= MAX_HELD_PER_POOL * MAX_DEVICES:
         return Assignment(None, "holding_max")
     from annotation.services.crowd import quota as crowd_quota  # it imports this module
 
@@ -175,7 +193,7 @@ def lease_next(*, pool: Pool | int, rater, exclude_leases=(), now=None, rng: ran
     if pool.member_training != PoolMembership.Training.PASSED and pool.has_training:
         if pool.member_training == PoolMembership.Training.FAILED:
             return Assignment(None, "training_failed")
-        lease = _claim_known_pair(pool, rater, PooledPair.Role.TRAINING, now, ordered=True)
+        lease = _claim_training_pair(pool, rater, device, now)
         return Assignment(lease, None if lease else "training_pending")
 
     if pool.judging_stopped_reason:
@@ -184,10 +202,10 @@ def lease_next(*, pool: Pool | int, rater, exclude_leases=(), now=None, rng: ran
         return Assignment(None, "no_work_left")
     rng = rng or random.Random()
     if pool.gold_rate > 0 and rng.random() < pool.gold_rate:
-        lease = _claim_known_pair(pool, rater, PooledPair.Role.GOLD, now, ordered=False)
+        lease = _claim_gold_pair(pool, rater, device, now)
         if lease:
             return _unless_crowd_overrun(crowd_worker, lease, now, crowd_quota)
-    lease = _claim_pool_pair(pool, rater, now)
+    lease = _claim_pool_pair(pool, rater, device, now) or _claim_given_back(pool, rater, device, now)
     if lease:
         return _unless_crowd_overrun(crowd_worker, lease, now, crowd_quota)
     return Assignment(None, "no_work_left")
@@ -199,8 +217,8 @@ def _unless_crowd_overrun(crowd_worker, lease: Lease, now, crowd_quota) -> Assig
     return Assignment(lease)
 
 
-# Takes the first available pair the rater has neither labelled nor holds (nor answered or holds as
-# the pair's gold twin: see _GOLD_TWIN_SEEN), in hand-out order, and
+# Takes the first available pair the rater has neither labelled, holds nor gave back (_NOT_MINE;
+# nor answered or holds as the pair's gold twin: see _GOLD_TWIN_SEEN), in hand-out order, and
 # counts the new lease on it, in one statement. `available` is recomputed from the old counters
 # (SQL evaluates SET from the row before the update) exactly as refresh_pair_flags does. On
 # PostgreSQL the inner SELECT locks the row it picks ({lock}); SQLite has one writer at a time.
@@ -210,8 +228,7 @@ UPDATE {pair} SET active_leases = active_leases + 1,
 WHERE id = (
     SELECT p.id FROM {pair} p
     WHERE p.pool_id = %(pool)s AND p.role = %(role)s AND p.available
-      AND NOT EXISTS (SELECT 1 FROM {label} l WHERE l.pair_id = p.id AND l.rater_id = %(rater)s)
-      AND NOT EXISTS (SELECT 1 FROM {lease} s WHERE s.pair_id = p.id AND s.rater_id = %(rater)s AND s.state = %(live)s)
+      {not_mine}
       AND NOT EXISTS (SELECT 1 FROM {pair} k WHERE k.pool_id = p.pool_id AND k.role = %(gold)s
                         AND k.caption_id = p.caption_id AND k.clip_id = p.clip_id AND (
                           EXISTS (SELECT 1 FROM {label} l WHERE l.pair_id = k.id AND l.rater_id = %(rater)s)
@@ -223,20 +240,19 @@ RETURNING id
 """
 
 
-def _claim_pool_pair(pool: Pool, rater, now) -> Lease | None:
+def _claim_pool_pair(pool: Pool, rater, device: str, now) -> Lease | None:
     """SKIP LOCKED first, so raters never queue behind each other; if that finds nothing, look
     again waiting for locks, because pairs that are locked for an instant (another rater's
     submit) may still need this rater and "no work left" must only be said when it is true."""
     locking = connection.features.has_select_for_update_skip_locked
-    params = {"pool": pool.pk, "role": PooledPair.Role.POOL, "rater": rater.pk, "live": Lease.State.ACTIVE,
-              "gold": PooledPair.Role.GOLD}
+    params = {"pool": pool.pk, "role": PooledPair.Role.POOL, "gold": PooledPair.Role.GOLD, **_not_mine_params(rater)}
     for lock in ("FOR UPDATE OF p SKIP LOCKED", "FOR UPDATE OF p") if locking else ("",):
         with transaction.atomic():
             with connection.cursor() as cursor:
-                cursor.execute(_sql(_CLAIM_SQL).format(lock=lock), params)
+                cursor.execute(_sql(_CLAIM_SQL.replace("{not_mine}", _NOT_MINE)).format(lock=lock), params)
                 row = cursor.fetchone()
             if row is not None:
-                lease = Lease.objects.create(pair_id=row[0], rater=rater,
+                lease = Lease.objects.create(pair_id=row[0], rater=rater, device=device,
                                              expires_at=now + timedelta(seconds=pool.lease_seconds))
         if row is not None:
             lease.pair = pair_for_display(row[0])
@@ -244,16 +260,37 @@ def _claim_pool_pair(pool: Pool, rater, now) -> Lease | None:
     return None
 
 
-# Gold and training pairs: every rater answers each once, so there is no capacity to count. Read
-# in one statement and leased in one, as pool pairs are, so a gold assignment takes the same path
-# (and about the same time) as any other. random() runs over the few known pairs of one pool.
-_KNOWN_PAIR_SQL = """
+# Not for this rater: a pair they labelled, hold, or gave back (released). The last makes cycling
+# next/release or next/skip show nothing: a pair given back does not come straight back, gold or
+# pool; it comes back only through _claim_given_back, which treats both alike.
+_NOT_MINE = """
+      AND NOT EXISTS (SELECT 1 FROM {label} l WHERE l.pair_id = p.id AND l.rater_id = %(rater)s)
+      AND NOT EXISTS (SELECT 1 FROM {lease} s WHERE s.pair_id = p.id AND s.rater_id = %(rater)s
+                        AND s.state IN (%(live)s, %(released)s))
+"""
+
+
+def _not_mine_params(rater) -> dict:
+    return {"rater": rater.pk, "live": Lease.State.ACTIVE, "released": Lease.State.RELEASED}
+
+
+def _lease_known_pair(pool: Pool, rater, device: str, pair_id: int, now) -> Lease:
+    with transaction.atomic():
+        lease = Lease.objects.create(pair_id=pair_id, rater=rater, device=device,
+                                     expires_at=now + timedelta(seconds=pool.lease_seconds))
+    lease.pair = pair_for_display(pair_id)
+    return lease
+
+
+# Gold pairs: every rater answers each once, so there is no capacity to count. Read in one
+# statement and leased in one, as pool pairs are, so a gold assignment takes the same path (and
+# about the same time) as any other. random() runs over the few gold pairs of one pool.
+_GOLD_PAIR_SQL = """
 SELECT p.id FROM {pair} p
 WHERE p.pool_id = %(pool)s AND p.role = %(role)s
-  AND NOT EXISTS (SELECT 1 FROM {label} l WHERE l.pair_id = p.id AND l.rater_id = %(rater)s)
-  AND NOT EXISTS (SELECT 1 FROM {lease} s WHERE s.pair_id = p.id AND s.rater_id = %(rater)s AND s.state = %(live)s)
+  {not_mine}
   {twin}
-ORDER BY {order}
+ORDER BY random()
 LIMIT 1
 """
 
@@ -271,20 +308,86 @@ _GOLD_TWIN_SEEN = """
 """
 
 
-def _claim_known_pair(pool: Pool, rater, role: str, now, *, ordered: bool) -> Lease | None:
-    params = {"pool": pool.pk, "role": role, "rater": rater.pk, "live": Lease.State.ACTIVE,
-              "pool_role": PooledPair.Role.POOL, "open": PooledPair.State.OPEN}
-    order = "p.queue_order, p.id" if ordered else "random()"
-    twin = _GOLD_TWIN_SEEN if role == PooledPair.Role.GOLD else ""
+def _claim_gold_pair(pool: Pool, rater, device: str, now) -> Lease | None:
+    params = {"pool": pool.pk, "role": PooledPair.Role.GOLD, "pool_role": PooledPair.Role.POOL,
+              "open": PooledPair.State.OPEN, **_not_mine_params(rater)}
+    with connection.cursor() as cursor:
+        cursor.execute(_sql(_GOLD_PAIR_SQL.replace("{not_mine}", _NOT_MINE).replace("{twin}", _GOLD_TWIN_SEEN)), params)
+        row = cursor.fetchone()
+    return _lease_known_pair(pool, rater, device, row[0], now) if row else None
+
+
+# When nothing else is left for the rater: the pair they gave back longest ago (by its latest
+# release) that is still theirs to take, gold or pool alike, so how often and how soon a pair
+# returns says nothing of its role. Both twin rules hold as on first hand-out. Runs only once the
+# claims above found nothing, so the hot path does not pay for it.
+_GIVEN_BACK_SQL = """
+SELECT p.id, p.role FROM {lease} r JOIN {pair} p ON p.id = r.pair_id
+WHERE r.rater_id = %(rater)s AND r.state = %(released)s AND p.pool_id = %(pool)s
+  AND NOT EXISTS (SELECT 1 FROM {lease} n WHERE n.pair_id = r.pair_id AND n.rater_id = r.rater_id AND n.id > r.id)
+  AND NOT EXISTS (SELECT 1 FROM {label} l WHERE l.pair_id = p.id AND l.rater_id = %(rater)s)
+  AND ((p.role = %(pool_role)s AND p.available
+        AND NOT EXISTS (SELECT 1 FROM {pair} k WHERE k.pool_id = p.pool_id AND k.role = %(gold)s
+                          AND k.caption_id = p.caption_id AND k.clip_id = p.clip_id AND (
+                            EXISTS (SELECT 1 FROM {label} l WHERE l.pair_id = k.id AND l.rater_id = %(rater)s)
+                            OR EXISTS (SELECT 1 FROM {lease} s WHERE s.pair_id = k.id AND s.rater_id = %(rater)s AND s.state = %(live)s))))
+       OR (p.role = %(gold)s {twin}))
+ORDER BY r.ended_at, r.id
+LIMIT 1
+"""
+
+# Leases one given-back pool pair if it is still available, counting the lease as _CLAIM_SQL does.
+_CLAIM_GIVEN_BACK_SQL = """
+UPDATE {pair} SET active_leases = active_leases + 1,
+                  available = (active_leases + 1 < required_labels - vote_count)
+WHERE id = %(pair)s AND available
+RETURNING id
+"""
+
+
+def _claim_given_back(pool: Pool, rater, device: str, now) -> Lease | None:
+    params = {"pool": pool.pk, "pool_role": PooledPair.Role.POOL, "gold": PooledPair.Role.GOLD,
+              "open": PooledPair.State.OPEN, **_not_mine_params(rater)}
+    with connection.cursor() as cursor:
+        cursor.execute(_sql(_GIVEN_BACK_SQL.replace("{twin}", _GOLD_TWIN_SEEN)), params)
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    pair_id, role = row
+    if role == PooledPair.Role.GOLD:
+        return _lease_known_pair(pool, rater, device, pair_id, now)
     with transaction.atomic():
         with connection.cursor() as cursor:
-            cursor.execute(_sql(_KNOWN_PAIR_SQL.replace("{order}", order).replace("{twin}", twin)), params)
-            row = cursor.fetchone()
-        if row is None:
-            return None
-        lease = Lease.objects.create(pair_id=row[0], rater=rater, expires_at=now + timedelta(seconds=pool.lease_seconds))
-    lease.pair = pair_for_display(row[0])
+            cursor.execute(_sql(_CLAIM_GIVEN_BACK_SQL), {"pair": pair_id})
+            if cursor.fetchone() is None:
+                return None  # another rater took its last place meanwhile: the page asks again
+        lease = Lease.objects.create(pair_id=pair_id, rater=rater, device=device,
+                                     expires_at=now + timedelta(seconds=pool.lease_seconds))
+    lease.pair = pair_for_display(pair_id)
     return lease
+
+
+# Training comes strictly in its order: the first training pair the rater has not answered, and
+# whether they hold it (on any device). Held, nothing else is handed out: `exclude` cannot skip it,
+# and a second device waits. A training pair given back comes back at once: it is still next.
+_NEXT_TRAINING_SQL = """
+SELECT p.id, EXISTS (SELECT 1 FROM {lease} s WHERE s.pair_id = p.id AND s.rater_id = %(rater)s AND s.state = %(live)s)
+FROM {pair} p
+WHERE p.pool_id = %(pool)s AND p.role = %(role)s
+  AND NOT EXISTS (SELECT 1 FROM {label} l WHERE l.pair_id = p.id AND l.rater_id = %(rater)s)
+ORDER BY p.queue_order, p.id
+LIMIT 1
+"""
+
+
+def _claim_training_pair(pool: Pool, rater, device: str, now) -> Lease | None:
+    with connection.cursor() as cursor:
+        cursor.execute(_sql(_NEXT_TRAINING_SQL), {"pool": pool.pk, "role": PooledPair.Role.TRAINING, "rater": rater.pk,
+                                                  "live": Lease.State.ACTIVE})
+        row = cursor.fetchone()
+    if row is None or row[1]:
+        return None
+    return _lease_known_pair(pool, rater, device, row[0], now)
 
 
 def lease_renew(*, token: str, rater, now=None) -> Lease:

@@ -18,6 +18,10 @@ export function showSaveStatus(element, outbox) {
     } else if (waiting) {
       status = "saving";
       text = `Saving ${answers(waiting)}…`;
+    } else if (refused) {
+      // Never "all saved" while an answer the server refused is in view: that one is not stored.
+      status = "refused";
+      text = "Not all answers saved";
     } else {
       status = "saved";
       text = "All answers saved";

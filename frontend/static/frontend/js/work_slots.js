@@ -4,8 +4,9 @@
    Work answered here, or still in the outbox from an earlier visit, is never shown again, and its
    lease (live on the server until the answer lands) is excluded when asking for more; otherwise
    the server would hand the same work back. */
-import { api, NetworkError } from "./api.js";
+import { api, NetworkError, newClientId } from "./api.js";
 import { Heartbeat, heartbeatDelay } from "./leases.js";
+import { storage } from "./safe_storage.js";
 
 const MAX_EXCLUDE = 10; // what the API accepts
 const MAX_ASKS = 6; // per refill, so that work handed back while its answers are on their way cannot loop
@@ -14,6 +15,20 @@ const POLL_BUSY_MS = 3000; // waiting for our own answers to land
 const WAITING_FOR_US = new Set(["holding_max", "training_pending"]);
 // Once the outbox gets through again, so will a request for work: no need to wait for the timer.
 const CONNECTION_TROUBLE = new Set(["offline", "signed_out", "server_error"]);
+
+/* This browser's id, sent with every ask: the server hands a device back only the leases it holds
+   itself, so the same account on another device (another browser) gets other pairs. Tabs of one
+   browser share it: between them the one-tab lock and the take-over decide. */
+const DEVICE_KEY = "rejudge.device";
+
+function deviceId() {
+  let id = storage.getItem(DEVICE_KEY);
+  if (!id) {
+    id = newClientId();
+    storage.setItem(DEVICE_KEY, id);
+  }
+  return id;
+}
 
 class Slot {
   constructor(assignment, workId, player) {
@@ -160,7 +175,7 @@ export class WorkSlots {
     for (let attempt = 0; attempt < MAX_ASKS && (!this.current || !this.preloaded); attempt += 1) {
       let response;
       try {
-        response = await api(this.nextUrl, { method: "POST", json: { exclude: this.excludedLeases() } });
+        response = await api(this.nextUrl, { method: "POST", json: { exclude: this.excludedLeases(), device: deviceId() } });
       } catch (error) {
         if (!(error instanceof NetworkError)) throw error;
         this.outbox.setConnection("offline");
