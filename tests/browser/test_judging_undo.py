@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from annotation.models import Label, LabelChange
+from tests.browser.conftest import snap
 from tests.browser.scenarios import judging_setup, pair_of_item
 from tests.browser.test_judging import next_pair, open_judge
 
@@ -101,6 +102,7 @@ def test_every_answer_kind_can_be_taken_back_with_its_clip_in_view(page, server,
     page.wait_for_selector("#undo-panel:not([hidden])")
     assert shown["caption"] in page.text_content("#undo-caption")
     undo_shows_the_clip(page, src)
+    snap(page, f"undo-{first}-to-{second}")
     give(page, second, comment_field="#undo-comment")
     page.wait_for_selector("#undo-panel[data-result=changed]")
     label = Label.objects.get(pair_id=pair_of_item(shown["pair"]))

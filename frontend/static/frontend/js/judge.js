@@ -623,9 +623,10 @@ class JudgePage {
         slot.trainingNumber = Math.min(training.total, slot.answered ? Math.max(1, given) : given + 1);
       }
       banner.hidden = false;
-      banner.textContent = training
-        ? `Training: pair ${slot.trainingNumber} of ${training.total}. After each answer you see the right one and why.`
-        : "Training: after each answer you see the right one and why.";
+      // The second sentence is for a wide screen; a phone keeps the line for the clip.
+      const why = Object.assign(document.createElement("span"), { className: "wide-only",
+        textContent: " After each answer you see the right one and why." });
+      banner.replaceChildren(training ? `Training: pair ${slot.trainingNumber} of ${training.total}.` : "Training.", why);
     } else {
       banner.hidden = true;
     }
