@@ -131,6 +131,10 @@ def test_undo_after_a_reload_takes_back_the_last_answer_the_server_has(page, ser
     assert shown["caption"] in page.text_content("#undo-caption")
     assert "Clip doesn't play" in page.text_content("#undo-was")
     undo_shows_the_clip(page, src)
+    # Space pauses the clip in the panel, not the pair waiting underneath (which stays paused).
+    page.keyboard.press(" ")
+    page.wait_for_function("() => document.getElementById('undo-video').paused")
+    assert page.evaluate("() => document.querySelector('#stage video.active').paused")
     page.keyboard.press("1")
     page.wait_for_selector("#undo-panel[data-result=changed]")
     assert Label.objects.get(pair_id=pair_of_item(shown["pair"])).value == "relevant"

@@ -87,8 +87,12 @@ export class Undo {
   onKey(event) {
     const key = event.key;
     if (this.isOpen) {
+      const onButton = event.target.closest && event.target.closest("button");
       if (key === "Escape") this.close();
       else if (key in UNDO_KEYS && !event.repeat) this.choose(UNDO_KEYS[key]);
+      // Space and R work on the clip in view, not on the pair waiting underneath.
+      else if (key === " " && !onButton) this.player.toggle();
+      else if (key === "r" || key === "R") this.player.replay();
       else if (key === "Tab" || key === "Enter" || key === " ") return false; // focus moves, buttons press
       event.preventDefault();
       return true;
