@@ -88,6 +88,7 @@ def rater_progress(*, pool: Pool, rater) -> dict:
             "answered": answered["training"],
             "total": training_total,
             "score": membership.training_score if membership else None,
+            "pass_mark": pool.training_pass_mark,
         },
     }
 

@@ -228,6 +228,9 @@ class RecentAnswerSerializer(serializers.Serializer):
 
     item_id = serializers.CharField()
     caption = serializers.CharField()
+    clip = inline_serializer("RecentAnswerClip", {"url": serializers.CharField(),
+                                                  "start": serializers.FloatField(allow_null=True),
+                                                  "end": serializers.FloatField(allow_null=True)})
     value = serializers.CharField()
     comment = serializers.CharField()
     answered_at = serializers.DateTimeField()
@@ -259,14 +262,15 @@ class MyRecentAnswersApi(APIView):
 
 
 class MyAnswerChangeApi(APIView):
-    """Rater: replace my answer on the item `item_id` (relevant / not relevant only). The label is
-    rewritten, never duplicated, and the change is kept for admins. 409 with a `code` when the
-    answer can no longer change: training_answer, used_by_report, not_a_vote, closed."""
+    """Rater: replace my answer on the item `item_id` by any answer (relevant, not relevant,
+    ambiguous with a comment, doesn't play). The label is rewritten, never duplicated, and the
+    change is kept for admins. 409 with a `code` when the answer can no longer change:
+    training_answer, used_by_report, closed, too_soon (a vote before the clip could be watched)."""
 
     permission_classes = [IsRater]
 
     class InputSerializer(serializers.Serializer):
-        value = serializers.ChoiceField(choices=[v for v in Label.VOTES])
+        value = serializers.ChoiceField(choices=Label.Value.values)
         comment = serializers.CharField(required=False, allow_blank=True, max_length=5000)
 
     @extend_schema(request=InputSerializer, responses=inline_serializer(

@@ -46,7 +46,10 @@ def test_recent_answers_list_opaque_items_with_captions(world):
     pool, rater, gold, plain = world
     body = client_for(rater).get("/api/v1/my/recent-answers/", {"pool": pool.pk}).json()
     assert [a["item_id"] for a in body] == [item_id_for("pair", plain), item_id_for("pair", gold)]
-    assert set(body[0]) == {"item_id", "caption", "value", "comment", "answered_at", "changed_at", "can_change", "why_not"}
+    assert set(body[0]) == {"item_id", "caption", "clip", "value", "comment", "answered_at", "changed_at", "can_change",
+                            "why_not"}
+    # The clip, so that undo after a reload shows what the answer was about; nothing that names the pair.
+    assert set(body[0]["clip"]) == {"url", "start", "end"} and body[0]["clip"]["url"]
     assert all(a["can_change"] and a["why_not"] is None and a["value"] == "relevant" for a in body)
     assert not any(str(plain) == a["item_id"] or "pair" in a or "id" in a for a in body)
 
@@ -73,7 +76,7 @@ def test_refusals_are_json_with_a_code(world):
     pool, rater, gold, plain = world
     c = client_for(rater)
     url = f"/api/v1/my/answers/{item_id_for('pair', plain)}/change/"
-    bad = c.post(url, {"value": "ambiguous"}, format="json")
+    bad = c.post(url, {"value": "maybe"}, format="json")
     assert bad.status_code == 400 and "value" in bad.json()
     other = client_for(make_rater()).post(url, {"value": "not_relevant"}, format="json")
     assert other.status_code == 404 and other.json()["code"] == "not_found"
@@ -84,3 +87,20 @@ def test_refusals_are_json_with_a_code(world):
     gold_frozen = c.post(f"/api/v1/my/answers/{item_id_for('pair', gold)}/change/", {"value": "not_relevant"}, format="json")
     assert (gold_frozen.status_code, gold_frozen.json()) == (409, frozen.json())
     assert not LabelChange.objects.exists()
+
+
+@pytest.mark.parametrize("value, comment", [("ambiguous", "two dogs or one?"), ("broken", None), ("relevant", None)])
+def test_every_answer_kind_can_replace_a_vote_and_be_taken_back(world, value, comment):
+    pool, rater, gold, plain = world
+    c = client_for(rater)
+    url = f"/api/v1/my/answers/{item_id_for('pair', plain)}/change/"
+    first = c.post(url, {"value": "not_relevant"}, format="json")
+    body = {"value": value, **({"comment": comment} if comment else {})}
+    reply = c.post(url, body, format="json")
+    assert reply.status_code == 200, reply.json()
+    assert reply.json()["value"] == value and (comment is None or reply.json()["comment"] == comment)
+    back = c.post(url, {"value": "relevant" if value != "relevant" else "not_relevant"}, format="json")
+    assert first.status_code == back.status_code == 200
+    assert LabelChange.objects.filter(label__pair_id=plain).count() == 3
+    listed = c.get("/api/v1/my/recent-answers/", {"pool": pool.pk}).json()
+    assert listed[0]["can_change"] and listed[0]["why_not"] is None

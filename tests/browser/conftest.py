@@ -77,6 +77,12 @@ def media_through_the_app():
 @pytest.fixture
 def server(media_through_the_app, live_server, transactional_db):
     """The live server's URL, with a database whose writes the server thread sees."""
+    # The server thread would import the URLconf on its first request: 14 s on a loaded 2-core
+    # machine, past the page's 15 s timeout, so a session's first test failed by machine speed.
+    # Imported here (the same process and cache), where no timeout runs.
+    from django.urls import get_resolver
+
+    get_resolver().url_patterns
     return live_server.url
 
 

@@ -265,3 +265,38 @@ def test_screenshots_of_every_page(browser, server, site):  # noqa: F811
             each_page(browser, server, site, viewport, scheme, save)
     print(f"{len(saved)} screenshots in {out}")
     assert saved
+
+
+@pytest.mark.parametrize("viewport", [PHONE, LAPTOP], ids=["390", "1280"])
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_axe_finds_nothing_on_a_crowd_workers_pages(browser, server, viewport, scheme):
+    """A crowd worker's consent, guidelines and judging pages (no account of the site's: the
+    worker arrives by the study link), in both schemes, on a phone and a laptop, in training."""
+    from annotation.services.crowd.studies import study_save
+
+    setup = judging_setup(pairs=4, training=1, pool_name="Crowd a11y pool")
+    study = study_save(pool=setup.pool, platform="prolific", title="Does this caption describe the clip?",
+                       completion_code="A11Y", quota_pairs=2, consent_text="You agree.", training_required=True)
+    context = browser.new_context(viewport=viewport, color_scheme=scheme)
+    context.set_default_timeout(15000)
+    page = context.new_page()
+    source, found = AXE.read_text(), {}
+    try:
+        page.goto(f"{server}/study/{study.token}/?PROLIFIC_PID=a0a1b2c3d4e5f60718293a4b&STUDY_ID=st&SESSION_ID=se")
+        for label, ready, then in (("consent", "#consent-agree", "#consent-agree"),
+                                   ("guidelines", "#guidelines-start", "#guidelines-start"),
+                                   ("work", "#judge[data-armed=true]", None)):
+            page.wait_for_selector(ready)
+            page.evaluate(source)
+            problems = page.evaluate(AXE_RUN)
+            layout = page.evaluate(LAYOUT)
+            if layout["scroll"] > layout["inner"]:
+                problems.append(f"page is {layout['scroll']} px wide in a {layout['inner']} px window")
+            if problems:
+                found[label] = problems
+                snap(page, f"axe-crowd-{scheme}-{viewport['width']}-{label}")
+            if then:
+                page.click(then)
+    finally:
+        context.close()
+    assert found == {}

@@ -3,21 +3,27 @@
 A change rewrites the rater's one label on the pair (there is never a second label) and writes a
 LabelChange row with the old and new answer, so the audit trail keeps what was first said.
 
+Every answer a rater can give can be taken back and given anew as any other (relevant, not
+relevant, ambiguous with a comment, doesn't play): the old answer's effect on the pair is undone
+(its vote uncounted, its report to the admin or its "doesn't play" report withdrawn) and the new
+one's applied, as label_submit would have applied it.
+
 When a change is allowed (the same rules for pool and gold pairs, so that neither the answer to a
 change nor `can_change` tells a gold pair from a pool pair, nor says whether the first answer
 was right):
-- only relevant / not relevant answers, changed into one of those two. An "ambiguous" or "doesn't
-  play" answer has already sent a pool pair to an admin or towards being set aside; taking it back
-  would have to undo someone else's work, so it is refused (`not_a_vote`) for every pair.
 - never a training answer: its correct answer was shown right after it (`training_answer`).
 - never once a report or judgment set of the pool was made after the answer (`used_by_report`):
   published figures must not change under a reader.
-- a pool pair must be open or resolved by its votes; one an admin decided, or that is in
-  adjudication, set aside or in disagreement, is refused (`closed`). A pair the rater's vote
-  resolved stays changeable (most pairs need a single vote, so refusing it would make undo
-  useless, and would tell gold pairs, which never resolve, from pool pairs): the pair is
-  re-resolved from its counted votes with the new answer, applying the third-label rule again
-  (two votes that now disagree reopen the pair for a third; a third vote's majority decides).
+- a pool pair must be open or resolved by its votes, or waiting for an admin because of this very
+  answer (in adjudication after an "ambiguous", set aside after a "doesn't play") with no admin
+  decision yet; one an admin decided, or that is in adjudication, set aside or in disagreement
+  for other reasons, is refused (`closed`). A pair the rater's vote resolved stays changeable
+  (most pairs need a single vote, so refusing it would make undo useless, and would tell gold
+  pairs, which never resolve, from pool pairs): the pair is re-resolved from its counted votes
+  with the new answer, applying the third-label rule again (two votes that now disagree reopen
+  the pair for a third; a third vote's majority decides).
+- a change into a vote needs the clip watched as a vote does (`too_soon`, counted from the
+  lease the answer was given under), so "doesn't play" then "relevant" cannot skip the clip.
 """
 from __future__ import annotations
 
@@ -31,7 +37,7 @@ from django.utils import timezone
 from annotation.models import Label, LabelChange, PooledPair, PoolMembership, RaterProfile, Report
 from annotation.models.reports import JudgmentSet
 from annotation.services.queue.labels import PAIR_FIELDS, LabelRefused
-from annotation.services.queue.leases import item_id_for, refresh_pair_flags
+from annotation.services.queue.leases import item_id_for, pair_min_watch, refresh_pair_flags
 
 RECENT_ANSWERS = 20
 
@@ -42,6 +48,7 @@ CLOSED_STATES = (PooledPair.State.ADJUDICATION, PooledPair.State.SET_ASIDE, Pool
 class RecentAnswer:
     item_id: str
     caption: str
+    clip: dict  # url, start, end: what the answer was about, to show again when it is taken back
     value: str
     comment: str
     answered_at: object
@@ -63,17 +70,21 @@ def _refusal(label: Label, pair: PooledPair, used_at) -> str | None:
         return "training_answer"
     if used_at is not None and used_at >= label.created_at:
         return "used_by_report"
-    if label.value not in Label.VOTES:
-        return "not_a_vote"
-    if pair.role == PooledPair.Role.POOL and (pair.state in CLOSED_STATES or pair.resolved_by_admin):
+    if pair.role == PooledPair.Role.POOL and (pair.resolved_by_admin or (pair.state in CLOSED_STATES
+                                                                         and not _waits_on_this_answer(label, pair))):
         return "closed"
     return None
+
+
+def _waits_on_this_answer(label: Label, pair: PooledPair) -> bool:
+    """The pair waits for an admin because of this label: taking it back withdraws the request."""
+    return ((pair.state == PooledPair.State.ADJUDICATION and label.value == Label.Value.AMBIGUOUS)
+            or (pair.state == PooledPair.State.SET_ASIDE and label.value == Label.Value.BROKEN))
 
 
 REFUSAL_MESSAGES = {
     "training_answer": "training answers cannot be changed: their correct answer was shown",
     "used_by_report": "a report already uses this answer; it can no longer be changed",
-    "not_a_vote": "only relevant / not relevant answers can be changed",
     "closed": "this pair has gone to an admin; the answer can no longer be changed",
 }
 
@@ -83,16 +94,24 @@ def recent_answers(*, rater, pool_id: int, limit: int = RECENT_ANSWERS) -> list[
     if not PoolMembership.objects.filter(pool_id=pool_id, rater=rater).exists():
         raise LabelRefused("not_found", "no such pool")
     used_at = _pool_used_since(pool_id)
-    labels = list(Label.objects.filter(rater=rater, pair__pool_id=pool_id).select_related("pair__caption")
+    labels = list(Label.objects.filter(rater=rater, pair__pool_id=pool_id).select_related("pair__caption", "pair__clip")
                   .order_by("-created_at", "-id")[:limit])
     changed = dict(LabelChange.objects.filter(label__in=labels).values("label_id").annotate(at=Max("changed_at"))
                    .values_list("label_id", "at"))
     answers = []
     for label in labels:
         why = _refusal(label, label.pair, used_at)
-        answers.append(RecentAnswer(item_id_for("pair", label.pair_id), label.pair.caption.text, label.value,
+        answers.append(RecentAnswer(item_id_for("pair", label.pair_id), label.pair.caption.text, _clip_of(label.pair), label.value,
                                     label.comment, label.created_at, changed.get(label.pk), why is None, why))
     return answers
+
+
+def _clip_of(pair: PooledPair) -> dict:
+    """The clip as the judging page played it: a moment pair's own span wins over its clip's."""
+    clip = pair.clip
+    if pair.start is not None:
+        return {"url": clip.playback_url, "start": pair.start, "end": pair.end}
+    return {"url": clip.playback_url, "start": clip.start, "end": clip.end}
 
 
 def _label_for_item(rater, item_id: str) -> int | None:
@@ -110,8 +129,8 @@ def answer_change(*, rater, item_id: str, value: str, comment: str | None = None
     """Replaces the rater's answer on the pair with opaque id `item_id` by `value` (and `comment`,
     when given), keeping the pair's counts and resolution consistent; see the module docstring."""
     now = now or timezone.now()
-    if value not in Label.VOTES:
-        raise LabelRefused("invalid", "value must be relevant or not_relevant")
+    if value not in Label.Value.values:
+        raise LabelRefused("invalid", f"value must be one of {', '.join(Label.Value.values)}")
     label_pk = _label_for_item(rater, item_id)
     if label_pk is None:
         raise LabelRefused("not_found", "no such answer of yours")
@@ -134,30 +153,83 @@ def answer_change(*, rater, item_id: str, value: str, comment: str | None = None
         why = _refusal(label, pair, _pool_used_since(pair.pool_id))
         if why:
             raise LabelRefused(why, REFUSAL_MESSAGES[why])
+        if value in Label.VOTES and label.value not in Label.VOTES:
+            _check_watched_since_lease(label, pair, now)
         change = LabelChange.objects.create(label=label, changed_by=rater, old_value=label.value, new_value=value,
                                             old_comment=label.comment,
                                             new_comment=label.comment if comment is None else comment[:5000],
                                             changed_at=now)
+        old_value = label.value
         label.value, label.comment = change.new_value, change.new_comment
-        label.save(update_fields=["value", "comment"])
-        if pair.role == PooledPair.Role.POOL and label.counted:
-            _re_resolve(pair, now, changed_label=label)
+        if pair.role != PooledPair.Role.POOL or (old_value in Label.VOTES and value in Label.VOTES):
+            label.save(update_fields=["value", "comment"])
+            if pair.role == PooledPair.Role.POOL and label.counted:
+                _re_resolve(pair, now, changed_label=label)
+        else:
+            _swap_effects(pair, label, old_value, now)
         # Gold pairs take the same statements (their flags never change), so no timing tells them apart.
         refresh_pair_flags(pair)
         pair.save(update_fields=PAIR_FIELDS)
     return label, change
 
 
+def _check_watched_since_lease(label: Label, pair: PooledPair, now) -> None:
+    """A vote needs the clip seen (labels.py `_check_watched`): counted from when the lease the
+    answer came under was handed out, which no page can shorten."""
+    handed_out = label.lease.created_at if label.lease_id else label.created_at
+    left = round(pair_min_watch(pair) - (now - handed_out).total_seconds(), 2)
+    if left > 0:
+        raise LabelRefused("too_soon", f"the clip has not been watched long enough; send the answer again in {left:g} s",
+                           seconds_left=left)
+
+
+def _swap_effects(pair: PooledPair, label: Label, old_value: str, now) -> None:
+    """Undoes what `old_value` did to the pool pair and applies the label's new value, as
+    label_submit would have (label.value already holds the new value; the caller saves the pair)."""
+    recount = False
+    if old_value in Label.VOTES:
+        if label.counted:
+            label.counted, label.sequence = False, 0
+            label.surplus_reason = "taken back by its rater"
+            pair.vote_count = max(0, pair.vote_count - 1)
+            recount = True
+    elif old_value == Label.Value.AMBIGUOUS:
+        others_ask = Label.objects.filter(pair=pair, value=Label.Value.AMBIGUOUS).exclude(pk=label.pk).exists()
+        if pair.state == PooledPair.State.ADJUDICATION and not others_ask:
+            pair.state = PooledPair.State.OPEN
+    elif old_value == Label.Value.BROKEN:
+        pair.broken_reports = max(0, pair.broken_reports - 1)
+        if pair.state == PooledPair.State.SET_ASIDE and pair.broken_reports < pair.pool.broken_reports_limit:
+            pair.state = PooledPair.State.OPEN
+    if label.value in Label.VOTES:
+        # A vote counts only if the pair still has room for it, as a submitted one.
+        if pair.state == PooledPair.State.OPEN and pair.vote_count + pair.active_leases < pair.required_labels:
+            pair.vote_count += 1
+            label.counted, label.sequence, label.surplus_reason = True, pair.vote_count, ""
+            recount = True
+        else:
+            label.surplus_reason = f"changed into a vote when the pair was already {pair.get_state_display().lower()}"
+    label.save(update_fields=["value", "comment", "counted", "sequence", "surplus_reason"])
+    if recount and pair.state in (PooledPair.State.OPEN, PooledPair.State.RESOLVED):
+        _re_resolve(pair, now, changed_label=label)
+    if label.value == Label.Value.AMBIGUOUS and pair.state == PooledPair.State.OPEN:
+        pair.state = PooledPair.State.ADJUDICATION
+    elif label.value == Label.Value.BROKEN:
+        pair.broken_reports += 1
+        if pair.state == PooledPair.State.OPEN and pair.broken_reports >= pair.pool.broken_reports_limit:
+            pair.state = PooledPair.State.SET_ASIDE
+
+
 def _re_resolve(pair: PooledPair, now, *, changed_label: Label) -> None:
     """The pair's state from its counted votes as they now are, by FIRE's rule (labels.py
     `_resolve`): the pair's own requirement (1 or 2 votes; 3 is only ever the third-label rule),
     then a strict majority resolves, two disagreeing votes ask for a third."""
-    votes = [changed_label.value] if pair.vote_count == 1 else list(
+    votes = [changed_label.value] if pair.vote_count == 1 and changed_label.counted else list(
         Label.objects.filter(pair=pair, counted=True).values_list("value", flat=True))
     required = 1 if pair.required_labels == 1 else 2
     was = (pair.state, pair.resolved_label)
     pair.state, pair.resolved_label, pair.required_labels = PooledPair.State.OPEN, "", required
-    if len(votes) >= required:
+    if votes and len(votes) >= required:
         top, count = Counter(votes).most_common(1)[0]
         if count * 2 > len(votes):
             pair.state, pair.resolved_label = PooledPair.State.RESOLVED, top

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 import threading
+from contextlib import contextmanager
 
 import pytest
 from django.db import connection
@@ -38,6 +39,18 @@ def answer(rater, pool, value, **kwargs):
 
 def change(rater, pair_id, value, **kwargs):
     return answer_change(rater=rater, item_id=item_id_for("pair", pair_id), value=value, **kwargs)
+
+
+@contextmanager
+def override_min_watch(seconds):
+    from django.conf import settings
+
+    before = settings.REJUDGE
+    settings.REJUDGE = {**before, "MIN_WATCH_SECONDS": seconds}
+    try:
+        yield
+    finally:
+        settings.REJUDGE = before
 
 
 def pair_state(pair_id):
@@ -107,20 +120,85 @@ def test_a_changed_vote_can_change_again_and_each_change_is_audited():
     assert pair_state(pair_id)[:2] == ("resolved", "relevant")
 
 
-@pytest.mark.parametrize("first", ["ambiguous", "broken"])
-def test_answers_that_are_not_votes_cannot_be_changed(first):
+def test_an_ambiguous_answer_taken_back_as_a_vote_leaves_adjudication_and_counts():
     pool, (r1, *_) = setup_pool(runs=ONE_PAIR, depth=1)
-    pair_id = answer(r1, pool, first)
+    pair_id = answer(r1, pool, "ambiguous")
+    assert pair_state(pair_id)[:3] == ("adjudication", "", 0)
+    label, audit = change(r1, pair_id, "relevant", comment="")
+    assert (label.value, label.counted, label.sequence) == ("relevant", True, 1)
+    assert (audit.old_value, audit.new_value) == ("ambiguous", "relevant")
+    assert pair_state(pair_id) == ("resolved", "relevant", 1, 1, False)
+    assert Label.objects.filter(pair_id=pair_id).count() == 1
+
+
+def test_a_vote_taken_back_as_ambiguous_uncounts_it_and_sends_the_pair_to_an_admin():
+    pool, (r1, *_) = setup_pool(runs=ONE_PAIR, depth=1)
+    pair_id = answer(r1, pool, "relevant")
+    label, audit = change(r1, pair_id, "ambiguous", comment="the dog is half out of frame")
+    assert (label.value, label.counted, label.comment) == ("ambiguous", False, "the dog is half out of frame")
+    assert (audit.old_value, audit.new_value, audit.new_comment) == ("relevant", "ambiguous", "the dog is half out of frame")
+    assert pair_state(pair_id)[:3] == ("adjudication", "", 0)
+    assert PooledPair.objects.get(pk=pair_id).resolved_at is None
+    # ... and back again: the pair leaves adjudication and the vote counts once more.
+    change(r1, pair_id, "not_relevant")
+    assert pair_state(pair_id) == ("resolved", "not_relevant", 1, 1, False)
+
+
+def test_a_doesnt_play_report_taken_back_is_uncounted_and_the_vote_resolves():
+    pool, (r1, *_) = setup_pool(runs=ONE_PAIR, depth=1)
+    pair_id = answer(r1, pool, "broken")
+    assert PooledPair.objects.get(pk=pair_id).broken_reports == 1
+    change(r1, pair_id, "not_relevant")
+    assert PooledPair.objects.get(pk=pair_id).broken_reports == 0
+    assert pair_state(pair_id) == ("resolved", "not_relevant", 1, 1, False)
+
+
+def test_a_report_that_set_the_pair_aside_reopens_it_when_taken_back():
+    pool, (r1, *_) = setup_pool(runs=ONE_PAIR, depth=1, broken_reports_limit=1)
+    pair_id = answer(r1, pool, "broken")
+    assert pair_state(pair_id)[0] == "set_aside"
+    change(r1, pair_id, "ambiguous", comment="it plays now but I cannot tell")
+    pair = PooledPair.objects.get(pk=pair_id)
+    assert (pair.state, pair.broken_reports) == ("adjudication", 0)
+
+
+def test_a_vote_taken_back_as_doesnt_play_reopens_the_pair_for_others():
+    pool, (r1, *_) = setup_pool(runs=ONE_PAIR, depth=1)
+    pair_id = answer(r1, pool, "relevant")
+    change(r1, pair_id, "broken")
+    pair = PooledPair.objects.get(pk=pair_id)
+    assert (pair.broken_reports, Label.objects.get(pair_id=pair_id).counted) == (1, False)
+    assert pair_state(pair_id) == ("open", "", 0, 1, True)
+
+
+def test_a_report_turned_vote_needs_the_clip_watched_since_the_lease():
+    from datetime import timedelta
+
+    pool, (r1, *_) = setup_pool(runs=ONE_PAIR, depth=1)
+    pair_id = answer(r1, pool, "broken")
+    lease = Label.objects.get(pair_id=pair_id).lease
+    with override_min_watch(2.0):
+        with pytest.raises(LabelRefused) as refused:
+            change(r1, pair_id, "relevant", now=lease.created_at + timedelta(seconds=0.5))
+        assert refused.value.code == "too_soon"
+        change(r1, pair_id, "relevant", now=lease.created_at + timedelta(seconds=2.5))
+    assert pair_state(pair_id)[:2] == ("resolved", "relevant")
+
+
+def test_an_ambiguous_pair_an_admin_decided_is_closed():
+    pool, (r1, *_) = setup_pool(runs=ONE_PAIR, depth=1)
+    pair_id = answer(r1, pool, "ambiguous")
+    pair_adjudicate(pair_id=pair_id, admin=None, label="not_relevant")
     with pytest.raises(LabelRefused) as refused:
         change(r1, pair_id, "relevant")
-    assert refused.value.code == "not_a_vote" and not LabelChange.objects.exists()
+    assert refused.value.code == "closed"
 
 
-def test_only_votes_can_be_given_as_the_new_answer():
+def test_the_new_answer_must_be_one_a_rater_can_give():
     pool, (r1, *_) = setup_pool(runs=ONE_PAIR, depth=1)
     pair_id = answer(r1, pool, "relevant")
     with pytest.raises(LabelRefused) as refused:
-        change(r1, pair_id, "ambiguous")
+        change(r1, pair_id, "maybe")
     assert refused.value.code == "invalid"
 
 

@@ -89,7 +89,8 @@ class JudgePage {
     this.progressTimer = 0;
     this.armTimer = 0;
     this.timings = [];
-    this.undo = new Undo({ poolId: this.poolId, outbox: this.outbox, cue: (text) => this.showCue(text) });
+    this.undo = new Undo({ poolId: this.poolId, outbox: this.outbox, cue: (text) => this.showCue(text),
+      onOpen: () => this.setUndoOpen(true), onClose: () => this.setUndoOpen(false) });
     window.rejudgeTimings = this.timings; // submit-to-next-clip times, read by the latency benchmark
   }
 
@@ -281,6 +282,20 @@ class JudgePage {
     this.el.notice.textContent = `An answer was not stored (${value}): ${why}.`;
   }
 
+  /* While the undo panel plays the answered clip, the pair on screen waits out of view, paused
+     (two clips at once would leave the rater unsure which one the new answer is about). */
+  setUndoOpen(open) {
+    const player = this.slots.current?.player;
+    if (open) {
+      this.resumeAfterUndo = Boolean(player?.wantPlaying);
+      player?.pause();
+      this.root.dataset.undo = "open";
+    } else {
+      delete this.root.dataset.undo;
+      if (this.resumeAfterUndo && this.holdsWork()) player?.play();
+    }
+  }
+
   /* ---- showing a pair ------------------------------------------------------------------- */
 
   show(slot) {
@@ -327,7 +342,8 @@ class JudgePage {
     this.el.state.hidden = working;
     if (!working) {
       const [title, stateText] = STATES[state] || STATES.loading;
-      const text = state === "break" ? BREAK_TEXT[this.breakReason] || BREAK_TEXT.asked : stateText;
+      const text = state === "break" ? BREAK_TEXT[this.breakReason] || BREAK_TEXT.asked
+        : state === "training_failed" ? this.trainingFailedText() : stateText;
       this.el["state-title"].textContent = title;
       this.el["state-text"].textContent = text;
       this.el["state-retry"].hidden = state === "loading" || state === "no_access" || TAKE_OVER_STATES.has(state);
@@ -341,6 +357,19 @@ class JudgePage {
       if (state === "break") this.el["state-resume"].focus({ preventScroll: true });
       for (const player of this.players) player.pause();
     }
+  }
+
+  /* The score and the pass mark, once the page knows them (it asks again if not yet). */
+  trainingFailedText() {
+    const training = this.progress?.training;
+    if (!training || training.score == null || training.pass_mark == null) {
+      this.failedTextAsks = (this.failedTextAsks || 0) + 1;
+      if (this.failedTextAsks <= 3) this.refreshProgressSoon();
+      return STATES.training_failed[1];
+    }
+    const percent = (share) => `${Math.round(share * 100)}%`;
+    return `You scored ${percent(training.score)} in the training; the pass mark is ${percent(training.pass_mark)}. `
+      + "Ask an admin to let you take the training again.";
   }
 
   /* Answers (and Continue) count only ARM_DELAY_MS after what they answer appeared. data-armed
@@ -450,8 +479,11 @@ class JudgePage {
       body: { client_id: clientId, lease_id: slot.leaseId, value, seconds: Math.round((performance.now() - slot.shownAt) / 10) / 100, comment },
       meta: { kind: "label", poolId: this.poolId, itemId: slot.workId, leaseId: slot.leaseId, mode: slot.assignment.mode },
     });
-    this.undo.answered({ itemId: slot.workId, caption: slot.assignment.caption.text, value, mode: slot.assignment.mode });
+    this.undo.answered({ itemId: slot.workId, caption: slot.assignment.caption.text, clip: slot.assignment.clip, value,
+      mode: slot.assignment.mode });
     this.slots.sent(slot);
+    // For counters outside this module (a crowd study's quota): counted now, not when the server says.
+    this.root.dispatchEvent(new CustomEvent("judge:answered", { detail: { mode: slot.assignment.mode } }));
     this.renderProgress();
     if (slot.assignment.mode === "training") this.awaitFeedback(clientId, value);
     else this.slots.advance();
@@ -515,6 +547,7 @@ class JudgePage {
 
   onAcked({ item, status, data }) {
     if (!item.meta || item.meta.poolId !== this.poolId) return;
+    this.root.dispatchEvent(new CustomEvent("judge:saved", { detail: { mode: item.meta.mode } }));
     if (item.clientId === this.awaitingFeedback) this.showFeedback(status < 300 && data ? data.feedback : null);
     this.refreshProgressSoon();
   }
@@ -560,10 +593,11 @@ class JudgePage {
     }
     this.renderProgress();
     this.renderTraining();
+    if (this.state === "training_failed") this.el["state-text"].textContent = this.trainingFailedText();
   }
 
   renderProgress() {
-    if (!this.progress) return;
+    if (!this.progress || !this.el.today) return; // a crowd worker's page shows the study's quota instead
     const waiting = this.myItems().length;
     this.el.today.textContent = String(this.progress.labelled_today + waiting);
     // Answers still in the outbox are no longer left for this rater either.
@@ -576,15 +610,23 @@ class JudgePage {
     bar.title = `${Math.round(bar.value * 100)}% of your pairs judged`;
   }
 
+  /* The banner numbers the training pair on screen. It is fixed once, while the pair waits for
+     its answer: counted afterwards (answered on the server plus waiting in the outbox), the
+     answer just given would make the pair whose feedback shows read as the next one. */
   renderTraining() {
     const banner = this.el["training-banner"];
     const training = this.progress?.training;
-    if (this.slots.current?.assignment.mode === "training") {
-      const answered = training ? Math.min(training.total, training.answered + this.myItems().length) : 0;
+    const slot = this.slots.current;
+    if (slot?.assignment.mode === "training") {
+      if (training && slot.trainingNumber == null) {
+        const given = training.answered + this.myItems().length;
+        slot.trainingNumber = Math.min(training.total, slot.answered ? Math.max(1, given) : given + 1);
+      }
       banner.hidden = false;
-      banner.textContent = training
-        ? `Training: pair ${Math.min(training.total, answered + 1)} of ${training.total}. After each answer you see the right one and why.`
-        : "Training: after each answer you see the right one and why.";
+      // The second sentence is for a wide screen; a phone keeps the line for the clip.
+      const why = Object.assign(document.createElement("span"), { className: "wide-only",
+        textContent: " After each answer you see the right one and why." });
+      banner.replaceChildren(training ? `Training: pair ${slot.trainingNumber} of ${training.total}.` : "Training.", why);
     } else {
       banner.hidden = true;
     }

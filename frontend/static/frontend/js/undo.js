@@ -1,40 +1,71 @@
 /* Taking back answers on the judging screen.
 
-   Undo (Backspace, Z or the Undo button) reopens the last answer: its caption shows again and
-   the rater answers it anew (1 or 2), which replaces the stored answer on the server
-   (POST my/answers/{item}/change/; the server keeps the old one in its audit trail). An answer
-   still waiting in the outbox is sent first, so the server always changes a stored answer and the
-   change is recorded like any other. "My recent answers" lists the last answers of this pool with
-   a change control on those that can still change, and says why for the others.
+   Undo (Backspace, Z or the Undo button) reopens the last answer: its clip plays again with its
+   caption (the pair on screen waits, paused and out of view, so the rater sees what the answer
+   was about, not the next clip) and the rater answers it anew with any answer (1-4; 3 asks for a
+   comment), which replaces the stored answer on the server (POST my/answers/{item}/change/; the
+   server keeps the old one in its audit trail). An answer still waiting in the outbox is sent
+   first, so the server always changes a stored answer and the change is recorded like any other.
+   After a reload the page no longer remembers its last answer, so it asks the server for the
+   rater's newest one (my/recent-answers/). "My recent answers" lists the last answers of this
+   pool with a change control on those that can still change, and says why for the others.
 
-   Only relevant / not relevant can be changed, into one of the two; training answers never (their
-   right answer was shown). The server decides the rest (a report already uses the answer, an
-   admin has the pair) and the page shows its reason. */
+   Training answers never change (their right answer was shown). The server decides the rest (a
+   report already uses the answer, an admin has the pair, the clip was not watched long enough
+   for a vote) and the page shows its reason. */
 import { api, errorText } from "./api.js";
+import { SpanPlayer } from "./player.js";
 
 const NAMES = { relevant: "Relevant", not_relevant: "Not relevant", ambiguous: "Ambiguous", broken: "Clip doesn't play" };
 const WHY_NOT = {
   training_answer: "Training answer: its right answer was shown, so it stays.",
   used_by_report: "A report already uses this answer.",
-  not_a_vote: "Only relevant / not relevant answers can be changed.",
   closed: "This pair has gone to an admin.",
 };
-const UNDO_KEYS = { 1: "relevant", 2: "not_relevant" };
+const UNDO_KEYS = { 1: "relevant", 2: "not_relevant", 3: "ambiguous", 4: "broken" };
 
 export class Undo {
-  constructor({ poolId, outbox, cue }) {
+  constructor({ poolId, outbox, cue, onOpen = () => {}, onClose = () => {} }) {
     this.poolId = poolId;
     this.outbox = outbox;
     this.cue = cue;
-    this.last = null; // {itemId, caption, value, mode}
+    this.onOpen = onOpen;
+    this.onClose = onClose;
+    this.last = null; // {itemId, caption, clip, value, mode, whyNot}
+    this.opening = false;
     this.el = Object.fromEntries(["undo", "undo-panel", "undo-caption", "undo-was", "undo-status", "undo-close",
+      "undo-video", "undo-comment-form", "undo-comment", "undo-comment-cancel",
       "recent-open", "recent-panel", "recent", "recent-status", "recent-close"].map((id) => [id, document.getElementById(id)]));
+    this.player = new SpanPlayer(this.el["undo-video"]);
     this.el.undo.addEventListener("click", () => this.open());
     this.el["undo-close"].addEventListener("click", () => this.close());
     this.el["undo-panel"].addEventListener("click", (event) => {
       const button = event.target.closest("button[data-undo-value]");
-      if (button) this.changeLast(button.dataset.undoValue);
+      if (button) this.choose(button.dataset.undoValue);
     });
+    this.el["undo-comment-form"].addEventListener("submit", (event) => {
+      event.preventDefault();
+      const comment = this.el["undo-comment"].value.trim();
+      if (!comment) {
+        this.el["undo-status"].textContent = "Write a few words on why you cannot decide; the admin who settles the pair needs them.";
+        this.el["undo-comment"].setAttribute("aria-invalid", "true");
+        return;
+      }
+      this.el["undo-comment"].removeAttribute("aria-invalid");
+      this.changeLast("ambiguous", comment);
+    });
+    // The page ignores keys typed into a text field, so the comment's own keys are handled here.
+    this.el["undo-comment"].addEventListener("keydown", (event) => {
+      if (event.key === "Enter" && !event.shiftKey) {
+        event.preventDefault();
+        this.el["undo-comment-form"].requestSubmit();
+      } else if (event.key === "Escape") {
+        event.preventDefault();
+        event.stopPropagation();
+        this.closeComment();
+      }
+    });
+    this.el["undo-comment-cancel"].addEventListener("click", () => this.closeComment());
     this.el["recent-open"].addEventListener("click", () => this.toggleRecent());
     this.el["recent-close"].addEventListener("click", () => this.toggleRecent(false));
     this.el.recent.addEventListener("click", (event) => {
@@ -48,16 +79,20 @@ export class Undo {
   }
 
   /* The page's last answer (called as it is queued). */
-  answered({ itemId, caption, value, mode }) {
-    this.last = { itemId, caption, value, mode };
+  answered({ itemId, caption, clip, value, mode }) {
+    this.last = { itemId, caption, clip, value, mode, whyNot: null };
   }
 
   /* Keys while a panel has them: true when the key was handled (the page then ignores it). */
   onKey(event) {
     const key = event.key;
     if (this.isOpen) {
+      const onButton = event.target.closest && event.target.closest("button");
       if (key === "Escape") this.close();
-      else if (key in UNDO_KEYS && !event.repeat) this.changeLast(UNDO_KEYS[key]);
+      else if (key in UNDO_KEYS && !event.repeat) this.choose(UNDO_KEYS[key]);
+      // Space and R work on the clip in view, not on the pair waiting underneath.
+      else if (key === " " && !onButton) this.player.toggle();
+      else if (key === "r" || key === "R") this.player.replay();
       else if (key === "Tab" || key === "Enter" || key === " ") return false; // focus moves, buttons press
       event.preventDefault();
       return true;
@@ -77,31 +112,86 @@ export class Undo {
     return false;
   }
 
-  open() {
-    const last = this.last;
-    if (!last) {
-      this.cue("There is no answer to take back yet.");
-      return;
+  async open() {
+    if (this.opening || this.isOpen) return;
+    this.opening = true;
+    try {
+      const last = this.last || await this.fetchLast();
+      if (!last) {
+        this.cue("There is no answer to take back yet.");
+        return;
+      }
+      if (last.mode === "training") {
+        this.cue("Training answers cannot be taken back: their right answer was shown.");
+        return;
+      }
+      if (last.whyNot) {
+        this.cue(`Your last answer cannot be changed now. ${WHY_NOT[last.whyNot] || ""}`);
+        return;
+      }
+      const panel = this.el["undo-panel"];
+      panel.dataset.result = "";
+      this.el["undo-caption"].textContent = last.caption;
+      this.el["undo-was"].textContent = `You answered: ${NAMES[last.value] || last.value}. Answer it anew:`;
+      this.el["undo-status"].textContent = "";
+      this.closeComment({ focus: false });
+      this.renderPressed(panel, last.value);
+      this.onOpen();
+      panel.hidden = false;
+      this.el.undo.setAttribute("aria-expanded", "true");
+      if (last.clip) {
+        this.player.load(last.clip);
+        this.player.play();
+      }
+      panel.focus({ preventScroll: true });
+      panel.scrollIntoView({ block: "nearest" });
+    } finally {
+      this.opening = false;
     }
-    if (last.mode === "training") {
-      this.cue("Training answers cannot be taken back: their right answer was shown.");
-      return;
+  }
+
+  /* The rater's newest answer in this pool as the server has it (after a reload). */
+  async fetchLast() {
+    let reply;
+    try {
+      await this.sendPending();
+      reply = await api(`/api/v1/my/recent-answers/?pool=${this.poolId}`);
+    } catch {
+      return null;
     }
-    const panel = this.el["undo-panel"];
-    panel.dataset.result = "";
-    this.el["undo-caption"].textContent = last.caption;
-    this.el["undo-was"].textContent = `You answered: ${NAMES[last.value] || last.value}. Answer it anew:`;
-    this.el["undo-status"].textContent = "";
-    this.renderPressed(panel, last.value);
-    panel.hidden = false;
-    this.el.undo.setAttribute("aria-expanded", "true");
-    panel.focus({ preventScroll: true });
+    if (!reply.ok || !reply.data.length || this.last) return this.last;
+    const answer = reply.data[0];
+    this.last = {
+      itemId: answer.item_id, caption: answer.caption, clip: answer.clip, value: answer.value,
+      mode: answer.why_not === "training_answer" ? "training" : "production", whyNot: answer.can_change ? null : answer.why_not,
+    };
+    return this.last;
   }
 
   close() {
+    if (this.el["undo-panel"].hidden) return;
+    this.player.pause();
     this.el["undo-panel"].hidden = true;
     this.el.undo.setAttribute("aria-expanded", "false");
+    this.onClose();
     document.getElementById("work")?.focus({ preventScroll: true });
+  }
+
+  /* 3 asks for the comment first, as on the pair itself; the other answers go at once. */
+  choose(value) {
+    if (value === "ambiguous") this.openComment();
+    else this.changeLast(value);
+  }
+
+  openComment() {
+    this.el["undo-comment-form"].hidden = false;
+    this.el["undo-comment"].value = this.last && this.last.value === "ambiguous" ? this.last.comment || "" : "";
+    this.el["undo-comment"].focus();
+  }
+
+  closeComment({ focus = true } = {}) {
+    this.el["undo-comment-form"].hidden = true;
+    if (focus) this.el["undo-panel"].focus({ preventScroll: true });
   }
 
   renderPressed(container, value) {
@@ -115,26 +205,29 @@ export class Undo {
     if (this.outbox.items((item) => item.meta && item.meta.kind === "label").length) await this.outbox.flush();
   }
 
-  async change(itemId, value) {
+  /* An ambiguous answer carries its reason; any other answer drops the old one. */
+  async change(itemId, value, comment = "") {
     await this.sendPending();
-    return api(`/api/v1/my/answers/${encodeURIComponent(itemId)}/change/`, { method: "POST", json: { value } });
+    return api(`/api/v1/my/answers/${encodeURIComponent(itemId)}/change/`, { method: "POST", json: { value, comment } });
   }
 
-  async changeLast(value) {
+  async changeLast(value, comment = "") {
     const last = this.last;
     const panel = this.el["undo-panel"];
     const status = this.el["undo-status"];
     if (!last || panel.dataset.busy === "true") return;
-    if (value === last.value && panel.dataset.result !== "changed") {
+    if (value === last.value && value !== "ambiguous") {
       status.textContent = `${NAMES[value]} is the answer you gave: nothing to change.`;
       return;
     }
     panel.dataset.busy = "true";
     status.textContent = "Saving your new answer…";
     try {
-      const { ok, data } = await this.change(last.itemId, value);
+      const { ok, data } = await this.change(last.itemId, value, comment);
       if (ok) {
         last.value = data.value;
+        last.comment = data.comment;
+        this.closeComment({ focus: false });
         this.renderPressed(panel, data.value);
         panel.dataset.result = "changed";
         status.textContent = `Changed to ${NAMES[data.value]}. Press Esc to go on.`;
@@ -193,11 +286,11 @@ export class Undo {
       group.className = "row";
       group.setAttribute("role", "group");
       group.setAttribute("aria-label", `Your answer to “${answer.caption}”`);
-      for (const value of ["relevant", "not_relevant"]) {
+      for (const value of ["relevant", "not_relevant", "ambiguous", "broken"]) {
         const button = document.createElement("button");
         button.type = "button";
         button.dataset.undoValue = value;
-        button.textContent = NAMES[value];
+        button.textContent = value === "ambiguous" ? "Ambiguous…" : NAMES[value];
         group.append(button);
       }
       this.renderPressed(group, answer.value);
@@ -214,14 +307,46 @@ export class Undo {
     return li;
   }
 
-  async changeListed(li, value) {
+  /* An ambiguous answer needs its reason: the row asks for it before sending. */
+  askListedComment(li) {
+    let form = li.querySelector("form");
+    if (!form) {
+      form = document.createElement("form");
+      form.className = "row recent-comment";
+      const label = document.createElement("label");
+      label.textContent = "Why can't you decide?";
+      const input = document.createElement("input");
+      input.type = "text";
+      input.maxLength = 5000;
+      input.required = true;
+      label.append(input);
+      const send = document.createElement("button");
+      send.type = "submit";
+      send.textContent = "Send as ambiguous";
+      form.append(label, send);
+      form.addEventListener("submit", (event) => {
+        event.preventDefault();
+        const comment = input.value.trim();
+        if (comment) this.changeListed(li, "ambiguous", comment);
+      });
+      li.querySelector(".recent-row-status").before(form);
+    }
+    form.querySelector("input").focus();
+  }
+
+  async changeListed(li, value, comment = "") {
     const pressed = li.querySelector("button[aria-pressed=true]");
-    if (!li || (pressed && pressed.dataset.undoValue === value)) return;
+    if (!li || (pressed && pressed.dataset.undoValue === value && value !== "ambiguous")) return;
+    if (value === "ambiguous" && !comment) {
+      this.askListedComment(li);
+      return;
+    }
     const status = li.querySelector(".recent-row-status");
     status.textContent = "Saving…";
     try {
-      const { ok, data } = await this.change(li.dataset.item, value);
+      const { ok, data } = await this.change(li.dataset.item, value, comment);
       if (ok) {
+        li.querySelector("form")?.remove();
         this.renderPressed(li, data.value);
         status.textContent = `Changed to ${NAMES[data.value]}.`;
         if (this.last && this.last.itemId === li.dataset.item) this.last.value = data.value;
