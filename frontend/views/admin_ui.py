@@ -7,12 +7,14 @@ from __future__ import annotations
 
 from django.shortcuts import get_object_or_404, render
 
+from annotation.analysis.judging.strategies import BANDIT_VARIANTS
 from annotation.formats.datasets import DATASET_FORMATS
 from annotation.formats.runs import RUN_FORMATS
-from annotation.models import Job, Pool, PooledPair
+from annotation.models import CrowdStudy, Job, Pool, PooledPair, QualityRule
 from annotation.selectors.dashboard import (dataset_runs, datasets_overview, pool_agreement, pool_known_pair_counts,
                                             pool_live, pool_rater_summary, pools_overview, raters_overview, recent_jobs)
 from annotation.selectors.known_pairs import known_pair_sources
+from annotation.services.crowd.arrivals import PREVIEW_ASSIGNMENT
 from annotation.selectors.judging import STRATEGY_TEXT, pool_query_statuses
 from annotation.selectors.pools import pairs_needing_admin, pool_progress
 from frontend.views.access import page_for
@@ -35,7 +37,8 @@ def dataset_detail(request, dataset_id: int):
     dataset = get_object_or_404(datasets_overview(), pk=dataset_id)
     return render(request, "frontend/admin_ui/dataset.html",
                   {"dataset": dataset, "runs": dataset_runs(dataset=dataset), "run_formats": RUN_FORMATS,
-                   "pools": pools_overview(dataset_id=dataset.pk), "known_sources": known_pair_sources(dataset_id=dataset.pk)})
+                   "pools": pools_overview(dataset_id=dataset.pk), "known_sources": known_pair_sources(dataset_id=dataset.pk),
+                   "strategies": list(STRATEGY_TEXT.items()), "bandit_variants": BANDIT_VARIANTS})
 
 
 def active_text(seconds: float) -> str:
@@ -78,6 +81,10 @@ def pool_detail(request, pool_id: int):
         "members": members, "known": pool_known_pair_counts(pool=pool),
         "other_raters": [r for r in raters_overview() if r.pk not in member_ids],
         "runs": pool.runs.all(), "addable_runs": dataset_runs(dataset=pool.dataset).exclude(pools=pool),
+        "study": CrowdStudy.objects.filter(pool=pool).first(), "platforms": CrowdStudy.Platform.choices,
+        "preview_assignment": PREVIEW_ASSIGNMENT,
+        # An unsaved rule shows the model's defaults: what the first save stores unless changed.
+        "rule": QualityRule.objects.filter(pool=pool).first() or QualityRule(pool=pool),
     })
 
 

@@ -1,5 +1,6 @@
 /* Entry module of every admin page: API forms and buttons, job progress, the pool charts. */
 import { api } from "../api.js";
+import { bindCampaign } from "./campaign.js";
 import { barChart, hourlySeries, timeChart } from "./charts.js";
 import { bindApiButtons, bindApiForms, bindJobProgress } from "./forms.js";
 import { poolLive } from "./pool_live.js";
@@ -79,6 +80,7 @@ function attentionQueue(root) {
 bindApiForms();
 bindApiButtons();
 bindJobProgress();
+bindCampaign();
 const charts = document.getElementById("pool-charts");
 const redraw = charts ? poolCharts(charts) : null;
 const live = document.getElementById("pool-live");
