@@ -216,6 +216,16 @@ export class JobProgress {
   }
 }
 
+/* "Created {created} raters: {created.username}." filled from the API's answer: a list gives its
+   length, list.field the field of each item joined. */
+export function filled(template, data) {
+  return template.replace(/\{(\w+)(?:\.(\w+))?\}/g, (_, key, field) => {
+    const value = data ? data[key] : undefined;
+    if (Array.isArray(value)) return field ? value.map((item) => item[field]).join(", ") : String(value.length);
+    return value == null ? "" : String(value);
+  });
+}
+
 function afterSuccess(form, status, data) {
   const out = form.querySelector("[data-job]") || form;
   // Page scripts show what the answer created (a study's entry URL, a new pool's row).
@@ -241,7 +251,7 @@ function afterSuccess(form, status, data) {
     new JobProgress(out, data.status_url, { onFinished: done });
     return;
   }
-  out.append(element("p", { className: "ok form-done", role: "status", text: setting(form, "done-text") || "Done." }));
+  out.append(element("p", { className: "ok form-done", role: "status", text: filled(setting(form, "done-text") || "Done.", data) }));
   done(null);
 }
 
@@ -261,6 +271,9 @@ export function bindApiForms(root = document) {
       clearErrors(form);
       form.querySelectorAll(".form-done").forEach((node) => node.remove());
       button.disabled = true;
+      // A slow request (a file read and checked) says what is happening while the button waits.
+      const busy = setting(form, "busy-text");
+      if (busy) button.after(element("p", { className: "muted form-done form-busy", role: "status", text: busy }));
       try {
         const method = (setting(form, "method") || "POST").toUpperCase();
         const request = setting(form, "encoding") === "multipart" ? { method, form: multipart(form) } : { method, json: formJson(form) };
@@ -271,13 +284,15 @@ export function bindApiForms(root = document) {
         showErrors(form, 0, { detail: `No answer from the server (${error.message}).` });
       } finally {
         button.disabled = false;
+        form.querySelectorAll(".form-busy").forEach((node) => node.remove());
       }
     });
   }
 }
 
 /* <button data-api="/api/v1/..." data-method="PATCH" data-body='{"paused": true}' data-confirm="…">:
-   calls the API, then reloads the page (or removes the closest [data-remove-on-success]). */
+   calls the API, then reloads the page (or removes the closest [data-remove-on-success]);
+   data-done-text is then announced in the page's #action-status. */
 export function bindApiButtons(root = document) {
   root.addEventListener("click", async (event) => {
     const button = event.target.closest("button[data-api]");
@@ -293,6 +308,9 @@ export function bindApiButtons(root = document) {
       const response = await api(button.dataset.api, { method: button.dataset.method || "POST", json: body });
       if (!response.ok) throw new Error(errorText(response.data));
       const gone = button.closest("[data-remove-on-success]");
+      // What happened, said where it stays visible once the card it came from is gone.
+      const status = document.getElementById("action-status");
+      if (status && button.dataset.doneText) status.textContent = filled(button.dataset.doneText, response.data);
       if (gone) {
         const parent = gone.parentElement;
         gone.remove();

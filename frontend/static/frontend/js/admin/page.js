@@ -33,6 +33,7 @@ function askToConfirm(button) {
   confirm.dataset.api = button.dataset.decideUrl;
   confirm.dataset.body = JSON.stringify({ label: button.dataset.decide });
   confirm.dataset.withField = "note";
+  confirm.dataset.doneText = `${button.closest("[data-api-scope]").dataset.pairName} resolved as ${name}.`;
   confirm.textContent = `Confirm: ${name}`;
   const cancel = document.createElement("button");
   cancel.type = "button";
