@@ -10,7 +10,7 @@ import pytest
 from annotation.models import CrowdStudy, Pool, PooledPair, QualityRule, Report
 from annotation.services.queue.labels import label_submit
 from annotation.services.queue.leases import lease_next
-from tests.browser.conftest import assert_controls_labelled, log_in, snap
+from tests.browser.conftest import SCREENSHOTS, assert_controls_labelled, log_in, snap
 from tests.browser.scenarios import PASSWORD, admin_user, judging_setup
 
 pytestmark = pytest.mark.browser
@@ -59,6 +59,13 @@ def test_crowd_study_and_gold_rule_are_set_on_the_pool_page(browser, server):
         assert page.evaluate("() => navigator.clipboard.readText()") == entry.input_value()
         assert_controls_labelled(page)
         snap(page, "admin-pool-crowd-study")
+        # The pictures of docs/campaign.md (docs/screenshots/, copied from test-artifacts by hand).
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        page.locator("#crowd").screenshot(path=str(SCREENSHOTS / "crowd-study-form-1280.png"))
+        page.set_viewport_size({"width": 390, "height": 844})
+        page.locator("#crowd").screenshot(path=str(SCREENSHOTS / "crowd-study-form-390.png"))
+        assert page.evaluate("() => document.documentElement.scrollWidth") <= 390
+        page.set_viewport_size({"width": 1280, "height": 800})
 
         # Closing the study: one change, kept.
         form.locator("[name=is_open]").uncheck()

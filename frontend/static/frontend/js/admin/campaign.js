@@ -77,8 +77,8 @@ async function refreshParts(selectors) {
 export function bindCampaign() {
   const box = document.getElementById("crowd-entry");
   if (box) crowdStudy(box);
-  for (const form of document.querySelectorAll("form [name=strategy]")) {
-    if (form.form.querySelector("[data-for-strategy]")) strategyFields(form.form);
+  for (const select of document.querySelectorAll("form [name=strategy]")) {
+    if (select.form.querySelector("[data-for-strategy]")) strategyFields(select.form);
   }
   document.addEventListener("api-form-done", (event) => {
     const selectors = event.target.getAttribute("data-refresh");
