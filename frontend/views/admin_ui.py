@@ -17,6 +17,7 @@ from annotation.selectors.known_pairs import known_pair_sources
 from annotation.services.crowd.arrivals import PREVIEW_ASSIGNMENT
 from annotation.selectors.judging import STRATEGY_TEXT
 from annotation.selectors.pools import pairs_needing_admin, pool_progress
+from annotation.selectors.reports import judgment_set_list
 from frontend.views.access import page_for
 
 ATTENTION_STATES = {
@@ -38,7 +39,8 @@ def dataset_detail(request, dataset_id: int):
     return render(request, "frontend/admin_ui/dataset.html",
                   {"dataset": dataset, "runs": dataset_runs(dataset=dataset), "run_formats": RUN_FORMATS,
                    "pools": pools_overview(dataset_id=dataset.pk), "known_sources": known_pair_sources(dataset_id=dataset.pk),
-                   "strategies": list(STRATEGY_TEXT.items()), "bandit_variants": BANDIT_VARIANTS})
+                   "strategies": list(STRATEGY_TEXT.items()), "bandit_variants": BANDIT_VARIANTS,
+                   "judgment_sets": judgment_set_list(dataset_id=dataset.pk)})
 
 
 def active_text(seconds: float) -> str:

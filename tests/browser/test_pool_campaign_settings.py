@@ -173,3 +173,23 @@ def test_simulation_is_started_from_the_pool_page_and_opens_its_report(page, ser
     report = Report.objects.get(kind="judging_simulation")
     assert page.url == f"{server}/reports/{report.pk}/"
     assert report.pool_id == setup.pool.pk
+
+
+def test_simulation_with_a_judgment_set_is_started_from_the_dataset_page(page, server, tmp_path):
+    from annotation.services.judgment_sets.imports import judgments_import
+
+    setup = judging_setup(pairs=6, training=0, pool_name="Set pool")
+    qrels = tmp_path / "known.qrels"
+    qrels.write_text("".join(f"q{i} 0 v{i} {i % 2}\n" for i in range(6)))
+    judgment_set = judgments_import(dataset=setup.pool.dataset, path=qrels, fmt="qrels").judgment_set
+    admin = admin_user()
+    log_in(page, server, admin.username, PASSWORD)
+    page.goto(f"{server}/admin-ui/datasets/{setup.pool.dataset_id}/")
+    form = page.locator("#set-simulation-form")
+    form.locator("[name=judgment_set]").select_option(str(judgment_set.pk))
+    form.locator("[name=depth]").fill("1")
+    form.locator("[name=replays]").fill("2")
+    form.locator("[type=submit]").click()
+    page.wait_for_url(re.compile(r".*/reports/\d+/$"))
+    report = Report.objects.get(kind="judging_simulation")
+    assert page.url == f"{server}/reports/{report.pk}/"
