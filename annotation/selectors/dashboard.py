@@ -8,7 +8,7 @@ import numpy as np
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.db import connection, transaction
-from django.db.models import Avg, Count, F, IntegerField, Max, OuterRef, Prefetch, Q, Subquery, Sum
+from django.db.models import Count, F, IntegerField, Max, OuterRef, Prefetch, Q, Subquery, Sum
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
