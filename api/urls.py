@@ -10,6 +10,7 @@ urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(permission_classes=[]), name="schema"),
     path("docs/", docs.swagger_page, name="docs"),
     path("redoc/", docs.redoc_page, name="redoc"),
+    path("redoc/redoc.standalone.js", docs.redoc_bundle, name="redoc-bundle"),
     path("me/", accounts.MeApi.as_view(), name="me"),
     path("datasets/", datasets.DatasetListApi.as_view(), name="dataset-list"),
     path("datasets/import/", datasets.DatasetImportApi.as_view(), name="dataset-import"),

@@ -336,6 +336,8 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "api.pagination.RejudgePagination",
     "PAGE_SIZE": 100,
     "EXCEPTION_HANDLER": "api.errors.exception_handler",
+    # The browsable API's HTML for staff only; everyone else gets JSON (api/negotiation.py).
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "api.negotiation.StaffBrowsableContentNegotiation",
 }
 # API rate limits, per user (token and session alike), per address for anonymous calls, and per user
 # for file uploads (multipart POSTs: each starts an import job). A rater at full speed makes ~6

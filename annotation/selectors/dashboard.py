@@ -1,12 +1,14 @@
 """Reads for the admin pages: overviews of datasets, pools and raters, and agreement so far."""
 from __future__ import annotations
 
+from contextlib import contextmanager
 from datetime import timedelta
 
 import numpy as np
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
-from django.db.models import Avg, Count, F, IntegerField, Max, OuterRef, Prefetch, Q, Subquery
+from django.db import connection, transaction
+from django.db.models import Count, F, IntegerField, Max, OuterRef, Prefetch, Q, Subquery, Sum
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -14,6 +16,7 @@ from annotation import roles
 from annotation.analysis.activity import IDLE_CUTOFF_SECONDS, active_seconds, labels_per_hour
 from annotation.analysis.agreement import agreement_report
 from annotation.models import Dataset, Job, Label, Pool, PooledPair, PoolMembership, Run
+from annotation.selectors.judging import pool_query_statuses
 from annotation.selectors.pools import pairs_to_judge, pool_progress
 
 VOTE_CODES = {Label.Value.NOT_RELEVANT: 0, Label.Value.RELEVANT: 1}
@@ -83,33 +86,6 @@ def pool_agreement(*, pool: Pool, n_boot: int = 200) -> dict:
     return result
 
 
-def pool_rater_summary(*, pool: Pool):
-    """Per member: training, production labels (all and today), mean seconds per label, escalations,
-    broken-clip reports and accuracy on gold pairs."""
-    labels = "rater__labels"
-    in_pool = Q(rater__labels__pair__pool=pool)
-    production = in_pool & Q(rater__labels__pair__role__in=[PooledPair.Role.POOL, PooledPair.Role.GOLD])
-    gold = in_pool & Q(rater__labels__pair__role=PooledPair.Role.GOLD)
-    right = Q(rater__labels__value=F("rater__labels__pair__known_answer"))
-    today = Q(rater__labels__created_at__gte=_start_of_today())
-    return (PoolMembership.objects.filter(pool=pool).select_related("rater", "rater__rater_profile")
-            .annotate(labels=Count(labels, filter=production),
-                      labels_today=Count(labels, filter=production & today),
-                      mean_seconds=Avg("rater__labels__seconds", filter=production),
-                      ambiguous=Count(labels, filter=production & Q(rater__labels__value=Label.Value.AMBIGUOUS)),
-                      broken=Count(labels, filter=production & Q(rater__labels__value=Label.Value.BROKEN)),
-                      gold_answered=Count(labels, filter=gold),
-                      gold_correct=Count(labels, filter=gold & right),
-                      last_label_at=Max("rater__labels__created_at", filter=production))
-            .order_by("rater__username"))
-
-
-def pool_known_pair_counts(*, pool: Pool) -> dict:
-    counts = dict(PooledPair.objects.filter(pool=pool, role__in=[PooledPair.Role.GOLD, PooledPair.Role.TRAINING])
-                  .values_list("role").annotate(n=Count("pk")).order_by())
-    return {"gold": counts.get(PooledPair.Role.GOLD, 0), "training": counts.get(PooledPair.Role.TRAINING, 0)}
-
-
 def raters_overview():
     """Every rater with their profile, the pools they may work in, and their labels (all and today)."""
     memberships = PoolMembership.objects.select_related("pool").order_by("pool__name")
@@ -147,20 +123,35 @@ def _count_of_in_pool(model, **condition):
 
 LIVE_WINDOW_HOURS = 24
 LIVE_BASELINE_SECONDS = 600
+LIVE_QUERY_ROWS = 50
+CHART_HOURS = 48
 PRODUCTION = (PooledPair.Role.POOL, PooledPair.Role.GOLD)
+# Per rater, what the baseline keeps: counts that never change once a label is written (a rater
+# may change relevant <-> not relevant, never into or out of ambiguous or doesn't play, and the
+# client's seconds stay). Gold answers right are counted fresh: a change can flip them.
+_RATER_FIELDS = ("labels", "ambiguous", "broken", "gold_answered", "seconds_sum", "seconds_n")
 
 
 def _label_counts(labels) -> dict:
-    """Pool labels (all and surplus) and each rater's production labels, over `labels`."""
-    rows = labels.values_list("rater_id", "pair__role").annotate(
-        n=Count("pk"), surplus=Count("pk", filter=~Q(surplus_reason=""))).order_by()
+    """Over `labels`: the pool's production labels (pool and gold pairs: what raters were asked
+    outside training) and their surplus, and each rater's production figures."""
+    rows = (labels.filter(pair__role__in=PRODUCTION).values_list("rater_id", "pair__role").annotate(
+        n=Count("pk"), surplus=Count("pk", filter=~Q(surplus_reason="")),
+        ambiguous=Count("pk", filter=Q(value=Label.Value.AMBIGUOUS)),
+        broken=Count("pk", filter=Q(value=Label.Value.BROKEN)),
+        seconds_sum=Sum("seconds"), seconds_n=Count("seconds"), last=Max("created_at")).order_by())
     counts = {"total": 0, "surplus": 0, "per_rater": {}}
-    for rater_id, role, n, surplus in rows:
-        if role == PooledPair.Role.POOL:
-            counts["total"] += n
-            counts["surplus"] += surplus
-        if role in PRODUCTION:
-            counts["per_rater"][rater_id] = counts["per_rater"].get(rater_id, 0) + n
+    for rater_id, role, n, surplus, ambiguous, broken, seconds_sum, seconds_n, last in rows:
+        counts["total"] += n
+        counts["surplus"] += surplus
+        mine = counts["per_rater"].setdefault(rater_id, dict.fromkeys(_RATER_FIELDS, 0) | {"last": None})
+        mine["labels"] += n
+        mine["ambiguous"] += ambiguous
+        mine["broken"] += broken
+        mine["gold_answered"] += n if role == PooledPair.Role.GOLD else 0
+        mine["seconds_sum"] += seconds_sum or 0.0
+        mine["seconds_n"] += seconds_n
+        mine["last"] = max(filter(None, (mine["last"], last)), default=None)
     return counts
 
 
@@ -169,7 +160,7 @@ def _label_baseline(pool: Pool) -> dict:
     500K-pair pool joins them all to their pairs (0.4 s), too much for a poll every 5 s. A poll
     adds the labels above that id, a range of the primary key. Production labels are never
     deleted (a training reset removes training answers only), so the baseline stays right."""
-    key = f"pool-live-baseline:{pool.pk}:{pool.created_at.timestamp()}"
+    key = f"pool-live-baseline:v2:{pool.pk}:{pool.created_at.timestamp()}"
     baseline = cache.get(key)
     if baseline is None:
         top = Label.objects.order_by("-pk").values_list("pk", flat=True).first() or 0
@@ -178,62 +169,129 @@ def _label_baseline(pool: Pool) -> dict:
     return baseline
 
 
-def pool_live(*, pool: Pool, now=None, idle_cutoff: float = IDLE_CUTOFF_SECONDS) -> dict:
-    """What the pool page polls every few seconds: progress counts, labels in the last hour, and
-    each member's labels (all, today, last hour), active time and rate over the last 24 hours.
+def labels_rate(times, seconds, *, idle_cutoff: float = IDLE_CUTOFF_SECONDS) -> dict:
+    """A rater's labels per active hour over one list of labels: the count and the active time come
+    from the same labels, so a rate never stands beside a count it was not computed from (every
+    page and the API give rates through here)."""
+    active = active_seconds([t.timestamp() for t in times], list(seconds), idle_cutoff=idle_cutoff)
+    return {"labels_window": len(times), "active_seconds": round(active, 1),
+            "rate_per_hour": labels_per_hour(len(times), active)}
+
+
+@contextmanager
+def _snapshot_transaction():
+    """One consistent read: on PostgreSQL a REPEATABLE READ transaction, so every statement of the
+    snapshot sees the same committed labels (under READ COMMITTED a label committed between two
+    statements shows in one figure and not in the next). Inside a caller's transaction, that one."""
+    fresh = not connection.in_atomic_block
+    with transaction.atomic():
+        if fresh and connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        yield
+
+
+def pool_live(*, pool: Pool, now=None, idle_cutoff: float = IDLE_CUTOFF_SECONDS, chart_hours: int = CHART_HOURS,
+              query_rows: int = LIVE_QUERY_ROWS) -> dict:
+    """Every figure of the pool page, read in one snapshot (the page renders it and its poll
+    rewrites it, so no two figures on the page come from different moments): pairs by state,
+    production labels (pool and gold pairs; training answers are not labels of the pool) with
+    those of the last hour, each member's training, labels (all, today, last hour), time per
+    label, gold answers, active time and rate over the last 24 hours, labels per hour and per
+    rater over the chart's `chart_hours`, and the queries table (stopped queries, then the first
+    in turn).
 
     Kept cheap at 500K-pair pools (bench/bench_pool_live.py): pair counts come from one GROUP BY
     over the (pool, role, state) index; label counts from a cached baseline plus the labels
-    above its id; the per-rater times from the members' last day of labels through the (rater,
-    created_at) index. Active time and rate: annotation/analysis/activity.py (gaps under
-    `idle_cutoff` count)."""
+    above its id; the per-rater times from the members' labels of the window through the
+    (rater, created_at) index. Active time and rate: labels_rate."""
     now = now or timezone.now()
     since = now - timedelta(hours=LIVE_WINDOW_HOURS)
+    chart_since = now - timedelta(hours=chart_hours)
     hour_ago = now - timedelta(hours=1)
     today = timezone.localtime(now).replace(hour=0, minute=0, second=0, microsecond=0)
-    members = list(PoolMembership.objects.filter(pool=pool).select_related("rater").order_by("rater__username"))
-    member_ids = [m.rater_id for m in members]
-    by_state, relevant = {}, 0
-    for state, answer, n in (PooledPair.objects.filter(pool=pool, role=PooledPair.Role.POOL)
-                             .values_list("state", "resolved_label").annotate(n=Count("pk")).order_by()):
-        by_state[state] = by_state.get(state, 0) + n
-        if state == PooledPair.State.RESOLVED and answer == PooledPair.Answer.RELEVANT:
-            relevant += n
-    pairs = sum(by_state.values())
-    baseline = _label_baseline(pool)
-    newer = _label_counts(Label.objects.filter(pair__pool=pool, pk__gt=baseline["max_id"]))
-    recent = (Label.objects.filter(rater_id__in=member_ids, created_at__gte=min(since, today), pair__pool=pool)
-              .values_list("rater_id", "created_at", "seconds", "pair__role"))
+    with _snapshot_transaction():
+        pool = Pool.objects.get(pk=pool.pk)  # the judging stop and settings of this snapshot
+        members = list(PoolMembership.objects.filter(pool=pool).select_related("rater", "rater__rater_profile")
+                       .order_by("rater__username"))
+        member_ids = [m.rater_id for m in members]
+        by_state, relevant, double = {}, 0, 0
+        for state, answer, n, two in (PooledPair.objects.filter(pool=pool, role=PooledPair.Role.POOL)
+                                      .values_list("state", "resolved_label")
+                                      .annotate(n=Count("pk"), two=Count("pk", filter=Q(required_labels__gte=2))).order_by()):
+            by_state[state] = by_state.get(state, 0) + n
+            double += two
+            if state == PooledPair.State.RESOLVED and answer == PooledPair.Answer.RELEVANT:
+                relevant += n
+        known = dict(PooledPair.objects.filter(pool=pool, role__in=[PooledPair.Role.GOLD, PooledPair.Role.TRAINING])
+                     .values_list("role").annotate(n=Count("pk")).order_by())
+        baseline = _label_baseline(pool)
+        newer = _label_counts(Label.objects.filter(pair__pool=pool, pk__gt=baseline["max_id"]))
+        gold_right = dict(Label.objects.filter(pair__pool=pool, pair__role=PooledPair.Role.GOLD,
+                                               value=F("pair__known_answer"))
+                          .values_list("rater_id").annotate(n=Count("pk")).order_by())
+        # Every production label of the chart's window (the 24 h of the rates included), any rater's.
+        window_start = min(since, today, chart_since)
+        recent = list(Label.objects.filter(pair__pool=pool, pair__role__in=PRODUCTION, created_at__gte=window_start)
+                      .values_list("rater_id", "created_at", "seconds").order_by("created_at"))
+        names = dict(get_user_model().objects.filter(pk__in={r for r, _, _ in recent}).values_list("pk", "username"))
+        queries = _query_rows(pool, query_rows)
     per_rater: dict[int, list] = {rater_id: [] for rater_id in member_ids}
-    for rater_id, created_at, seconds, role in recent:
-        per_rater[rater_id].append((created_at, seconds, role))
-    raters, last_hour = [], 0
+    for rater_id, created_at, seconds in recent:
+        per_rater.setdefault(rater_id, []).append((created_at, seconds))
+    raters = []
     for member in members:
         rows = per_rater[member.rater_id]
-        # Every label in the pool is time at work (training included); the counts shown are the
-        # production labels (pool and gold pairs), as in the raters table.
-        window = [(t, s) for t, s, _ in rows if t >= since]
-        active = active_seconds([t.timestamp() for t, _ in window], [s for _, s in window], idle_cutoff=idle_cutoff)
-        hour = sum(1 for t, _, role in rows if t >= hour_ago and role in PRODUCTION)
-        last_hour += hour
+        window = [(t, s) for t, s in rows if t >= since]
+        old, new = baseline["per_rater"].get(member.rater_id, {}), newer["per_rater"].get(member.rater_id, {})
+        total = {k: old.get(k, 0) + new.get(k, 0) for k in _RATER_FIELDS}
+        profile = getattr(member.rater, "rater_profile", None)
         raters.append({
             "rater_id": member.rater_id, "rater": member.rater.username,
-            "labels": baseline["per_rater"].get(member.rater_id, 0) + newer["per_rater"].get(member.rater_id, 0),
-            "labels_today": sum(1 for t, _, role in rows if t >= today and role in PRODUCTION),
-            "labels_last_hour": hour,
-            "labels_window": len(window),
-            "active_seconds": round(active, 1),
-            "rate_per_hour": labels_per_hour(len(window), active),
-            "last_label_at": max((t for t, _, _ in rows), default=None),
+            "paused": bool(profile and profile.paused),
+            "training": member.training, "training_score": member.training_score,
+            "labels": total["labels"],
+            "labels_today": sum(1 for t, _ in rows if t >= today),
+            "labels_last_hour": sum(1 for t, _ in rows if t >= hour_ago),
+            **labels_rate([t for t, _ in window], [s for _, s in window], idle_cutoff=idle_cutoff),
+            "mean_seconds": total["seconds_sum"] / total["seconds_n"] if total["seconds_n"] else None,
+            "gold_answered": total["gold_answered"], "gold_correct": gold_right.get(member.rater_id, 0),
+            "ambiguous": total["ambiguous"], "broken": total["broken"],
+            "last_label_at": max(filter(None, (old.get("last"), new.get("last"))), default=None),
         })
+    hourly: dict = {}
+    chart_raters: dict = {}
+    for rater_id, created_at, _ in recent:
+        if created_at < chart_since:
+            continue
+        hour = created_at.replace(minute=0, second=0, microsecond=0)
+        hourly[hour] = hourly.get(hour, 0) + 1
+        chart_raters[rater_id] = chart_raters.get(rater_id, 0) + 1
+    to_judge = pairs_to_judge(by_state)
     return {
         "at": now.isoformat(), "window_hours": LIVE_WINDOW_HOURS, "idle_cutoff_seconds": idle_cutoff,
-        "pairs": pairs, "by_state": {state: by_state.get(state, 0) for state in PooledPair.State.values},
-        "left": by_state.get(PooledPair.State.OPEN, 0),
-        "to_judge": pairs_to_judge(by_state),
-        "resolved_fraction": (by_state.get(PooledPair.State.RESOLVED, 0) / pairs_to_judge(by_state)
-                              if pairs_to_judge(by_state) else None),
-        "relevant": relevant,
+        "pairs": sum(by_state.values()), "by_state": {state: by_state.get(state, 0) for state in PooledPair.State.values},
+        "left": by_state.get(PooledPair.State.OPEN, 0), "to_judge": to_judge,
+        "resolved_fraction": by_state.get(PooledPair.State.RESOLVED, 0) / to_judge if to_judge else None,
+        "relevant": relevant, "double_labelled": double, "gold_pairs": known.get(PooledPair.Role.GOLD, 0),
+        "training_pairs": known.get(PooledPair.Role.TRAINING, 0),
         "labels": baseline["total"] + newer["total"], "surplus_labels": baseline["surplus"] + newer["surplus"],
-        "labels_last_hour": last_hour, "raters": raters,
+        "labels_last_hour": sum(1 for _, t, _ in recent if t >= hour_ago), "raters": raters,
+        "chart": {"hours": chart_hours, "since": chart_since.isoformat(),
+                  "per_hour": [{"hour": h.isoformat(), "labels": n} for h, n in sorted(hourly.items())],
+                  "per_rater": sorted(({"rater": names.get(r, str(r)), "labels": n} for r, n in chart_raters.items()),
+                                      key=lambda row: (-row["labels"], row["rater"]))},
+        "queries": queries,
+        "pool_stopped_reason": pool.judging_stopped_reason or None,
     }
+
+
+def _query_rows(pool: Pool, limit: int) -> dict:
+    """The queries table: the stopped queries first (up to 100), then the first `limit` in turn."""
+    stopped = pool_query_statuses(pool=pool, stopped_only=True, limit=100)
+    shown = {row["caption"] for row in stopped["results"]}
+    rows = stopped["results"] + [row for row in pool_query_statuses(pool=pool, limit=limit)["results"]
+                                 if row["caption"] not in shown]
+    return {"total": stopped["queries"], "stopped": stopped["stopped_queries"], "budget": pool.judging_query_budget,
+            "rows": [{k: row[k] for k in ("caption", "caption_external_id", "caption_text", "pairs", "judged", "relevant",
+                                          "left", "stopped", "stopped_why", "query_stopped")} for row in rows]}

@@ -48,9 +48,11 @@ def pool_progress(*, pool: Pool) -> dict:
 
 
 def pool_throughput(*, pool: Pool, hours: int = 48) -> dict:
-    """Labels per hour (pool-wide and per rater) over the last `hours`, for the admin charts."""
+    """Production labels (pool and gold pairs, as the pool page counts them) per hour, pool-wide
+    and per rater, over the last `hours`."""
     since = timezone.now() - timedelta(hours=hours)
-    labels = Label.objects.filter(pair__pool=pool, created_at__gte=since)
+    labels = Label.objects.filter(pair__pool=pool, pair__role__in=[PooledPair.Role.POOL, PooledPair.Role.GOLD],
+                                  created_at__gte=since)
     per_hour = [{"hour": row["hour"].isoformat(), "labels": row["n"]}
                 for row in labels.annotate(hour=TruncHour("created_at")).values("hour").annotate(n=Count("id")).order_by("hour")]
     per_rater = [{"rater": row["rater__username"], "labels": row["n"]}

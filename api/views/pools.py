@@ -211,14 +211,19 @@ class PoolStatsApi(APIView):
 
 
 class PoolLiveApi(APIView):
-    """Admin: what the pool page polls every few seconds: pairs by state, labels, labels in the
-    last hour, and each member's labels, active time and rate (labels per active hour) over the
-    last 24 hours. Gaps between a rater's labels longer than `idle_cutoff_seconds` are breaks."""
+    """Admin: every figure of the pool page in one consistent snapshot, which the page polls every
+    few seconds: pairs by state, production labels (pool and gold pairs) and those of the last
+    hour, each member's training, labels, time per label, gold answers, active time and rate
+    (labels per active hour) over the last 24 hours, labels per hour and per rater over the last
+    ?hours= (the charts), and the queries table. Gaps between a rater's labels longer than
+    `idle_cutoff_seconds` are breaks."""
 
     permission_classes = [IsAdmin]
 
+    @extend_schema(parameters=[OpenApiParameter("hours", int, description="the charts' window: 1 to 8784; default 48")])
     def get(self, request, pool_id: int):
-        return Response(pool_live(pool=get_object_or_404(Pool, pk=pool_id)))
+        hours = query_int(request, "hours", default=48, min_value=1, max_value=366 * 24)
+        return Response(pool_live(pool=get_object_or_404(Pool, pk=pool_id), chart_hours=hours))
 
 
 class PoolAddRunApi(APIView):

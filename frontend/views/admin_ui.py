@@ -7,14 +7,17 @@ from __future__ import annotations
 
 from django.shortcuts import get_object_or_404, render
 
+from annotation.analysis.judging.strategies import BANDIT_VARIANTS
 from annotation.formats.datasets import DATASET_FORMATS
 from annotation.formats.runs import RUN_FORMATS
-from annotation.models import Job, Pool, PooledPair
-from annotation.selectors.dashboard import (dataset_runs, datasets_overview, pool_agreement, pool_known_pair_counts,
-                                            pool_live, pool_rater_summary, pools_overview, raters_overview, recent_jobs)
+from annotation.models import CrowdStudy, Job, Pool, PooledPair, QualityRule
+from annotation.selectors.dashboard import (dataset_runs, datasets_overview, pool_agreement, pool_live, pools_overview,
+                                            raters_overview, recent_jobs)
 from annotation.selectors.known_pairs import known_pair_sources
-from annotation.selectors.judging import STRATEGY_TEXT, pool_query_statuses
+from annotation.services.crowd.arrivals import PREVIEW_ASSIGNMENT
+from annotation.selectors.judging import STRATEGY_TEXT
 from annotation.selectors.pools import pairs_needing_admin, pool_progress
+from annotation.selectors.reports import judgment_set_list
 from frontend.views.access import page_for
 
 ATTENTION_STATES = {
@@ -35,7 +38,9 @@ def dataset_detail(request, dataset_id: int):
     dataset = get_object_or_404(datasets_overview(), pk=dataset_id)
     return render(request, "frontend/admin_ui/dataset.html",
                   {"dataset": dataset, "runs": dataset_runs(dataset=dataset), "run_formats": RUN_FORMATS,
-                   "pools": pools_overview(dataset_id=dataset.pk), "known_sources": known_pair_sources(dataset_id=dataset.pk)})
+                   "pools": pools_overview(dataset_id=dataset.pk), "known_sources": known_pair_sources(dataset_id=dataset.pk),
+                   "strategies": list(STRATEGY_TEXT.items()), "bandit_variants": BANDIT_VARIANTS,
+                   "judgment_sets": judgment_set_list(dataset_id=dataset.pk)})
 
 
 def active_text(seconds: float) -> str:
@@ -60,24 +65,23 @@ def pool_list(request):
 @page_for("admin")
 def pool_detail(request, pool_id: int):
     pool = get_object_or_404(Pool.objects.select_related("dataset"), pk=pool_id)
-    members = list(pool_rater_summary(pool=pool))
-    member_ids = {m.rater_id for m in members}
+    # Every figure of the page from one snapshot; the page's poll rewrites them from the next.
     live = pool_live(pool=pool)
-    by_rater = {r["rater_id"]: r for r in live["raters"]}
-    for m in members:
-        m.live = by_rater.get(m.rater_id, {})
-        m.active_text = active_text(m.live.get("active_seconds", 0.0))
-        m.rate_text = rate_text(m.live.get("rate_per_hour"))
-    judging = pool_query_statuses(pool=pool, stopped_only=True, limit=100)
-    shown = {row["caption"] for row in judging["results"]}
-    rows = judging["results"] + [row for row in pool_query_statuses(pool=pool, limit=50)["results"] if row["caption"] not in shown]
+    for rater in live["raters"]:
+        rater["active_text"] = active_text(rater["active_seconds"])
+        rater["rate_text"] = rate_text(rater["rate_per_hour"])
+    member_ids = {r["rater_id"] for r in live["raters"]}
     return render(request, "frontend/admin_ui/pool.html", {
-        "judging": judging, "judging_rows": rows, "judging_more": judging["queries"] > len(rows),
+        "live": live, "queries": live["queries"], "progress": live,
         "strategies": list(STRATEGY_TEXT.items()), "strategy_text": STRATEGY_TEXT[pool.judging_strategy],
-        "pool": pool, "progress": pool_progress(pool=pool), "agreement": pool_agreement(pool=pool), "live": live,
-        "members": members, "known": pool_known_pair_counts(pool=pool),
+        "pool": pool, "agreement": pool_agreement(pool=pool), "members": live["raters"],
+        "known": {"gold": live["gold_pairs"], "training": live["training_pairs"]},
         "other_raters": [r for r in raters_overview() if r.pk not in member_ids],
         "runs": pool.runs.all(), "addable_runs": dataset_runs(dataset=pool.dataset).exclude(pools=pool),
+        "study": CrowdStudy.objects.filter(pool=pool).first(), "platforms": CrowdStudy.Platform.choices,
+        "preview_assignment": PREVIEW_ASSIGNMENT,
+        # An unsaved rule shows the model's defaults: what the first save stores unless changed.
+        "rule": QualityRule.objects.filter(pool=pool).first() or QualityRule(pool=pool),
     })
 
 

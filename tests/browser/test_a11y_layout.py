@@ -15,7 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from annotation.models import RaterProfile
+from annotation.models import Pool, RaterProfile
+from annotation.services.crowd.studies import quality_rule_save, study_save
+from annotation.services.pools.build import pool_create
 from annotation.services.queue.labels import label_submit
 from annotation.services.queue.leases import lease_next
 from annotation.services.accounts.raters import memberships_grant, rater_create
@@ -52,6 +54,7 @@ def pages_of(site) -> dict[str, list[tuple[str, str | None]]]:  # noqa: F811
     admin aside: they are Swagger UI's, Redoc's and Django's markup, not ours)."""
     demo = site["demo"]
     pool, study, dataset = demo["pool"], demo["study"], demo["dataset"]
+    studied = pool_with_crowd_study(pool)
     spans, deep = site["spans"], site["deep"]
     reports = [f"/reports/{r.pk}/" for r in site["reports"]]
     return {
@@ -63,6 +66,7 @@ def pages_of(site) -> dict[str, list[tuple[str, str | None]]]:  # noqa: F811
                        ("/account/token/", None)],
         "admin": [(p, None) for p in (
             "/admin-ui/", f"/admin-ui/datasets/{dataset.pk}/", "/admin-ui/pools/", f"/admin-ui/pools/{pool.pk}/",
+            f"/admin-ui/pools/{studied.pk}/", f"/admin-ui/pools/{pool.pk}/quality/",
             f"/admin-ui/pools/{pool.pk}/attention/", "/admin-ui/raters/", "/admin-ui/researchers/",
             f"/admin-ui/jobs/{site['job'].pk}/", "/reports/", *reports, "/moments/",
             f"/moments/pools/{spans.pk}/", f"/moments/pools/{deep.pk}/",
@@ -70,6 +74,18 @@ def pages_of(site) -> dict[str, list[tuple[str, str | None]]]:  # noqa: F811
             f"/moments/pools/{deep.pk}/infap/{site['infap'].pk}/", "/proxies/",
             *(f"/proxies/reports/{r.pk}/" for r in site["proxy_reports"]), "/account/token/")],
     }
+
+
+def pool_with_crowd_study(pool):
+    """A second pool of the demo dataset with the demo pool's runs, opened to Prolific workers
+    under a gold rule (the pool page's crowd state: entry URL, copy button, saved settings)."""
+    other = Pool.objects.filter(dataset=pool.dataset, crowd_study__isnull=False).first()
+    if other is None:
+        other = pool_create(dataset=pool.dataset, name="Crowd round", runs=list(pool.runs.all()), depth=1)
+        study_save(pool=other, platform="prolific", title="Caption check", completion_code="C0DE42", quota_pairs=20,
+                   consent_text="I agree to take part.", training_required=False)
+        quality_rule_save(pool=other, min_gold_answers=5, min_gold_accuracy=0.8)
+    return other
 
 
 def open_page(page, server: str, path: str, ready: str | None) -> None:

@@ -7,7 +7,7 @@ import pytest
 from django.utils import timezone
 
 from annotation.models import Clip, Label, Pool, PooledPair, PoolMembership, Run
-from annotation.selectors.dashboard import (datasets_overview, pool_agreement, pool_rater_summary, rater_pool_cards,
+from annotation.selectors.dashboard import (datasets_overview, pool_agreement, pool_live, rater_pool_cards,
                                             raters_overview)
 from tests.factories import make_dataset, make_user
 
@@ -64,7 +64,7 @@ def test_pool_agreement_without_multiply_labelled_pairs():
     assert pool_agreement(pool=pool) == {"pairs_labelled": 1, "pairs_multi": 0, "first_two": None, "all": None}
 
 
-def test_pool_rater_summary_counts_production_work_only():
+def test_pool_live_rater_rows_count_production_work_only():
     pool, (a, b, c, *_rest) = make_pool()
     gold = PooledPair.objects.create(pool=pool, caption=a.caption, clip=b.clip, role="gold", known_answer="relevant")
     training = PooledPair.objects.create(pool=pool, caption=a.caption, clip=c.clip, role="training",
@@ -77,13 +77,20 @@ def test_pool_rater_summary_counts_production_work_only():
     Label.objects.create(pair=gold, rater=rater, value="not_relevant", client_id="gold", seconds=6.0)
     Label.objects.create(pair=training, rater=rater, value="relevant", client_id="train", seconds=100.0)
 
-    rows = {m.rater_id: m for m in pool_rater_summary(pool=pool)}
+    live = pool_live(pool=pool)
+    rows = {r["rater_id"]: r for r in live["raters"]}
 
     mine = rows[rater.pk]
-    assert (mine.labels, mine.labels_today, mine.ambiguous, mine.broken) == (3, 2, 1, 0)
-    assert mine.mean_seconds == pytest.approx((2.0 + 4.0 + 6.0) / 3)  # the training answer is left out
-    assert (mine.gold_answered, mine.gold_correct) == (1, 0)
-    assert (rows[idle.pk].labels, rows[idle.pk].mean_seconds, rows[idle.pk].last_label_at) == (0, None, None)
+    assert (mine["labels"], mine["labels_today"], mine["ambiguous"], mine["broken"]) == (3, 2, 1, 0)
+    assert mine["mean_seconds"] == pytest.approx((2.0 + 4.0 + 6.0) / 3)  # the training answer is left out
+    assert (mine["gold_answered"], mine["gold_correct"]) == (1, 0)
+    assert (mine["training"], mine["training_score"]) == ("passed", 1.0)
+    # The pool's labels are the raters' production labels: the same count, gold included.
+    assert live["labels"] == sum(r["labels"] for r in live["raters"]) == 3
+    # The window's rate is over the same labels as its count (the training answer is in neither).
+    assert mine["labels_window"] == 2 and mine["labels_last_hour"] == 2
+    assert (rows[idle.pk]["labels"], rows[idle.pk]["mean_seconds"], rows[idle.pk]["last_label_at"]) == (0, None, None)
+    assert rows[idle.pk]["rate_per_hour"] is None
 
 
 def test_datasets_overview_counts_do_not_multiply_across_tables():

@@ -616,8 +616,19 @@ def line_chart_svg(title: str, xlabel: str, ylabel: str, x: np.ndarray, series: 
     from xml.sax.saxutils import escape
 
     e = lambda s: escape(str(s), {'"': "&quot;"})  # noqa: E731
-    ml, mr, mt, mb = 64, 170, 44, 52
+    ml, mr, mt, mb = 64, 24, 44, 52
     pw, ph = width - ml - mr, height - mt - mb
+    # The legend goes in rows under the plot, so the plot keeps the width (a phone scales the
+    # chart down: a legend column beside it left the plot half as wide and cut long names).
+    # Names are placed at a generous 7.5 px per character of the 12 px font.
+    legend_at, row, x_at = [], 0, float(ml)
+    for name in series:
+        item = 26 + 7.5 * len(str(name)) + 18
+        if x_at > ml and x_at + item > width - mr:
+            row, x_at = row + 1, float(ml)
+        legend_at.append((x_at, height + 6 + 18 * row))
+        x_at += item
+    full_height = height + (18 * (row + 1) + 8 if legend_at else 0)
     values = np.concatenate([np.asarray(v, float) for v in series.values()]) if series else np.zeros(1)
     values = values[np.isfinite(values)]
     if yrange is None:
@@ -628,11 +639,11 @@ def line_chart_svg(title: str, xlabel: str, ylabel: str, x: np.ndarray, series: 
     sx = lambda v: ml + pw * (v - x0) / (x1 - x0)  # noqa: E731
     sy = lambda v: mt + ph * (1 - (min(max(v, y0), y1) - y0) / (y1 - y0))  # noqa: E731
     parts = ['<?xml version="1.0" encoding="UTF-8"?>',
-             f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-             f'viewBox="0 0 {width} {height}" font-family="Helvetica, Arial, sans-serif" font-size="12" '
+             f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{full_height:g}" '
+             f'viewBox="0 0 {width} {full_height:g}" font-family="Helvetica, Arial, sans-serif" font-size="12" '
              f'role="img" aria-label="{e(title)}">',
              f"<title>{e(title)}</title>",
-             f'<rect x="0" y="0" width="{width}" height="{height}" fill="#ffffff"/>',
+             f'<rect x="0" y="0" width="{width}" height="{full_height:g}" fill="#ffffff"/>',
              f'<text x="{ml + pw / 2:.1f}" y="24" text-anchor="middle" font-size="14" font-weight="bold">{e(title)}</text>']
     for i in range(6):
         yv = y0 + (y1 - y0) * i / 5
@@ -652,9 +663,9 @@ def line_chart_svg(title: str, xlabel: str, ylabel: str, x: np.ndarray, series: 
                          f'stroke-width="2" points="{" ".join(f"{a:.1f},{b:.1f}" for a, b in pts)}"/>')
             for a, b in pts:
                 parts.append(f'<circle cx="{a:.1f}" cy="{b:.1f}" r="2.5" fill="{colour}"/>')
-        ly = mt + 14 + 18 * i
-        parts.append(f'<line x1="{ml + pw + 14}" y1="{ly - 4}" x2="{ml + pw + 34}" y2="{ly - 4}" '
+        lx, ly = legend_at[i]
+        parts.append(f'<line x1="{lx:.1f}" y1="{ly - 4}" x2="{lx + 20:.1f}" y2="{ly - 4}" '
                      f'stroke="{colour}" stroke-width="2"/>')
-        parts.append(f'<text class="legend" x="{ml + pw + 40}" y="{ly}">{e(name)}</text>')
+        parts.append(f'<text class="legend" x="{lx + 26:.1f}" y="{ly}">{e(name)}</text>')
     parts.append("</svg>")
     return "\n".join(parts) + "\n"

@@ -21,6 +21,19 @@ function nameFor(table) {
   return heading && heading.textContent.trim() ? heading.textContent.trim() : "Table";
 }
 
+/* A visible hint above a table that is wider than its box: on a phone, columns past the edge
+   (a Status, a Pause button) are otherwise easy to miss. */
+function hintFor(box) {
+  let hint = box.previousElementSibling;
+  if (!hint || !hint.classList.contains("scroll-hint")) {
+    hint = document.createElement("p");
+    hint.className = "scroll-hint";
+    hint.textContent = "Scroll sideways for more columns →";
+    box.before(hint);
+  }
+  return hint;
+}
+
 function updateFocusable(box) {
   const scrolls = box.scrollWidth > box.clientWidth + 1;
   if (scrolls) {
@@ -28,6 +41,9 @@ function updateFocusable(box) {
   } else if (!box.dataset.alwaysFocusable) {
     box.removeAttribute("tabindex");
   }
+  box.dataset.scrolls = String(scrolls);
+  if (scrolls) hintFor(box).hidden = false;
+  else if (box.previousElementSibling?.classList.contains("scroll-hint")) box.previousElementSibling.hidden = true;
 }
 
 const resized = new ResizeObserver((entries) => entries.forEach(({ target }) =>

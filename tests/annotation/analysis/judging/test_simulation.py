@@ -223,3 +223,23 @@ def test_strong_run_with_few_unsettled_queries_is_covered():
     assert res.ci_coverage[0, 0, strong] >= 0.95
     # wider than the normal interval, not uselessly: a few points of C@3
     assert res.ci_width[0, 0, strong] < 0.1
+
+
+def test_chart_legend_fits_inside_the_chart_and_the_plot_keeps_the_width():
+    """Issue 24 finding 10: every strategy's name is inside the SVG's box (a phone showed
+    "shallow_firs"), however many strategies there are: the legend goes under the plot, in rows."""
+    from annotation.analysis.judging.simulation import line_chart_svg
+
+    names = ["pool_order", "shallow_first", "move_to_front", "bandit", "sampled", "a much longer series name here"]
+    x = np.array([0.0, 0.5, 1.0])
+    svg = line_chart_svg("Relevant found", "share", "found", x, {n: x * (i + 1) / 6 for i, n in enumerate(names)})
+    root = ET.fromstring(svg.split("\n", 1)[1])
+    width, height = (float(v) for v in root.get("viewBox").split()[2:])
+    legend = [t for t in root.iter("{http://www.w3.org/2000/svg}text") if t.get("class") == "legend"]
+    assert [t.text for t in legend] == names
+    for text in legend:  # a generous 7.5 px per character at 12 px
+        right = float(text.get("x")) + 7.5 * len(text.text)
+        assert right <= width and float(text.get("y")) <= height, (text.text, right, width)
+    # The plot spans the width rather than sharing it with a legend column.
+    axis = [line for line in root.iter("{http://www.w3.org/2000/svg}line") if line.get("stroke") == "#333333"][1]
+    assert float(axis.get("x2")) - float(axis.get("x1")) >= 0.8 * width

@@ -43,6 +43,12 @@ function dataTable(caption, headers, rows) {
 
 const SIZE = { width: 640, height: 220, left: 46, right: 14, top: 12, bottom: 30 };
 
+/* Drawn in the container's own pixels (at least 280), not scaled down from 640: on a phone the
+   text stays at the page's size instead of shrinking to half of it. */
+function widthOf(container) {
+  return Math.max(280, Math.round(container.clientWidth || SIZE.width));
+}
+
 function frame(ticks, yOf, width) {
   return ticks.map((tick) => svg("g", { class: "tick" }, [
     svg("line", { x1: SIZE.left, x2: width - SIZE.right, y1: yOf(tick), y2: yOf(tick) }),
@@ -57,7 +63,7 @@ function hourLabel(date, withDay) {
 
 /* Points {time: Date, value} at hourly steps, as columns (kind "columns") or a filled line (kind "area"). */
 export function timeChart(container, points, { title, unit, kind = "columns" }) {
-  const width = SIZE.width;
+  const width = widthOf(container);
   const max = Math.max(0, ...points.map((p) => p.value));
   const ticks = niceTicks(max);
   const top = ticks[ticks.length - 1];
@@ -77,7 +83,7 @@ export function timeChart(container, points, { title, unit, kind = "columns" }) 
     marks.push(svg("path", { class: "area", d: `${line}L${xOf(points.length - 1).toFixed(1)},${yOf(0)}L${xOf(0).toFixed(1)},${yOf(0)}Z` }));
     marks.push(svg("path", { class: "line", d: line }));
   }
-  const every = Math.max(1, Math.ceil(points.length / 8));
+  const every = Math.max(1, Math.ceil(points.length / Math.max(2, Math.floor(width / 80))));
   const labels = points.map((p, i) => (i % every ? null : svg("text", { x: xOf(i), y: SIZE.height - 10, "text-anchor": "middle" },
     [hourLabel(p.time, p.time.getHours() === 0 || i === 0)]))).filter(Boolean);
   const last = points[points.length - 1];
@@ -91,10 +97,10 @@ export function timeChart(container, points, { title, unit, kind = "columns" }) 
 
 /* Horizontal bars, one per {label, value}, largest first. */
 export function barChart(container, rows, { title, unit }) {
-  const width = SIZE.width;
+  const width = widthOf(container);
   const barHeight = 22;
   const gap = 8;
-  const labelWidth = 130;
+  const labelWidth = Math.min(130, Math.round(width * 0.3));
   const height = SIZE.top + rows.length * (barHeight + gap) + 24;
   const max = Math.max(0, ...rows.map((r) => r.value));
   const ticks = niceTicks(max);

@@ -6,8 +6,8 @@
    shown next to their fields, and a refused file's problems as a table of file, line and field.
    When the API answers with a job (202 + status URL), its progress is shown until it ends.
 
-   After success: data-after="reload" reloads the page; data-after="job-link" offers a link taken
-   from the job's result (data-result-link="/admin-ui/pools/{pool_id}/"). A job whose result says
+   After success: data-after="reload" reloads the page; data-result-link="/admin-ui/pools/{pool_id}/"
+   offers a link filled from the job's result, and data-after="open-result" follows it at once. A job whose result says
    created: false (the same file imported before) shows data-already-text, filled from the result,
    instead. */
 import { api, errorText } from "../api.js";
@@ -41,7 +41,8 @@ function typed(field, raw) {
   }
 }
 
-/* The JSON body of a form: typed values, lists for data-list fields, empty optional fields left out. */
+/* The JSON body of a form: typed values, lists for data-list fields, empty optional fields left out
+   (or sent as null / "" when marked data-empty="null" / "blank", so that emptying one clears it). */
 export function formJson(form) {
   const body = {};
   for (const field of form.elements) {
@@ -53,6 +54,10 @@ export function formJson(form) {
       body[field.name] = field.checked;
     } else if (field.value !== "") {
       body[field.name] = typed(field, field.value);
+    } else if (field.dataset.empty === "null") {
+      body[field.name] = null; // an emptied optional setting is cleared, not left as it was
+    } else if (field.dataset.empty === "blank") {
+      body[field.name] = "";
     }
   }
   return body;
@@ -211,10 +216,23 @@ export class JobProgress {
   }
 }
 
+/* "Created {created} raters: {created.username}." filled from the API's answer: a list gives its
+   length, list.field the field of each item joined. */
+export function filled(template, data) {
+  return template.replace(/\{(\w+)(?:\.(\w+))?\}/g, (_, key, field) => {
+    const value = data ? data[key] : undefined;
+    if (Array.isArray(value)) return field ? value.map((item) => item[field]).join(", ") : String(value.length);
+    return value == null ? "" : String(value);
+  });
+}
+
 function afterSuccess(form, status, data) {
   const out = form.querySelector("[data-job]") || form;
+  // Page scripts show what the answer created (a study's entry URL, a new pool's row).
+  const tell = (detail) => form.dispatchEvent(new CustomEvent("api-form-done", { bubbles: true, detail }));
   const done = (job) => {
     if (job && job.status !== "succeeded") return;
+    tell(job ? job.result : data);
     // The same file sent again: the job finds the earlier import (result.created false). Say so
     // and stay on the page, rather than reloading onto a list that did not change.
     if (job && job.result && job.result.created === false && setting(form, "already-text")) {
@@ -226,14 +244,23 @@ function afterSuccess(form, status, data) {
     if (setting(form, "result-link") && job && job.result) {
       const href = setting(form, "result-link").replace(/\{(\w+)\}/g, (_, k) => job.result[k]);
       out.append(element("p", {}, [element("a", { className: "button primary", href, text: setting(form, "result-text") || "Open" })]));
+      if (setting(form, "after") === "open-result") location.assign(href);
     }
   };
   if (data && data.status_url) {
     new JobProgress(out, data.status_url, { onFinished: done });
     return;
   }
-  out.append(element("p", { className: "ok form-done", role: "status", text: setting(form, "done-text") || "Done." }));
+  out.append(element("p", { className: "ok form-done", role: "status", text: filled(setting(form, "done-text") || "Done.", data) }));
   done(null);
+}
+
+/* A multipart body: every field as the browser sends it, but an empty data-omit-empty field is
+   left out, so the API applies its default instead of refusing "". */
+function multipart(form) {
+  const body = new FormData(form);
+  for (const field of form.querySelectorAll("[data-omit-empty]")) if (!field.disabled && field.value === "") body.delete(field.name);
+  return body;
 }
 
 export function bindApiForms(root = document) {
@@ -244,9 +271,12 @@ export function bindApiForms(root = document) {
       clearErrors(form);
       form.querySelectorAll(".form-done").forEach((node) => node.remove());
       button.disabled = true;
+      // A slow request (a file read and checked) says what is happening while the button waits.
+      const busy = setting(form, "busy-text");
+      if (busy) button.after(element("p", { className: "muted form-done form-busy", role: "status", text: busy }));
       try {
         const method = (setting(form, "method") || "POST").toUpperCase();
-        const request = setting(form, "encoding") === "multipart" ? { method, form: new FormData(form) } : { method, json: formJson(form) };
+        const request = setting(form, "encoding") === "multipart" ? { method, form: multipart(form) } : { method, json: formJson(form) };
         const response = await api(actionOf(form), request);
         if (response.ok) afterSuccess(form, response.status, response.data);
         else showErrors(form, response.status, response.data);
@@ -254,13 +284,15 @@ export function bindApiForms(root = document) {
         showErrors(form, 0, { detail: `No answer from the server (${error.message}).` });
       } finally {
         button.disabled = false;
+        form.querySelectorAll(".form-busy").forEach((node) => node.remove());
       }
     });
   }
 }
 
 /* <button data-api="/api/v1/..." data-method="PATCH" data-body='{"paused": true}' data-confirm="…">:
-   calls the API, then reloads the page (or removes the closest [data-remove-on-success]). */
+   calls the API, then reloads the page (or removes the closest [data-remove-on-success]);
+   data-done-text is then announced in the page's #action-status. */
 export function bindApiButtons(root = document) {
   root.addEventListener("click", async (event) => {
     const button = event.target.closest("button[data-api]");
@@ -276,6 +308,9 @@ export function bindApiButtons(root = document) {
       const response = await api(button.dataset.api, { method: button.dataset.method || "POST", json: body });
       if (!response.ok) throw new Error(errorText(response.data));
       const gone = button.closest("[data-remove-on-success]");
+      // What happened, said where it stays visible once the card it came from is gone.
+      const status = document.getElementById("action-status");
+      if (status && button.dataset.doneText) status.textContent = filled(button.dataset.doneText, response.data);
       if (gone) {
         const parent = gone.parentElement;
         gone.remove();

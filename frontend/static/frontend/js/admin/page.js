@@ -1,35 +1,22 @@
 /* Entry module of every admin page: API forms and buttons, job progress, the pool charts. */
-import { api } from "../api.js";
+import { bindCampaign } from "./campaign.js";
 import { barChart, hourlySeries, timeChart } from "./charts.js";
 import { bindApiButtons, bindApiForms, bindJobProgress } from "./forms.js";
 import { poolLive } from "./pool_live.js";
 
-async function poolCharts(root) {
-  const pool = root.dataset.pool;
-  const select = root.querySelector("[name=hours]");
-  const draw = async () => {
-    const hours = Number(select.value);
-    root.setAttribute("aria-busy", "true");
-    const response = await api(`/api/v1/pools/${pool}/stats/?hours=${hours}`).catch(() => null);
-    root.removeAttribute("aria-busy");
-    if (!response || !response.ok) {
-      root.querySelector("[data-chart=progress]").textContent = "Could not load the numbers.";
-      return;
-    }
-    const totalLabels = Number(root.dataset.labels) || 0;
-    const perHour = hourlySeries(response.data.per_hour, hours);
-    const inWindow = perHour.reduce((sum, p) => sum + p.value, 0);
-    let running = Math.max(0, totalLabels - inWindow);
-    const cumulative = perHour.map((p) => ({ time: p.time, value: (running += p.value) }));
-    timeChart(root.querySelector("[data-chart=progress]"), cumulative, { title: "Labels so far", unit: "labels", kind: "area" });
-    timeChart(root.querySelector("[data-chart=hourly]"), perHour, { title: "Labels per hour", unit: "labels" });
-    const perRater = response.data.per_rater.map((r) => ({ label: r.rater, value: r.labels }));
-    barChart(root.querySelector("[data-chart=raters]"), perRater, { title: `Labels per rater, last ${hours} hours`, unit: "labels" });
-    root.dataset.drawn = "true";
-  };
-  select.addEventListener("change", draw);
-  await draw();
-  return draw;
+/* The pool's charts, drawn from the same snapshot as every other figure of the page: the labels
+   so far end at the page's label count, and the bars per rater add up to the hourly columns. */
+function drawCharts(root, data) {
+  const { hours, per_hour: perHourRows, per_rater: perRaterRows } = data.chart;
+  const perHour = hourlySeries(perHourRows, hours, new Date(data.at));
+  const inWindow = perHour.reduce((sum, p) => sum + p.value, 0);
+  let running = Math.max(0, data.labels - inWindow);
+  const cumulative = perHour.map((p) => ({ time: p.time, value: (running += p.value) }));
+  timeChart(root.querySelector("[data-chart=progress]"), cumulative, { title: "Labels so far", unit: "labels", kind: "area" });
+  timeChart(root.querySelector("[data-chart=hourly]"), perHour, { title: "Labels per hour", unit: "labels" });
+  const perRater = perRaterRows.map((r) => ({ label: r.rater, value: r.labels }));
+  barChart(root.querySelector("[data-chart=raters]"), perRater, { title: `Labels per rater, last ${hours} hours`, unit: "labels" });
+  root.dataset.drawn = "true";
 }
 
 const DECISION_NAMES = { relevant: "relevant", not_relevant: "not relevant" };
@@ -46,6 +33,7 @@ function askToConfirm(button) {
   confirm.dataset.api = button.dataset.decideUrl;
   confirm.dataset.body = JSON.stringify({ label: button.dataset.decide });
   confirm.dataset.withField = "note";
+  confirm.dataset.doneText = `${button.closest("[data-api-scope]").dataset.pairName} resolved as ${name}.`;
   confirm.textContent = `Confirm: ${name}`;
   const cancel = document.createElement("button");
   cancel.type = "button";
@@ -79,17 +67,22 @@ function attentionQueue(root) {
 bindApiForms();
 bindApiButtons();
 bindJobProgress();
+bindCampaign();
 const charts = document.getElementById("pool-charts");
-const redraw = charts ? poolCharts(charts) : null;
 const live = document.getElementById("pool-live");
 if (live) {
-  poolLive(live, {
-    onLabels: async (total) => {
-      if (!charts) return;
-      charts.dataset.labels = String(total);
-      (await redraw)?.();
+  const select = charts?.querySelector("[name=hours]");
+  let last = null;
+  const poller = poolLive(live, {
+    hours: () => Number(select?.value) || 48,
+    onSnapshot: (data) => {
+      last = data;
+      if (charts) drawCharts(charts, data);
     },
   });
+  select?.addEventListener("change", () => poller.now());
+  // The charts are drawn at the width they get, so their text stays readable on a phone.
+  window.addEventListener("resize", () => { if (last && charts) drawCharts(charts, last); });
 }
 const queue = document.getElementById("attention-queue");
 if (queue) attentionQueue(queue);

@@ -1,7 +1,8 @@
 /* The pool page follows the raters' work: it polls GET pools/{id}/live/ every few seconds while
    the tab is in view (a hidden tab asks nothing and asks at once when shown again) and rewrites
    the figures marked data-live="path.in.answer", the state bar's data-live-share widths and the
-   raters table's data-live-rater cells. `onLabels(total)` is told when the label count moves. */
+   raters table's data-live-rater cells and the queries table, all from one snapshot of the pool
+   (selectors/dashboard.py pool_live). `onSnapshot(data)` gets each snapshot (the charts). */
 import { api } from "../api.js";
 
 function valueAt(data, path) {
@@ -26,15 +27,75 @@ function stamp(iso) {
   return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}`;
 }
 
+function cell(tag, text, attributes = {}) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attributes)) node.setAttribute(key, value);
+  if (text !== null) node.textContent = text;
+  return node;
+}
+
+function percent(value) {
+  return value == null ? "–" : `${Math.round(value * 100)}%`;
+}
+
+/* The training cell as the page renders it: a badge, and the score once there is one. */
+function trainingCell(node, rater, hasTraining) {
+  if (!hasTraining && rater.training_score == null) {
+    node.replaceChildren(cell("span", "no training", { class: "muted" }));
+    return;
+  }
+  const parts = [cell("span", rater.training, { class: `badge ${rater.training}` })];
+  if (rater.training_score != null) parts.push(` ${percent(rater.training_score)}`);
+  node.replaceChildren(...parts);
+}
+
+/* The queries table, rebuilt from the snapshot's rows (stopped first, then the first in turn). */
+function showQueries(queries) {
+  const body = document.getElementById("query-rows");
+  if (!body) return;
+  const pool = body.dataset.pool;
+  const rows = queries.rows.map((q) => {
+    const head = cell("th", null, { scope: "row", "data-title": "Query" });
+    head.append(cell("span", q.caption_text, { class: "caption-text" }), " ", cell("span", q.caption_external_id, { class: "muted small" }));
+    const actions = cell("td", null, { class: "actions" });
+    if (q.query_stopped) {
+      actions.append(cell("button", "Resume", {
+        type: "button", "data-api": `/api/v1/pools/${pool}/queries/${q.caption}/resume/`,
+        "data-confirm": "Send this query's pairs back to the queue? Its budget and misses count again from here.",
+      }));
+    }
+    const row = cell("tr", null, { "data-caption": String(q.caption) });
+    row.append(head, cell("td", String(q.pairs), { class: "num", "data-title": "Pairs" }),
+      cell("td", queries.budget ? `${q.judged} / ${queries.budget}` : String(q.judged), { class: "num", "data-title": "Judged" }),
+      cell("td", String(q.relevant), { class: "num", "data-title": "Relevant found" }),
+      cell("td", String(q.left), { class: "num", "data-title": "Left" }),
+      cell("td", q.stopped ? q.stopped_why : "–", { "data-title": "Stopped" }), actions);
+    return row;
+  });
+  if (!rows.length) {
+    const empty = cell("tr", null);
+    empty.append(cell("td", "No queries.", { colspan: "7" }));
+    rows.push(empty);
+  }
+  body.replaceChildren(...rows);
+  const more = document.querySelector("[data-queries-more]");
+  if (more) more.hidden = queries.total <= queries.rows.length;
+}
+
 function show(data) {
   for (const node of document.querySelectorAll("[data-live]")) {
     const value = valueAt(data, node.dataset.live);
     if (value === undefined) continue;
-    node.textContent = node.dataset.format === "percent" ? (value == null ? "–" : `${Math.round(value * 100)}%`) : String(value);
+    node.textContent = node.dataset.format === "percent" ? percent(value) : String(value);
   }
   for (const node of document.querySelectorAll("[data-live-share]")) {
     const share = data.pairs ? Math.round((100 * valueAt(data, node.dataset.liveShare)) / data.pairs) : 0;
     node.setAttribute("width", `${share}%`);
+  }
+  const bar = document.querySelector("[data-live-label]");
+  if (bar) {
+    const s = data.by_state;
+    bar.setAttribute("aria-label", `Pairs by state: ${s.resolved} resolved, ${s.open} open, ${s.adjudication} escalated, ${s.set_aside} set aside, ${s.disagreement} without majority`);
   }
   for (const rater of data.raters) {
     const row = document.querySelector(`tr[data-rater-id="${rater.rater_id}"]`);
@@ -42,13 +103,19 @@ function show(data) {
     const cells = {
       labels: String(rater.labels), labels_today: String(rater.labels_today), labels_last_hour: String(rater.labels_last_hour),
       active: activeText(rater.active_seconds), rate: rateText(rater.rate_per_hour),
-      last_label_at: rater.last_label_at ? stamp(rater.last_label_at) : null,
+      mean_seconds: rater.mean_seconds == null ? "–" : `${rater.mean_seconds.toFixed(1)} s`,
+      gold: rater.gold_answered ? `${rater.gold_correct}/${rater.gold_answered}` : "–",
+      ambiguous: String(rater.ambiguous), broken: String(rater.broken),
+      last_label_at: rater.last_label_at ? stamp(rater.last_label_at) : "–",
     };
     for (const [key, text] of Object.entries(cells)) {
-      const cell = row.querySelector(`[data-live-rater=${key}]`);
-      if (cell && text !== null) cell.textContent = text;
+      const node = row.querySelector(`[data-live-rater=${key}]`);
+      if (node) node.textContent = text;
     }
+    const training = row.querySelector("[data-live-rater=training]");
+    if (training) trainingCell(training, rater, data.training_pairs > 0);
   }
+  showQueries(data.queries);
   const rates = document.querySelector("#pool-charts [data-rates]");
   const working = data.raters.filter((r) => r.rate_per_hour != null);
   if (rates) {
@@ -59,12 +126,11 @@ function show(data) {
   }
 }
 
-export function poolLive(status, { onLabels } = {}) {
+export function poolLive(status, { onSnapshot, hours } = {}) {
   const url = status.dataset.liveUrl;
   const every = Number(status.dataset.pollMs) || 5000;
   const note = status.textContent;
   let timer = null;
-  let labels = null;
   let polls = 0;
 
   const schedule = (ms) => {
@@ -75,18 +141,17 @@ export function poolLive(status, { onLabels } = {}) {
     timer = null;
     let response = null;
     try {
-      response = await api(url);
+      response = await api(`${url}?hours=${hours ? hours() : 48}`);
     } catch {
       response = null;
     }
     if (response && response.ok) {
       show(response.data);
+      onSnapshot?.(response.data);
       polls += 1;
       status.dataset.polls = String(polls);
       status.dataset.state = "live";
       status.textContent = `${note} Last update ${new Date(response.data.at).toLocaleTimeString()}.`;
-      if (labels !== null && labels !== response.data.labels) onLabels?.(response.data.labels);
-      labels = response.data.labels;
       schedule(every);
     } else {
       status.dataset.state = "failing";
@@ -103,6 +168,7 @@ export function poolLive(status, { onLabels } = {}) {
       poll();
     }
   });
-  // At once: the first answer fills the rates line, which the page does not render.
+  // At once: the first answer fills the rates line and the charts, which the page does not render.
   if (document.visibilityState !== "hidden") poll();
+  return { now: () => { clearTimeout(timer); return poll(); } };
 }
