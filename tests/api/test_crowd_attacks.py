@@ -158,3 +158,56 @@ def test_a_completed_mturk_worker_gets_no_second_assignment_and_no_more_pairs():
     second = Client().post(f"/api/v1/study/{study.token}/arrive/", {**fields, "assignmentId": "ASG2", "resume_code": code})
     assert second.status_code == 409 and second.json()["code"] == "done"
     assert CrowdWorker.objects.get(worker_id="A1DONE").completed_session_id == "ASG1"
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_return_racing_a_rejoin_cannot_hold_a_place_a_newcomer_took(require_postgres, monkeypatch):
+    """BROKEN before: a rejoin looked at whether the worker had returned before locking anything; a
+    return committed in between (and a newcomer taking the freed place) let the returned worker back
+    in without a place: two workers in a study of one place. Here the return and the newcomer run in
+    another connection at the moment the rejoin locks the worker's row."""
+    import threading
+
+    from django.db import connection
+
+    from annotation.services.crowd.arrivals import ArrivalRefused, arrival_from_query, study_arrive, worker_return
+
+    study = prolific_study(crowd_pool(gold=0, training=0), places=1)
+    query = lambda pid, session: {"PROLIFIC_PID": pid, "STUDY_ID": "st", "SESSION_ID": session}  # noqa: E731
+    first = study_arrive(study=study, arrival=arrival_from_query(study=study, query=query("1" * 24, "a")))
+    main, fired, outcome = threading.get_ident(), [], []
+    original = CrowdWorker.objects.select_for_update
+
+    def meanwhile():
+        try:
+            worker_return(worker=first)
+            study_arrive(study=study, arrival=arrival_from_query(study=study, query=query("2" * 24, "b")))
+            outcome.append("newcomer in")
+        except ArrivalRefused as refused:
+            outcome.append(refused.code)
+        finally:
+            connection.close()
+
+    def hooked(*args, **kwargs):
+        if threading.get_ident() == main and not fired:
+            fired.append(True)
+            other = threading.Thread(target=meanwhile)
+            other.start()
+            other.join(timeout=3)  # blocked behind the rejoin's locks (fixed) or done (before)
+            outcome.append(other)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(CrowdWorker.objects, "select_for_update", hooked)
+    try:
+        study_arrive(study=study, arrival=arrival_from_query(study=study, query=query("1" * 24, "again")),
+                     known_worker_ids={"1" * 24})
+    except ArrivalRefused as refused:
+        assert refused.code == "full"
+    monkeypatch.undo()
+    for item in outcome:
+        if isinstance(item, threading.Thread):
+            item.join(timeout=30)
+    assert fired
+    taken = CrowdWorker.objects.filter(study=study).exclude(stage=CrowdWorker.Stage.RETURNED).count()
+    assert taken <= 1, (taken, outcome)
