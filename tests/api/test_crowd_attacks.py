@@ -2,12 +2,17 @@
 each test is one attack that must fail. Findings that broke are marked in their docstring."""
 from __future__ import annotations
 
+import re
+import uuid
+
 import pytest
 from django.test import Client
 
 from annotation.models import CrowdWorker
+from annotation.services.crowd.identity import resume_code
 from tests.annotation.services.crowd.crowd_world import arrive_by_form, crowd_pool, mturk_study, prolific_study, ticket_of
-from tests.api.test_crowd_identity import mturk_query, prolific_query
+from tests.api.test_crowd_identity import prolific_query
+from tests.factories import make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -121,7 +126,6 @@ def test_a_foreign_page_can_neither_sign_in_nor_sign_out_by_the_entry_forms():
     """Held: a Prolific entry form and the choice page's switch need Django's CSRF token; a signed-in
     admin stays signed in and nothing is made."""
     study = prolific_study(crowd_pool(gold=0, training=0))
-    from tests.factories import make_user
     admin = make_user("admin")
     browser = Client(enforce_csrf_checks=True)
     browser.force_login(admin)
@@ -137,7 +141,6 @@ def test_a_foreign_page_can_neither_sign_in_nor_sign_out_by_the_entry_forms():
 def test_a_completed_mturk_worker_gets_no_second_assignment_and_no_more_pairs():
     """Held: once done, a second assignment is refused (`done`), the completion names the first one,
     and the worker token still works for the completion but hands out no pair."""
-    import uuid
     study = mturk_study(crowd_pool(gold=0, training=0), quota_pairs=1)
     fields = {"workerId": "A1DONE", "assignmentId": "ASG1", "hitId": "H", "turkSubmitTo": "https://www.mturk.com"}
     token = Client().post(f"/api/v1/study/{study.token}/arrive/", fields).json()["worker_token"]
@@ -153,7 +156,6 @@ def test_a_completed_mturk_worker_gets_no_second_assignment_and_no_more_pairs():
     assert done["done"] and done["completion"]["fields"]["assignmentId"] == "ASG1"
     again = api.post(f"/api/v1/pools/{study.pool_id}/next/", {}, content_type="application/json", **auth)
     assert again.status_code != 200 or not again.json().get("assignment"), again.content
-    from annotation.services.crowd.identity import resume_code
     code = resume_code(CrowdWorker.objects.get(worker_id="A1DONE"))
     second = Client().post(f"/api/v1/study/{study.token}/arrive/", {**fields, "assignmentId": "ASG2", "resume_code": code})
     assert second.status_code == 409 and second.json()["code"] == "done"
@@ -211,3 +213,22 @@ def test_a_return_racing_a_rejoin_cannot_hold_a_place_a_newcomer_took(require_po
     assert fired
     taken = CrowdWorker.objects.filter(study=study).exclude(stage=CrowdWorker.Stage.RETURNED).count()
     assert taken <= 1, (taken, outcome)
+
+
+def test_no_one_but_the_worker_frees_their_place_by_return():
+    """Held: a foreign page's POST to the return page (no CSRF token, or a made-up worker token), a
+    worker of another study and the API without credentials all fail; the place stays taken."""
+    study, other = prolific_study(crowd_pool(gold=0, training=0)), prolific_study(crowd_pool(gold=0, training=0))
+    victim = Client(enforce_csrf_checks=True)
+    page = victim.get(f"/study/{study.token}/?{prolific_query()}")
+    csrf = re.search(rb'name="csrfmiddlewaretoken" value="([^"]+)"', page.content).group(1).decode()
+    assert victim.post(f"/study/{study.token}/enter/", {"ticket": ticket_of(page), "action": "agree",
+                                                        "csrfmiddlewaretoken": csrf}).status_code == 302
+    assert victim.post(f"/study/{study.token}/return/").status_code == 403  # the victim's browser, forged
+    assert victim.post(f"/study/{study.token}/return/?wt=made-up").status_code == 403
+    stranger = Client()
+    assert arrive_by_form(stranger, other, prolific_query(pid="c" * 24)).status_code == 302
+    assert stranger.post(f"/study/{study.token}/return/").status_code == 404
+    assert stranger.post(f"/api/v1/study/{study.token}/return/").status_code == 404
+    assert Client().post(f"/api/v1/study/{study.token}/return/").status_code in (401, 403)
+    assert CrowdWorker.objects.get(study=study).stage != CrowdWorker.Stage.RETURNED
