@@ -5,6 +5,8 @@ DRF's own classes copy DEFAULT_THROTTLE_RATES when their module is imported, so 
 None turns that throttle off. The rates and what they protect are in config/settings.py."""
 from __future__ import annotations
 
+import ipaddress
+
 from django.core.exceptions import ImproperlyConfigured
 from rest_framework.settings import api_settings
 from rest_framework.throttling import AnonRateThrottle, SimpleRateThrottle, UserRateThrottle
@@ -49,4 +51,18 @@ class CrowdArrivalThrottle(_CurrentRate, SimpleRateThrottle):
     scope = "crowd_arrivals"
 
     def get_cache_key(self, request, view):
-        return self.cache_format % {"scope": self.scope, "ident": client_ip(request) or "unknown"}
+        return self.cache_format % {"scope": self.scope, "ident": arrival_ident(client_ip(request))}
+
+
+def arrival_ident(address: str | None) -> str:
+    """What the arrival throttle counts by: an IPv4 address, or an IPv6 address's /64 (one machine
+    or home is given a whole /64, 2^64 addresses to rotate through)."""
+    try:
+        ip = ipaddress.ip_address(address or "")
+    except ValueError:
+        return address or "unknown"
+    if ip.version == 4:
+        return str(ip)
+    if ip.ipv4_mapped is not None:
+        return str(ip.ipv4_mapped)
+    return str(ipaddress.ip_network(f"{ip}/64", strict=False))

@@ -5,11 +5,24 @@ from functools import wraps
 
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
+from django.shortcuts import redirect
+from django.urls import reverse
 from django.views.decorators.csrf import ensure_csrf_cookie
 
 from annotation import roles
+from annotation.models import CrowdWorker
 
 ROLE_NAMES = {"admin": "admins", roles.RATER: "raters", roles.RESEARCHER: "researchers"}
+
+
+def crowd_study_redirect(user):
+    """A crowd worker's account is a rater of its study's pool, but the rater pages (start page,
+    judging page, ranking) are not for it: they name the pool and the dataset, which a study hides
+    from its workers, and bypass the study's pages. A redirect to its study's page, or None."""
+    if not getattr(user, "is_authenticated", False) or roles.role_of(user) != roles.RATER:
+        return None
+    token = CrowdWorker.objects.filter(user_id=user.pk).values_list("study__token", flat=True).first()
+    return redirect(reverse("frontend:study-stage", kwargs={"token": token})) if token else None
 
 
 def page_for(*allowed: str):
@@ -19,6 +32,9 @@ def page_for(*allowed: str):
     def decorator(view):
         @wraps(view)
         def checked(request, *args, **kwargs):
+            to_study = crowd_study_redirect(request.user)
+            if to_study is not None:
+                return to_study
             if roles.role_of(request.user) not in allowed:
                 raise PermissionDenied(f"This page is for {' and '.join(ROLE_NAMES[r] for r in allowed)} only.")
             return view(request, *args, **kwargs)

@@ -6,6 +6,7 @@ from django.views.decorators.csrf import ensure_csrf_cookie
 
 from annotation import roles
 from annotation.selectors.dashboard import datasets_overview, rater_pool_cards, recent_jobs
+from frontend.views.access import crowd_study_redirect
 
 
 @login_required
@@ -13,6 +14,9 @@ from annotation.selectors.dashboard import datasets_overview, rater_pool_cards, 
 def home(request):
     """The landing page: admins see datasets and jobs; raters their pools and ranking studies;
     researchers the datasets and where the reports are."""
+    to_study = crowd_study_redirect(request.user)
+    if to_study is not None:
+        return to_study
     role = roles.role_of(request.user)
     context = {"role": role}
     if role in ("admin", roles.RESEARCHER):

@@ -222,13 +222,16 @@ def _mark_returned(worker: CrowdWorker, now) -> None:
 
 def _worker_resume(worker: CrowdWorker, arrival: Arrival, now) -> CrowdWorker:
     with transaction.atomic():
-        if CrowdWorker.objects.filter(pk=worker.pk, stage=CrowdWorker.Stage.RETURNED).exists():
-            # They had given their place back: they need a free one again (study row, then worker).
-            study = CrowdStudy.objects.select_for_update().get(pk=worker.study_id)
+        # The study's row, then the worker's (the order of _worker_create and _take_place), and only
+        # then a look at whether they had returned: a return committed between a look and the locks
+        # (and a newcomer taking the freed place) would let them back in without a place.
+        study = CrowdStudy.objects.select_for_update().get(pk=worker.study_id)
+        worker = CrowdWorker.objects.select_for_update(of=("self",)).select_related("user", "study").get(pk=worker.pk)
+        if worker.stage == CrowdWorker.Stage.RETURNED:
+            # They had given their place back: they need a free one again.
             if not study.is_open:
                 raise _refuse("closed")
             _take_place(study, now)
-        worker = CrowdWorker.objects.select_for_update().select_related("user", "study").get(pk=worker.pk)
         mturk = worker.study.platform == CrowdStudy.Platform.MTURK
         if worker.stage == CrowdWorker.Stage.DONE and mturk and arrival.session_id != worker.completed_session_id:
             raise _refuse("done")
@@ -262,7 +265,7 @@ def worker_return(*, worker: CrowdWorker, now=None) -> bool:
     they may come back and finish."""
     now = now or timezone.now()
     with transaction.atomic():
-        worker = CrowdWorker.objects.select_for_update().select_related("study", "user").get(pk=worker.pk)
+        worker = CrowdWorker.objects.select_for_update(of=("self",)).select_related("study", "user").get(pk=worker.pk)
         freed = worker.stage not in (CrowdWorker.Stage.DONE, CrowdWorker.Stage.RETURNED) and not _judged_any(worker)
         if freed:
             worker.stage = CrowdWorker.Stage.RETURNED

@@ -104,7 +104,7 @@ def worker_complete(*, worker: CrowdWorker, now=None) -> CrowdWorker:
     """Marks the worker done (once) and gives back what they still hold."""
     now = now or timezone.now()
     with transaction.atomic():
-        locked = CrowdWorker.objects.select_for_update().select_related("study", "user").get(pk=worker.pk)
+        locked = CrowdWorker.objects.select_for_update(of=("self",)).select_related("study", "user").get(pk=worker.pk)
         if locked.stage != CrowdWorker.Stage.DONE:
             locked.stage, locked.completed_at, locked.completed_session_id = CrowdWorker.Stage.DONE, now, locked.session_id
             locked.save(update_fields=["stage", "completed_at", "completed_session_id"])
