@@ -333,6 +333,8 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "api.pagination.RejudgePagination",
     "PAGE_SIZE": 100,
     "EXCEPTION_HANDLER": "api.errors.exception_handler",
+    # Non-finite floats (a stored 1e308 averaged to infinity, NaN) render as null, not a 500.
+    "DEFAULT_RENDERER_CLASSES": ["api.renderers.JSONRenderer", "rest_framework.renderers.BrowsableAPIRenderer"],
 }
 # API rate limits, per user (token and session alike), per address for anonymous calls, and per user
 # for file uploads (multipart POSTs: each starts an import job). A rater at full speed makes ~6
@@ -356,6 +358,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # <id:...> path parameters (api/bounds.py): integers the database holds.
+    "PATH_CONVERTER_OVERRIDES": {"id": {"type": "integer", "minimum": 0, "maximum": 2**63 - 1}},
     # One name for the relevant / not relevant answer, wherever a field carries it (an admin's
     # decision, a resolved label, a known answer).
     "ENUM_NAME_OVERRIDES": {"PairAnswerEnum": "annotation.models.pools.PooledPair.Answer",

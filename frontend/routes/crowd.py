@@ -10,5 +10,5 @@ urlpatterns = [
     path("study/<str:token>/start/", crowd.study_start, name="study-start"),
     path("study/<str:token>/work/", crowd.study_work, name="study-work"),
     path("study/<str:token>/leave/", crowd.study_leave, name="study-leave"),
-    path("admin-ui/pools/<int:pool_id>/quality/", crowd.pool_quality, name="admin-pool-quality"),
+    path("admin-ui/pools/<id:pool_id>/quality/", crowd.pool_quality, name="admin-pool-quality"),
 ]
