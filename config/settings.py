@@ -431,6 +431,10 @@ CELERY_BEAT_SCHEDULE = {
 # --- Rejudge --------------------------------------------------------------------------------
 REJUDGE = {
     "MAX_RUN_DEPTH": env_int("REJUDGE_MAX_RUN_DEPTH", 1000),
+    # The largest score matrix (.npz run) accepted, in captions x clips cells, checked on the
+    # file's header before anything is decompressed: 100 million = 10,000 x 10,000, 800 MB as
+    # float64 (400 MB as float32) held by the import. Hard ceiling 2**31 - 1 (Run.prediction_count).
+    "SCORE_MATRIX_MAX_CELLS": env_int("REJUDGE_SCORE_MATRIX_MAX_CELLS", 100_000_000),
     "IMPORT_ERROR_CAP": env_int("REJUDGE_IMPORT_ERROR_CAP", 100),
     "IMPORT_BATCH_SIZE": env_int("REJUDGE_IMPORT_BATCH_SIZE", 5000),
     "LEASE_SECONDS": env_int("REJUDGE_LEASE_SECONDS", 300),
