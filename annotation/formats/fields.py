@@ -49,6 +49,12 @@ def is_scalar(value) -> bool:
     return value is None or isinstance(value, (str, int, float))
 
 
+#: What the JSON readers say of a value the standard library's decoder cannot take: nested past
+#: Python's recursion limit (RecursionError) or an integer over 4,300 digits (a bare ValueError).
+NESTED_TOO_DEEPLY = "nested too deeply"
+TOO_MANY_DIGITS = "an integer with too many digits"
+
+
 def load_json(text: str):
     """json.loads that reports absurd nesting and integers over Python's 4,300-digit limit as the
     JSONDecodeError they are, not a RecursionError or a bare ValueError."""
@@ -57,9 +63,9 @@ def load_json(text: str):
     except json.JSONDecodeError:
         raise
     except RecursionError as exc:
-        raise json.JSONDecodeError("nested too deeply", text, 0) from exc
+        raise json.JSONDecodeError(NESTED_TOO_DEEPLY, text, 0) from exc
     except ValueError as exc:  # int("9" * 5000): the only other ValueError json.loads raises
-        raise json.JSONDecodeError("an integer with too many digits", text, 0) from exc
+        raise json.JSONDecodeError(TOO_MANY_DIGITS, text, 0) from exc
 
 
 def json_object_lines(source, issues, *, expected: str = "expected a JSON object"):
