@@ -219,8 +219,22 @@ TEMPLATES = [
 
 # --- Database -----------------------------------------------------------------------------
 DEFAULT_SQLITE_URL = f"sqlite:///{VAR_DIR / 'rejudge.sqlite3'}"
+
+
+def _private_sqlite_file(path: Path) -> None:
+    """The embedded database holds API tokens and password hashes: readable by its owner only,
+    whatever the umask (SQLite creates the file, and its journals with the file's mode, under the
+    umask: 0644 in a usual shell). Made before SQLite opens it, or tightened if an older run left
+    it open to others; a file someone else owns is left to them."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+    info = path.stat()
+    if info.st_uid == os.getuid() and info.st_mode & 0o077:
+        path.chmod(0o600)
+
+
 if not os.environ.get("DATABASE_URL"):
-    VAR_DIR.mkdir(parents=True, exist_ok=True)
+    _private_sqlite_file(VAR_DIR / "rejudge.sqlite3")
 DATABASES = {"default": dj_database_url.parse(os.environ.get("DATABASE_URL") or DEFAULT_SQLITE_URL, conn_max_age=60)}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # SQLite is single-writer: take the write lock at BEGIN so concurrent requests queue
