@@ -70,7 +70,8 @@ class SampledPoolBuildApi(APIView):
         dataset = serializers.IntegerField()
         name = serializers.CharField(max_length=200)
         runs = serializers.ListField(child=serializers.IntegerField(), min_length=1)
-        strata = serializers.ListField(child=serializers.ListField(child=serializers.FloatField(), min_length=3, max_length=3),
+        strata = serializers.ListField(child=serializers.ListField(child=serializers.FloatField(min_value=0, max_value=1_000_000),
+                                                                  min_length=3, max_length=3),
                                        min_length=1, help_text="[[first rank, last rank, share judged], ...] from rank 1")
         seed = serializers.IntegerField(min_value=0, max_value=2**62, default=0)
         redundancy = serializers.FloatField(min_value=0, max_value=1, default=0.1)

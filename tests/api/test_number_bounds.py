@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 from django.test import Client
+from drf_spectacular.generators import SchemaGenerator
 from django.urls import get_resolver
 from django.urls.converters import IntConverter
 from django.urls.resolvers import URLPattern, URLResolver
@@ -146,3 +147,42 @@ def test_stored_odd_seconds_never_break_the_rater_quality_report(world):
         assert row["time"]["mean_seconds"] in (None, 1e308), row["time"]
         reports = call(world, "admin", "get", f"reports/?pool={world.ids['pool']}")
         assert reports.status_code == 200
+
+
+# --- every number field states its range -------------------------------------------------------
+
+def _unbounded_numbers(schema: dict) -> list[str]:
+    components = schema["components"]["schemas"]
+    found, seen = [], set()
+
+    def walk(node: dict, where: str) -> None:
+        if "$ref" in node:
+            name = node["$ref"].rsplit("/", 1)[-1]
+            if name not in seen:
+                seen.add(name)
+                walk(components[name], name)
+            return
+        if node.get("type") == "number" and not node.get("readOnly") and not {"minimum", "maximum"} <= set(node):
+            found.append(where)
+        for key, child in node.get("properties", {}).items():
+            walk(child, f"{where}.{key}")
+        if "items" in node:
+            walk(node["items"], f"{where}[]")
+        for key in ("allOf", "oneOf", "anyOf"):
+            for child in node.get(key, []):
+                walk(child, where)
+
+    for path, operations in schema["paths"].items():
+        for method, operation in operations.items():
+            for parameter in operation.get("parameters", []):
+                walk(parameter.get("schema", {}), f"{method.upper()} {path} ?{parameter['name']}")
+            for content in operation.get("requestBody", {}).get("content", {}).values():
+                walk(content["schema"], f"{method.upper()} {path} body")
+    return sorted(set(found))
+
+
+def test_every_float_a_client_sends_has_a_minimum_and_a_maximum():
+    """A float field without a maximum took 1e308 (a label's seconds): stored, then averaged to
+    infinity. Integers are bounded for every field at once (the JSON parser, query_int, <id:>);
+    floats have no such one range, so each field states its own, and this keeps new ones honest."""
+    assert _unbounded_numbers(SchemaGenerator().get_schema(request=None, public=True)) == []
