@@ -60,6 +60,12 @@ def out_of_range_message(path: tuple, value: int) -> tuple[str, str]:
                    f"{DB_INT_MAX})")
 
 
+def id_field(**options) -> serializers.IntegerField:
+    """An object's id read by a serializer from a query string or a form (a JSON body is already
+    bounded by the parser): 1 to DB_INT_MAX, a 400 naming the field beyond."""
+    return serializers.IntegerField(min_value=1, max_value=DB_INT_MAX, **options)
+
+
 # The time a client reports for one answer (labels, rankings). No one judges a clip for a day: a
 # larger value is a broken or hostile client, and one 1e308 stored made the quality table's mean
 # infinite. One day, not less, so that a tab left open overnight still reports honestly.

@@ -23,6 +23,7 @@ from annotation.services.reports.moments import INFAP, MOMENT_METRICS, infap_rep
 from annotation.services.pools.build import PoolError
 from annotation.services.reports.create import ReportError
 from annotation.services.pools.sampled import sampled_pool_build_start
+from api.bounds import id_field
 from api.permissions import IsAdmin, IsAdminOrResearcherReadOnly
 from api.views.jobs import JobOutputSerializer, job_accepted_response
 
@@ -296,8 +297,8 @@ class QueryChartApi(APIView):
     permission_classes = [IsAdminOrResearcherReadOnly]
 
     class InputSerializer(serializers.Serializer):
-        report = serializers.IntegerField()
-        run = serializers.IntegerField()
+        report = id_field()
+        run = id_field()
         download = serializers.BooleanField(default=False)
 
     @extend_schema(parameters=[OpenApiParameter("report", int, required=True), OpenApiParameter("run", int, required=True),

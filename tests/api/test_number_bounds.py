@@ -49,6 +49,7 @@ def call(client_world, role, method, path, body=None):
     ("researcher", "pools/?dataset={big}", "dataset"),
     ("researcher", "exports/?dataset={big}", "dataset"),
     ("researcher", "ranking-studies/?dataset={big}", "dataset"),
+    ("researcher", "pools/1/query-chart.svg?report={big}&run=1", "report"),  # read by a serializer
 ])
 def test_huge_integer_query_parameters_are_a_400_naming_them(world, role, query, param, big):
     response = call(world, role, "get", query.format(big=big))
