@@ -18,4 +18,10 @@ def exception_handler(exc, context):
         body = exc.message_dict if hasattr(exc, "error_dict") else {"detail": exc.messages}
         set_rollback()
         return Response(body, status=status.HTTP_400_BAD_REQUEST)
+    if isinstance(exc, OverflowError):
+        # A number the client sent that the database (SQLite: 64-bit integers) or a date cannot
+        # hold, which no check before the query caught: the client's error, not a 500. The bounded
+        # path converter, query_int and the JSON parser name the field for the known ways in.
+        set_rollback()
+        return Response({"detail": "A number in the request is out of range."}, status=status.HTTP_400_BAD_REQUEST)
     return drf_exception_handler(exc, context)

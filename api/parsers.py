@@ -9,6 +9,9 @@ handful of levels, so anything deeper than MAX_DEPTH is refused before a view se
 A number too large for a float (1e309) parses as infinity, which DRF's FloatField lets through: it
 was stored, and the response that echoed it could not be rendered as JSON. It is refused here,
 as NaN and Infinity literals already are.
+
+An integer the database cannot hold (beyond 64-bit signed, see api/bounds.py) is refused here too,
+with a 400 naming the field, so no view's query sees it (SQLite raised OverflowError: a 500).
 """
 from __future__ import annotations
 
@@ -17,8 +20,10 @@ import json
 import math
 
 from rest_framework import parsers
-from rest_framework.exceptions import ParseError
+from rest_framework.exceptions import ParseError, ValidationError
 from rest_framework.utils import json as drf_json
+
+from api.bounds import out_of_range_integers, out_of_range_message
 
 MAX_DEPTH = 32
 
@@ -61,4 +66,10 @@ class JSONParser(parsers.JSONParser):
             raise ParseError(f"JSON parse error - {exc}") from exc
         if nesting_depth(data) > MAX_DEPTH:
             raise ParseError(too_deep)
+        errors: dict[str, list[str]] = {}
+        for path, value in out_of_range_integers(data):
+            field, message = out_of_range_message(path, value)
+            errors.setdefault(field, []).append(message)
+        if errors:
+            raise ValidationError(errors)
         return data

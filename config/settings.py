@@ -222,8 +222,22 @@ TEMPLATES = [
 
 # --- Database -----------------------------------------------------------------------------
 DEFAULT_SQLITE_URL = f"sqlite:///{VAR_DIR / 'rejudge.sqlite3'}"
+
+
+def _private_sqlite_file(path: Path) -> None:
+    """The embedded database holds API tokens and password hashes: readable by its owner only,
+    whatever the umask (SQLite creates the file, and its journals with the file's mode, under the
+    umask: 0644 in a usual shell). Made before SQLite opens it, or tightened if an older run left
+    it open to others; a file someone else owns is left to them."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+    info = path.stat()
+    if info.st_uid == os.getuid() and info.st_mode & 0o077:
+        path.chmod(0o600)
+
+
 if not os.environ.get("DATABASE_URL"):
-    VAR_DIR.mkdir(parents=True, exist_ok=True)
+    _private_sqlite_file(VAR_DIR / "rejudge.sqlite3")
 DATABASES = {"default": dj_database_url.parse(os.environ.get("DATABASE_URL") or DEFAULT_SQLITE_URL, conn_max_age=60)}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # SQLite is single-writer: take the write lock at BEGIN so concurrent requests queue
@@ -338,6 +352,8 @@ REST_FRAMEWORK = {
     "EXCEPTION_HANDLER": "api.errors.exception_handler",
     # The browsable API's HTML for staff only; everyone else gets JSON (api/negotiation.py).
     "DEFAULT_CONTENT_NEGOTIATION_CLASS": "api.negotiation.StaffBrowsableContentNegotiation",
+    # Non-finite floats (a stored 1e308 averaged to infinity, NaN) render as null, not a 500.
+    "DEFAULT_RENDERER_CLASSES": ["api.renderers.JSONRenderer", "rest_framework.renderers.BrowsableAPIRenderer"],
 }
 # API rate limits, per user (token and session alike), per address for anonymous calls, and per user
 # for file uploads (multipart POSTs: each starts an import job). A rater at full speed makes ~6
@@ -365,6 +381,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # <id:...> path parameters (api/bounds.py): integers the database holds.
+    "PATH_CONVERTER_OVERRIDES": {"id": {"type": "integer", "minimum": 0, "maximum": 2**63 - 1}},
     # One name for the relevant / not relevant answer, wherever a field carries it (an admin's
     # decision, a resolved label, a known answer).
     "ENUM_NAME_OVERRIDES": {"PairAnswerEnum": "annotation.models.pools.PooledPair.Answer",
@@ -436,6 +454,10 @@ CELERY_BEAT_SCHEDULE = {
 # --- Rejudge --------------------------------------------------------------------------------
 REJUDGE = {
     "MAX_RUN_DEPTH": env_int("REJUDGE_MAX_RUN_DEPTH", 1000),
+    # The largest score matrix (.npz run) accepted, in captions x clips cells, checked on the
+    # file's header before anything is decompressed: 100 million = 10,000 x 10,000, 800 MB as
+    # float64 (400 MB as float32) held by the import. Hard ceiling 2**31 - 1 (Run.prediction_count).
+    "SCORE_MATRIX_MAX_CELLS": env_int("REJUDGE_SCORE_MATRIX_MAX_CELLS", 100_000_000),
     "IMPORT_ERROR_CAP": env_int("REJUDGE_IMPORT_ERROR_CAP", 100),
     "IMPORT_BATCH_SIZE": env_int("REJUDGE_IMPORT_BATCH_SIZE", 5000),
     "LEASE_SECONDS": env_int("REJUDGE_LEASE_SECONDS", 300),

@@ -4,6 +4,9 @@
 # PORT=8001 bash scripts/demo.sh picks another port.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Everything the demo writes (var/: the database with its tokens and password hashes, the key,
+# media, uploads, exports) is readable by its owner only; the settings also make the database 0600.
+umask 077
 bash scripts/setup.sh
 export DEBUG=${DEBUG:-1}
 PORT=${PORT:-8000}

@@ -14,7 +14,8 @@ read back as numbers. So the rule is decided per column type:
   numeric, where text that is a plain decimal number (e.g. "-0.250000", as reports format their
   figures) is left as it is; any other text there (e.g. "-1+2", "=1") is escaped all the same.
 
-Every CSV the platform writes for download goes through `safe_csv_writer`.
+Every CSV the platform writes (exports, report tables, curves.csv, files in archives) goes through
+`safe_csv_writer`: tests/annotation/formats/test_csv_safe.py fails on any other csv.writer.
 """
 from __future__ import annotations
 

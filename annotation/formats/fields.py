@@ -11,7 +11,7 @@ import csv
 import json
 import re
 from collections.abc import Iterator
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from .errors import IssueCollector
 
@@ -49,6 +49,12 @@ def is_scalar(value) -> bool:
     return value is None or isinstance(value, (str, int, float))
 
 
+#: What the JSON readers say of a value the standard library's decoder cannot take: nested past
+#: Python's recursion limit (RecursionError) or an integer over 4,300 digits (a bare ValueError).
+NESTED_TOO_DEEPLY = "nested too deeply"
+TOO_MANY_DIGITS = "an integer with too many digits"
+
+
 def load_json(text: str):
     """json.loads that reports absurd nesting and integers over Python's 4,300-digit limit as the
     JSONDecodeError they are, not a RecursionError or a bare ValueError."""
@@ -57,9 +63,9 @@ def load_json(text: str):
     except json.JSONDecodeError:
         raise
     except RecursionError as exc:
-        raise json.JSONDecodeError("nested too deeply", text, 0) from exc
+        raise json.JSONDecodeError(NESTED_TOO_DEEPLY, text, 0) from exc
     except ValueError as exc:  # int("9" * 5000): the only other ValueError json.loads raises
-        raise json.JSONDecodeError("an integer with too many digits", text, 0) from exc
+        raise json.JSONDecodeError(TOO_MANY_DIGITS, text, 0) from exc
 
 
 def json_object_lines(source, issues, *, expected: str = "expected a JSON object"):
@@ -93,7 +99,7 @@ def media_problem(media: str) -> str | None:
     A clip plays either from an http(s) URL or from a file under MEDIA_ROOT, named by a relative
     path. Anything else would let an imported file make the rater's page load a video (or run a
     `javascript:` URL) from wherever the file says: absolute paths, `..` segments, protocol-relative
-    `//host/...` URLs and other schemes are refused.
+    `//host/...` URLs and other schemes are refused, in a path also once percent-decoded.
     """
     if media == "":
         return None
@@ -110,9 +116,28 @@ def media_problem(media: str) -> str | None:
     if media.startswith("/"):
         return ("starts with '/' (an absolute path, or a URL to another host); "
                 "use a path relative to MEDIA_ROOT, or an http(s) URL")
-    if ".." in media.split("/"):
-        return "has a '..' segment; a path must stay under MEDIA_ROOT"
+    # The page puts the path in a URL (/media/<path>): a browser reads %2e%2e as '..' and a
+    # backslash as '/', so `%2e%2e/%2e%2e/api/v1/me/` left /media/. Checked as the browser (or a
+    # server decoding once more) would see it: decoded until stable, either slash a separator.
+    decoded = _percent_decoded(media)
+    if decoded != media:
+        if any(ord(ch) < 32 or ord(ch) == 127 for ch in decoded):
+            return "contains a percent-encoded control character"
+        if decoded.startswith(("/", "\\")):
+            return "starts with an encoded '/' or '\\' once percent-decoded; use a path relative to MEDIA_ROOT"
+    if ".." in re.split(r"[/\\]", decoded):
+        return "has a '..' segment (percent-encoded or not); a path must stay under MEDIA_ROOT"
     return None
+
+
+def _percent_decoded(text: str) -> str:
+    """`text` percent-decoded again and again until it no longer changes (%252e -> %2e -> .)."""
+    for _ in range(len(text)):  # each pass that changes the text makes it shorter
+        decoded = unquote(text)
+        if decoded == text:
+            break
+        text = decoded
+    return text
 
 
 # --- CSV --------------------------------------------------------------------------------------

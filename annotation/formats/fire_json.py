@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, TextIO
 
 from .errors import FileIssue, ImportRejected, IssueCollector
+from .fields import NESTED_TOO_DEEPLY, TOO_MANY_DIGITS
 from .text_lines import ProgressFn
 
 SECTIONS = ("annotations", "disagreements")
@@ -133,6 +134,12 @@ class _Buffer:
                     continue
                 self.pos = exc.pos
                 self.fail(f"not valid JSON: {exc.msg}")
+            except RecursionError:
+                # Deeper than the stack, however much more of the file is read: named at the line
+                # the value starts on, as the JSON-lines readers (fields.load_json) name theirs.
+                self.fail(f"not valid JSON: {NESTED_TOO_DEEPLY}")
+            except ValueError:  # int("9" * 5000): the only other ValueError raw_decode raises
+                self.fail(f"not valid JSON: {TOO_MANY_DIGITS}")
             # A number or literal that ends with the window may continue in the next chunk.
             if end < len(self.text) or not self.fill():
                 self.pos = end

@@ -13,8 +13,13 @@ Other arrays in the file are ignored. Each role must be present under exactly on
 Written e.g. by ``np.savez(path, scores=s, caption_ids=np.array(qids), clip_ids=np.array(vids))``.
 
 Nothing in the file is ever unpickled (``allow_pickle=False``): an object array is refused by
-name before it is read. Array headers are checked before any data is read, so a file claiming an
-absurd shape fails on its header instead of allocating memory. Problems are reported like a line
+name before it is read. Array headers (the zip members' .npy headers: shape and dtype) are checked
+before any data is decompressed, so a file claiming an absurd shape, or a zip bomb (a few hundred
+KB that decompress to gigabytes), fails on its header instead of allocating memory: the cells are
+limited by `max_cells` (the import passes REJUDGE_SCORE_MATRIX_MAX_CELLS). Then only the ids are
+decompressed and handed to `check_ids` (the import checks them against the dataset), and the
+scores are decompressed last, once everything else is known to be right. Reading the scores
+peaks at the matrix kept plus a boolean mask of it (an integer matrix: plus its float64 copy). Problems are reported like a line
 file's, with the array (and row/column index) in place of the line: `caption_ids[3]`,
 `scores[2, 7]`. Checks against the dataset (unknown ids) belong to the import service.
 """
@@ -22,6 +27,7 @@ from __future__ import annotations
 
 import math
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,8 +41,11 @@ ZIP_MAGIC = b"PK\x03\x04"
 SCORE_KEYS = ("scores", "similarity", "sims")
 CAPTION_KEYS = ("caption_ids", "query_ids", "text_ids")
 CLIP_KEYS = ("clip_ids", "video_ids", "doc_ids")
-#: Run.prediction_count (rows x columns) is a 32-bit integer column.
+#: Run.prediction_count (rows x columns) is a 32-bit integer column: no setting goes beyond it.
 MAX_CELLS = 2**31 - 1
+#: Ids longer than this many characters are refused by text_problem; a dtype wider than that is
+#: refused from its header, before an id array (itself possibly a bomb) is decompressed.
+MAX_ID_BYTES = 4 * MAX_ID_LENGTH
 #: How many non-finite scores are listed one by one before a summary line.
 LISTED_BAD_CELLS = 10
 
@@ -122,10 +131,18 @@ def _check_header(key: str, header: _Header, ndim: int, issues: IssueCollector) 
     return True
 
 
-def _ids(data, key: str, header: _Header, issues: IssueCollector) -> list[str] | None:
+def _ids_header_ok(key: str, header: _Header, issues: IssueCollector) -> bool:
     if header.dtype.kind not in "USiu":
         issues.add(None, key, f"must hold strings or integers, not {header.dtype}")
-        return None
+        return False
+    if header.dtype.itemsize > MAX_ID_BYTES:
+        issues.add(None, key, f"holds ids of {header.dtype} (up to {header.dtype.itemsize:,} bytes each); ids are at "
+                              f"most {MAX_ID_LENGTH} characters")
+        return False
+    return True
+
+
+def _ids(data, key: str, issues: IssueCollector) -> list[str] | None:
     values = data[key]
     ids: list[str] = []
     first_at: dict[str, int] = {}
@@ -175,8 +192,14 @@ def _check_finite(scores: np.ndarray, key: str, caption_ids: list[str], clip_ids
     return False
 
 
-def read_score_matrix(path: Path, issues: IssueCollector) -> ScoreMatrix | None:
-    """Reads and checks the file; None (with the problems in `issues`) when it is refused."""
+def read_score_matrix(path: Path, issues: IssueCollector, *, max_cells: int = MAX_CELLS,
+                      check_ids: Callable[[list[str], list[str], IssueCollector], None] | None = None
+                      ) -> ScoreMatrix | None:
+    """Reads and checks the file; None (with the problems in `issues`) when it is refused.
+
+    `max_cells`: the largest captions x clips accepted, checked on the header. `check_ids(caption_ids,
+    clip_ids, issues)` runs after the ids are read and before the scores are decompressed; any issue
+    it adds refuses the file."""
     headers = _headers(Path(path), issues)
     if headers is None:
         return None
@@ -199,19 +222,29 @@ def read_score_matrix(path: Path, issues: IssueCollector) -> ScoreMatrix | None:
     if 0 in shape:
         issues.add(None, score_key, f"is empty (shape {shape}): a run needs at least one caption and one clip")
         return None
-    if math.prod(shape) > MAX_CELLS:
-        issues.add(None, score_key, f"has {math.prod(shape):,} cells; at most {MAX_CELLS:,} are supported")
+    limit = min(max_cells, MAX_CELLS)
+    if math.prod(shape) > limit:
+        issues.add(None, score_key, f"has {math.prod(shape):,} cells ({shape[0]:,} captions x {shape[1]:,} clips); at "
+                                    f"most {limit:,} are accepted (REJUDGE_SCORE_MATRIX_MAX_CELLS); refused before "
+                                    "decompressing it")
         return None
     kind = headers[score_key].dtype.kind
     if kind not in "fiu":
         issues.add(None, score_key, f"must hold numbers (float or integer), not {headers[score_key].dtype}")
         return None
+    if not all([_ids_header_ok(caption_key, headers[caption_key], issues),
+                _ids_header_ok(clip_key, headers[clip_key], issues)]):
+        return None
     try:
         with np.load(path, allow_pickle=False) as data:
-            caption_ids = _ids(data, caption_key, headers[caption_key], issues)
-            clip_ids = _ids(data, clip_key, headers[clip_key], issues)
+            caption_ids = _ids(data, caption_key, issues)
+            clip_ids = _ids(data, clip_key, issues)
             if caption_ids is None or clip_ids is None:
                 return None
+            if check_ids is not None:
+                check_ids(caption_ids, clip_ids, issues)
+                if issues:
+                    return None
             scores = data[score_key]
     except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
         issues.add(None, None, f"the arrays cannot be read: {exc}")

@@ -4,7 +4,7 @@ from django.urls import path
 from api.views import judging
 
 urlpatterns = [
-    path("pools/<int:pool_id>/queries/", judging.PoolQueriesApi.as_view(), name="pool-queries"),
-    path("pools/<int:pool_id>/queries/<int:caption_id>/resume/", judging.QueryResumeApi.as_view(), name="pool-query-resume"),
-    path("pools/<int:pool_id>/judging/resume/", judging.PoolJudgingResumeApi.as_view(), name="pool-judging-resume"),
+    path("pools/<id:pool_id>/queries/", judging.PoolQueriesApi.as_view(), name="pool-queries"),
+    path("pools/<id:pool_id>/queries/<id:caption_id>/resume/", judging.QueryResumeApi.as_view(), name="pool-query-resume"),
+    path("pools/<id:pool_id>/judging/resume/", judging.PoolJudgingResumeApi.as_view(), name="pool-judging-resume"),
 ]

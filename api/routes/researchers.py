@@ -5,5 +5,5 @@ from api.views import researchers
 
 urlpatterns = [
     path("researchers/", researchers.ResearcherListCreateApi.as_view(), name="researcher-list"),
-    path("researchers/<int:user_id>/", researchers.ResearcherDetailApi.as_view(), name="researcher-detail"),
+    path("researchers/<id:user_id>/", researchers.ResearcherDetailApi.as_view(), name="researcher-detail"),
 ]

@@ -37,7 +37,7 @@ class SimulationParamsSerializer(serializers.Serializer):
     top_stratum_depth = serializers.IntegerField(min_value=0, max_value=MAX_DEPTH, required=False)
     bandit_variant = serializers.ChoiceField(choices=BANDIT_VARIANTS, required=False)
     measure = serializers.ChoiceField(choices=MEASURES, required=False, help_text="Default C@10.")
-    remaining_relevant_below = serializers.FloatField(min_value=0, required=False)
+    remaining_relevant_below = serializers.FloatField(min_value=0, max_value=1_000_000, required=False)
     misses_in_a_row = serializers.IntegerField(min_value=1, max_value=1_000_000, required=False)
     query_budget = serializers.IntegerField(min_value=1, max_value=1_000_000, required=False)
     pool_budget = serializers.IntegerField(min_value=1, max_value=100_000_000, required=False)

@@ -186,7 +186,9 @@ class JudgmentSetAgreementApi(APIView):
 
     class InputSerializer(serializers.Serializer):
         level = serializers.ChoiceField(choices=LEVELS, default="nominal")
-        binarize_at = serializers.FloatField(required=False, allow_null=True, default=None)
+        # Grades are small numbers (0-3, 0-100): a threshold beyond a million binarizes nothing.
+        binarize_at = serializers.FloatField(required=False, allow_null=True, default=None, min_value=-1_000_000,
+                                             max_value=1_000_000)
         repeats = serializers.ChoiceField(choices=REPEAT_RULES, required=False, allow_blank=True)
 
     @extend_schema(request=InputSerializer, responses={202: JobOutputSerializer})

@@ -136,7 +136,7 @@ class JudgmentSetMachineJudgeReportApi(APIView):
                                          help_text="Ranks scored per caption (default 10).")
         n_boot = serializers.IntegerField(min_value=0, max_value=20_000, required=False, allow_null=True, default=None)
         seed = serializers.IntegerField(required=False, allow_null=True, default=None)
-        confidence = serializers.FloatField(required=False, allow_null=True, default=None)
+        confidence = serializers.FloatField(required=False, allow_null=True, default=None, min_value=0, max_value=1)
 
     @extend_schema(request=InputSerializer, responses={202: JobOutputSerializer})
     def post(self, request, judgment_set_id: int):

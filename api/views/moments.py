@@ -25,6 +25,7 @@ from annotation.services.reports.kinds.moment_metrics import MOMENT_METRICS, mom
 from annotation.services.pools.build import PoolError
 from annotation.services.reports.create import ReportError
 from annotation.services.pools.sampled import sampled_pool_build_start
+from api.bounds import id_field
 from api.permissions import IsAdmin, IsAdminOrResearcherReadOnly
 from api.views.jobs import JobOutputSerializer, job_accepted_response
 
@@ -72,7 +73,8 @@ class SampledPoolBuildApi(APIView):
         dataset = serializers.IntegerField()
         name = serializers.CharField(max_length=200)
         runs = serializers.ListField(child=serializers.IntegerField(), min_length=1)
-        strata = serializers.ListField(child=serializers.ListField(child=serializers.FloatField(), min_length=3, max_length=3),
+        strata = serializers.ListField(child=serializers.ListField(child=serializers.FloatField(min_value=0, max_value=1_000_000),
+                                                                  min_length=3, max_length=3),
                                        min_length=1, help_text="[[first rank, last rank, share judged], ...] from rank 1")
         seed = serializers.IntegerField(min_value=0, max_value=2**62, default=0)
         redundancy = serializers.FloatField(min_value=0, max_value=1, default=0.1)
@@ -297,8 +299,8 @@ class QueryChartApi(APIView):
     permission_classes = [IsAdminOrResearcherReadOnly]
 
     class InputSerializer(serializers.Serializer):
-        report = serializers.IntegerField()
-        run = serializers.IntegerField()
+        report = id_field()
+        run = id_field()
         download = serializers.BooleanField(default=False)
 
     @extend_schema(parameters=[OpenApiParameter("report", int, required=True), OpenApiParameter("run", int, required=True),

@@ -39,7 +39,7 @@ class JudgingSettingsFields(serializers.Serializer):
     top_stratum_depth = serializers.IntegerField(min_value=0, max_value=1000, required=False)
     query_budget = serializers.IntegerField(min_value=1, required=False, allow_null=True)
     pool_budget = serializers.IntegerField(min_value=1, required=False, allow_null=True)
-    stop_remaining_below = serializers.FloatField(min_value=0.0001, required=False, allow_null=True)
+    stop_remaining_below = serializers.FloatField(min_value=0.0001, max_value=1_000_000, required=False, allow_null=True)
     stop_misses_in_a_row = serializers.IntegerField(min_value=1, required=False, allow_null=True)
 
 

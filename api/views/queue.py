@@ -25,6 +25,7 @@ from annotation.services.queue.label_changes import answer_change, recent_answer
 from annotation.services.queue.labels import LabelRefused, label_submit
 from annotation.services.queue.leases import (MAX_EXCLUDED, LeaseGone, item_id_for, lease_next, lease_release, lease_renew,
                                               pair_min_watch)
+from api.bounds import answer_seconds_field
 from api.params import query_int
 from api.permissions import IsRater
 
@@ -191,7 +192,7 @@ class LabelSubmitApi(APIView):
         client_id = serializers.CharField(max_length=64)
         lease_id = serializers.CharField(max_length=LEASE_TOKEN_MAX)
         value = serializers.ChoiceField(choices=Label.Value.values)
-        seconds = serializers.FloatField(required=False, allow_null=True, min_value=0)
+        seconds = answer_seconds_field()
         comment = serializers.CharField(required=False, allow_blank=True, default="", max_length=5000)
 
     @extend_schema(request=InputSerializer, responses={201: inline_serializer(

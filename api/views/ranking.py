@@ -21,6 +21,7 @@ from annotation.services.proxy_matrices import MATRIX_PROXIES, ProxyError
 from annotation.services.ranking import (RankingLeaseGone, RankingRefused, ranking_lease_next, ranking_lease_release,
                                          ranking_lease_renew, ranking_memberships_grant, ranking_report_start,
                                          ranking_study_start, ranking_submission_create)
+from api.bounds import answer_seconds_field
 from api.params import query_int
 from api.permissions import IsAdmin, IsAdminOrResearcherReadOnly, IsRater
 from api.views.jobs import JobOutputSerializer, job_accepted_response
@@ -129,7 +130,7 @@ class RankingSubmissionApi(APIView):
         client_id = serializers.CharField(max_length=64)
         lease_id = serializers.CharField(max_length=LEASE_TOKEN_MAX)
         order = serializers.ListField(child=serializers.IntegerField(), min_length=1, max_length=20)
-        seconds = serializers.FloatField(required=False, allow_null=True, min_value=0)
+        seconds = answer_seconds_field()
 
     class OutputSerializer(serializers.ModelSerializer):
         item_id = serializers.SerializerMethodField()

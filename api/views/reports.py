@@ -29,6 +29,7 @@ from annotation.services.reports.create import ReportError, report_start
 from annotation.services.reports.registry import POOL_REPORT_KINDS, report_tables
 from api.downloads import stored_file_download
 from api.params import query_int
+from api.renderers import JSONRenderer
 from api.permissions import IsAdmin, IsAdminOrResearcherReadOnly
 from api.views.jobs import JobOutputSerializer, job_accepted_response
 
@@ -44,7 +45,7 @@ class FileRenderer(renderers.BaseRenderer):
         return data if isinstance(data, (bytes, str)) else json.dumps(data).encode()
 
 
-FILE_RENDERERS = [renderers.JSONRenderer, FileRenderer]
+FILE_RENDERERS = [JSONRenderer, FileRenderer]
 
 
 _BY_DATASET_AND_POOL = [OpenApiParameter("dataset", int, description="only this dataset's"),

@@ -13,5 +13,5 @@ urlpatterns = [
     path("study/<str:token>/work/", crowd.study_work, name="study-work"),
     path("study/<str:token>/leave/", crowd.study_leave, name="study-leave"),
     path("study/<str:token>/return/", crowd.study_return, name="study-return"),
-    path("admin-ui/pools/<int:pool_id>/quality/", crowd.pool_quality, name="admin-pool-quality"),
+    path("admin-ui/pools/<id:pool_id>/quality/", crowd.pool_quality, name="admin-pool-quality"),
 ]

@@ -5,5 +5,5 @@ from frontend.views import proxies
 
 urlpatterns = [
     path("proxies/", proxies.overview, name="proxies"),
-    path("proxies/reports/<int:report_id>/", proxies.report_detail, name="proxy-report"),
+    path("proxies/reports/<id:report_id>/", proxies.report_detail, name="proxy-report"),
 ]

@@ -4,6 +4,6 @@ from django.urls import path
 from frontend.views import rater
 
 urlpatterns = [
-    path("judge/<int:pool_id>/", rater.judge, name="judge"),
-    path("rank/<int:study_id>/", rater.rank, name="rank"),
+    path("judge/<id:pool_id>/", rater.judge, name="judge"),
+    path("rank/<id:study_id>/", rater.rank, name="rank"),
 ]

@@ -5,5 +5,5 @@ from frontend.views import reports
 
 urlpatterns = [
     path("reports/", reports.report_index, name="report-index"),
-    path("reports/<int:report_id>/", reports.report_detail, name="report-detail"),
+    path("reports/<id:report_id>/", reports.report_detail, name="report-detail"),
 ]

@@ -167,7 +167,7 @@ def test_create_rater_with_good_values(admin):
 @pytest.mark.parametrize("template", [
     "{video_id.__class__}", "{video_id[0]}", "{0}", "{}", "{name}", "{video_id!r}.mp4", "{video_id", "x}",
     "../{video_id}.mp4", "/etc/{video_id}", "//evil.example/{video_id}.mp4", "javascript:alert({video_id})",
-    "ftp://host/{video_id}.mp4",
+    "ftp://host/{video_id}.mp4", "%2e%2e/%2e%2e/api/v1/{video_id}/", "x/..%5c{video_id}.mp4",
 ])
 def test_dataset_upload_refuses_a_bad_media_template_naming_the_field(admin, template):
     handle = io.BytesIO(b'{"kind": "clip", "id": "c1"}\n')

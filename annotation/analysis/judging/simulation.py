@@ -15,6 +15,7 @@ runs)); :func:`.strategies.query_order` gives the same choices one query at a ti
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -22,6 +23,8 @@ import numpy as np
 
 from scipy import stats
 from scipy.special import betaincinv
+
+from annotation.formats.csv_safe import safe_csv_writer
 
 from .estimates import c_at_k_interval
 from .stopping import StoppingRules
@@ -554,15 +557,17 @@ def _c_at_k_bounds(pi, judged_at, y, pool: _Pool, top_safe, top_ok, q_ix, value,
     return c_at_k_interval(settled, hits, hits_var, weight, unsettled.sum(axis=1), Q, confidence)
 
 
+CURVES_NUMERIC_COLUMNS = (1, 2, 3, 4, 5, 6, 7, 10, 11, 12, 13)
+
+
 def curves_csv(result: SimulationResult) -> str:
     """One row per (strategy, checkpoint, run) with every curve's value; header first. Columns
     that do not depend on the run repeat on each run's row."""
-    import csv
-    import io
-
     buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["strategy", "checkpoint", "judged_share", "relevant_found", "relevant_found_sd",
+    # Run names come from uploads: escaped like every CSV the platform writes (formula injection).
+    # The figures are text from _f; in their columns a plain number such as "-0.25" stays a number.
+    w = safe_csv_writer(buf, numeric_columns=CURVES_NUMERIC_COLUMNS)
+    w.writeheader(["strategy", "checkpoint", "judged_share", "relevant_found", "relevant_found_sd",
                 "kendall_tau", "kendall_tau_sd", "metric_error_max", "run", "measure", "full_value",
                 "metric_error", "ci_coverage", "share_for_90"])
     for si, strategy in enumerate(result.strategies):

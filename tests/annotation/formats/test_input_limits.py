@@ -236,3 +236,45 @@ def test_an_integer_over_pythons_digit_limit_is_a_malformed_line_not_a_crash(tmp
                        name="digits", fmt="manifest-jsonl")
     assert [(i.line, i.field) for i in manifest_refused.value.issues] == [(1, None)]
     assert not Dataset.objects.filter(name="digits").exists()
+
+
+# --- media paths after percent-decoding (issue 22, finding 9) ---------------------------------------
+
+ENCODED_ESCAPES = [
+    "%2e%2e/%2e%2e/api/v1/me/",  # the finding: browsers resolve %2e%2e as '..'
+    "%2E%2E/secret.mp4",
+    ".%2e/secret.mp4",
+    "a/%252e%252e/%252e%252e/api/v1/me/",  # encoded twice: decoded until stable
+    "a/..%2fb.mp4",  # an encoded separator making a '..' segment
+    "..%5csecret.mp4",  # an encoded backslash: browsers read it as '/'
+    "a/%2e%2e%5c%2e%2e%5capi.mp4",
+    "%2fetc/passwd",  # absolute once decoded
+    "%5c%5cevil.example/x.mp4",
+    "a%00b.mp4",
+]
+
+
+@pytest.mark.parametrize("media", ENCODED_ESCAPES)
+def test_percent_encoded_escapes_are_media_problems(media):
+    assert media_problem(media) is not None
+    assert Clip(media=media).playback_url == ""
+
+
+@pytest.mark.parametrize("media", ["msrvtt/v%201.mp4", "a/b%2Bc.webm", "100%25/x.mp4", "a/..b/c.mp4", "a/b..mp4",
+                                   "https://cdn.example/a/%2e%2e/b.mp4"])
+def test_harmless_percent_signs_and_dots_pass(media):
+    assert media_problem(media) is None
+
+
+def test_an_encoded_escape_in_a_manifest_names_file_line_and_field(tmp_path):
+    content = jsonl(CLIP, CLIP | {"id": "c2", "path": "%2e%2e/%2e%2e/api/v1/me/"})
+    assert refusal(path=write(tmp_path, "m.jsonl", content), name="d", fmt="manifest-jsonl") == [("m.jsonl", 2, "path")]
+    made = jsonl(CLIP | {"video_id": "%2e%2e"})
+    assert refusal(path=write(tmp_path, "m.jsonl", made), name="d", fmt="manifest-jsonl",
+                   media_template="x/{video_id}/{video_id}/api.mp4") == [("m.jsonl", 1, "video_id")]
+
+
+@pytest.mark.parametrize("template", ["%2e%2e/%2e%2e/{video_id}.mp4", "x/..%5c{video_id}.mp4", "%2f{video_id}.mp4"])
+def test_an_encoded_escape_in_a_media_template_is_refused(template):
+    with pytest.raises(ValueError, match="media template"):
+        MediaTemplate(template)
