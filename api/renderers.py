@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from rest_framework import renderers
 
-from annotation.services.reports.create import json_ready
+from annotation.provenance import json_ready
 
 
 class JSONRenderer(renderers.JSONRenderer):
