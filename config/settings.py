@@ -386,6 +386,8 @@ SPECTACULAR_SETTINGS = {
     # One name for the relevant / not relevant answer, wherever a field carries it (an admin's
     # decision, a resolved label, a known answer).
     "ENUM_NAME_OVERRIDES": {"PairAnswerEnum": "annotation.models.pools.PooledPair.Answer",
+                            # A rater's answer: submitted, changed, listed.
+                            "LabelValueEnum": "annotation.models.labels.Label.Value",
                             # A strategy (build, PATCH) and the strategies a simulation replays.
                             "JudgingStrategyEnum": "annotation.analysis.judging.strategies.STRATEGIES"},
 }

@@ -191,7 +191,7 @@ class LabelSubmitApi(APIView):
     class InputSerializer(serializers.Serializer):
         client_id = serializers.CharField(max_length=64)
         lease_id = serializers.CharField(max_length=LEASE_TOKEN_MAX)
-        value = serializers.ChoiceField(choices=Label.Value.values)
+        value = serializers.ChoiceField(choices=Label.Value.choices)
         seconds = answer_seconds_field()
         comment = serializers.CharField(required=False, allow_blank=True, default="", max_length=5000)
 
@@ -275,7 +275,7 @@ class MyAnswerChangeApi(APIView):
     permission_classes = [IsRater]
 
     class InputSerializer(serializers.Serializer):
-        value = serializers.ChoiceField(choices=Label.Value.values)
+        value = serializers.ChoiceField(choices=Label.Value.choices)
         comment = serializers.CharField(required=False, allow_blank=True, max_length=5000)
 
     @extend_schema(request=InputSerializer, responses=inline_serializer(

@@ -164,6 +164,6 @@ def test_judgment_set_machine_judge_report_refuses_up_front(as_role, run_jobs):
     _judge_id(admin, f"/api/v1/judgment-sets/{judgment_set.pk}/machine-judges/", run_jobs, file=_csv(SET_MACHINE),
               name="vlm")
     bad = admin.post(url, {"confidence": 1.5}, format="json")
-    assert bad.status_code == 400 and "confidence" in bad.data["detail"]
+    assert bad.status_code == 400 and "confidence" in bad.data  # the field named, as every out-of-range number is
     assert admin.post("/api/v1/judgment-sets/999999/machine-judge-report/", {}, format="json").status_code == 404
     assert not Job.objects.filter(kind="report_machine_judge").exists()

@@ -1,4 +1,4 @@
-"""The admin's pool page leads to the rater-quality page and the crowd study settings, and shows
+"""The admin's pool page leads to the rater-quality page, holds the crowd study's settings form, and shows
 the study's link when the pool has a study."""
 from __future__ import annotations
 
@@ -23,7 +23,8 @@ def test_pool_page_links_to_quality_and_crowd_settings():
     pool, _ = make_pool_with_runs()
     html = _pool_page(pool)
     assert f'id="pool-quality-link" href="/admin-ui/pools/{pool.pk}/quality/"' in html
-    assert f'id="crowd-settings-link" href="/api/v1/pools/{pool.pk}/crowd-study/"' in html
+    # The settings are a form on the page itself (issue 24), saved through the API by the page.
+    assert f'<form id="crowd-study-form" data-api-form data-method="PUT" action="/api/v1/pools/{pool.pk}/crowd-study/"' in html
     assert "No crowd study" in html
     # The links lead somewhere an admin may go.
     admin = Client()
@@ -34,5 +35,9 @@ def test_pool_page_links_to_quality_and_crowd_settings():
                        consent_text="You agree.", training_required=False)
     html = _pool_page(pool)
     assert "No crowd study" not in html
-    assert f'href="/study/{study.token}/"' in html
-    assert "Judge clips · Amazon Mechanical Turk · open · quota 20 pairs or 15 minutes · 0 workers" in html
+    # The entry URL (the study link with the platform's parameters) is put together by the page from
+    # the study's API answer, shown with a copy button (tests/browser/test_pool_campaign_settings.py).
+    assert '<div id="crowd-entry" data-study-url="/api/v1/pools/%d/crowd-study/"' % pool.pk in html
+    entry_tag = html[html.index('<div id="crowd-entry"'):].split(">", 1)[0]
+    assert 'id="crowd-entry-copy"' in html and " hidden" not in entry_tag
+    assert "Judge clips · Amazon Mechanical Turk · open · 0 workers" in html
