@@ -34,6 +34,7 @@ import argparse
 import collections
 import csv
 import hashlib
+import html
 import io
 import json
 import math
@@ -310,10 +311,21 @@ class Campaign:
     # -- the worker's steps through the pages and the queue
 
     def arrive(self, http: Http, worker_id: str, session_id: str | None = None) -> requests.Response:
-        """The study link, as Prolific sends the worker: the page follows its redirects to the
-        consent page (which sets the CSRF cookie the later calls need)."""
+        """The study link, as Prolific sends the worker: the link's page (a GET makes nothing) holds
+        the consent and a form with a signed ticket, and "I agree" posts it (CSRF-checked, so the
+        page's cookie comes along), which makes the account and leads to the guidelines. A page
+        without that form (a refusal, the resume form, the choice of a signed-in browser, or a
+        browser already in) is the answer as it is."""
         params = {"PROLIFIC_PID": worker_id, "STUDY_ID": "rehearsal", "SESSION_ID": session_id or uuid.uuid4().hex}
-        return http.call("arrive", "GET", f"/study/{self.token}/", params=params, allow_redirects=True)
+        page = http.call("arrive", "GET", f"/study/{self.token}/", params=params, allow_redirects=True)
+        ticket = re.search(r'name="ticket" value="([^"]*)"', page.text)
+        agree = 'name="action" value="agree"' in page.text
+        if page.status_code != 200 or not ticket or not agree:
+            return page
+        return http.call("enter", "POST", f"/study/{self.token}/enter/", allow_redirects=True,
+                         data={"csrfmiddlewaretoken": http.session.cookies.get("csrftoken", ""),
+                               "ticket": html.unescape(ticket.group(1)), "action": "agree"},
+                         headers={"Referer": page.url})
 
     def start(self, http: Http, worker_id: str) -> bool:
         page = self.arrive(http, worker_id)

@@ -15,7 +15,6 @@ runs)); :func:`.strategies.query_order` gives the same choices one query at a ti
 
 from __future__ import annotations
 
-import io
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -24,7 +23,6 @@ import numpy as np
 from scipy import stats
 from scipy.special import betaincinv
 
-from annotation.formats.csv_safe import safe_csv_writer
 
 from .estimates import c_at_k_interval
 from .stopping import StoppingRules
@@ -41,7 +39,7 @@ from .strategies import (
     seeded_uniform,
 )
 
-__all__ = ["SimulationResult", "simulate", "curves_csv", "curves_svg", "DEFAULT_CHECKPOINTS"]
+__all__ = ["SimulationResult", "simulate", "curves_rows", "curves_svg", "CURVES_HEADER", "DEFAULT_CHECKPOINTS"]
 
 DEFAULT_CHECKPOINTS = (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 
@@ -557,28 +555,27 @@ def _c_at_k_bounds(pi, judged_at, y, pool: _Pool, top_safe, top_ok, q_ix, value,
     return c_at_k_interval(settled, hits, hits_var, weight, unsettled.sum(axis=1), Q, confidence)
 
 
+CURVES_HEADER = ("strategy", "checkpoint", "judged_share", "relevant_found", "relevant_found_sd", "kendall_tau",
+                 "kendall_tau_sd", "metric_error_max", "run", "measure", "full_value", "metric_error", "ci_coverage",
+                 "share_for_90")
+#: Columns holding figures (text from _f): a plain number such as "-0.25" in them stays a number.
 CURVES_NUMERIC_COLUMNS = (1, 2, 3, 4, 5, 6, 7, 10, 11, 12, 13)
 
 
-def curves_csv(result: SimulationResult) -> str:
-    """One row per (strategy, checkpoint, run) with every curve's value; header first. Columns
-    that do not depend on the run repeat on each run's row."""
-    buf = io.StringIO()
-    # Run names come from uploads: escaped like every CSV the platform writes (formula injection).
-    # The figures are text from _f; in their columns a plain number such as "-0.25" stays a number.
-    w = safe_csv_writer(buf, numeric_columns=CURVES_NUMERIC_COLUMNS)
-    w.writeheader(["strategy", "checkpoint", "judged_share", "relevant_found", "relevant_found_sd",
-                "kendall_tau", "kendall_tau_sd", "metric_error_max", "run", "measure", "full_value",
-                "metric_error", "ci_coverage", "share_for_90"])
+def curves_rows(result: SimulationResult) -> list[list[str]]:
+    """One row per (strategy, checkpoint, run) with every curve's value, in CURVES_HEADER's order.
+    Columns that do not depend on the run repeat on each run's row. The file is written by
+    annotation/formats/judging_curves.py (run names come from uploads: escaped there)."""
+    rows = []
     for si, strategy in enumerate(result.strategies):
         for ci, cp in enumerate(result.checkpoints):
             for ri, run in enumerate(result.runs):
-                w.writerow([strategy, _f(cp), _f(result.judged_share[si, ci]), _f(result.relevant_found[si, ci]),
-                            _f(result.relevant_found_sd[si, ci]), _f(result.kendall_tau[si, ci]),
-                            _f(result.kendall_tau_sd[si, ci]), _f(result.metric_error_max[si, ci]), run,
-                            result.measure, _f(result.full_values[ri]), _f(result.metric_error[si, ci, ri]),
-                            _f(result.ci_coverage[si, ci, ri]), _f(result.share_for_90[si])])
-    return buf.getvalue()
+                rows.append([strategy, _f(cp), _f(result.judged_share[si, ci]), _f(result.relevant_found[si, ci]),
+                             _f(result.relevant_found_sd[si, ci]), _f(result.kendall_tau[si, ci]),
+                             _f(result.kendall_tau_sd[si, ci]), _f(result.metric_error_max[si, ci]), run,
+                             result.measure, _f(result.full_values[ri]), _f(result.metric_error[si, ci, ri]),
+                             _f(result.ci_coverage[si, ci, ri]), _f(result.share_for_90[si])])
+    return rows
 
 
 def _f(x) -> str:

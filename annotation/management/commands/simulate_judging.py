@@ -144,7 +144,8 @@ class Command(OfflineCommand):
     def _write_files(self, result, opts) -> None:
         if not (opts["csv"] or opts["svg_dir"]):
             return
-        from annotation.analysis.judging.simulation import curves_csv, curves_svg
+        from annotation.analysis.judging.simulation import curves_svg
+        from annotation.formats.judging_curves import curves_csv
 
         if opts["csv"]:
             opts["csv"].parent.mkdir(parents=True, exist_ok=True)

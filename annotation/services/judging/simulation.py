@@ -417,7 +417,8 @@ def judging_simulation_store(*, dataset_id: int, pool: Pool | None, inputs: Judg
 
     No file outlives its row: a failure removes what was written, and a job's files sit in its own
     folder, which the job's clean-up empties if the transaction dies with the worker."""
-    from annotation.analysis.judging.simulation import curves_csv, curves_svg
+    from annotation.analysis.judging.simulation import curves_svg
+    from annotation.formats.judging_curves import curves_csv
 
     what = inputs.source.get("pool") or inputs.source.get("judgment_set")
     written: list[str] = []

@@ -14,13 +14,13 @@ from annotation.analysis.judging.simulation import (
     _sampled_designs,
     _sequences,
     _taken_at_budget,
-    curves_csv,
     curves_svg,
     simulate,
 )
 from annotation.analysis.judging.stopping import StoppingRules, query_stop_reason
 from annotation.analysis.judging.strategies import STRATEGIES, StrategyParams, query_order
 from annotation.analysis.retrieval_metrics import evaluate_run
+from annotation.formats.judging_curves import curves_csv
 
 
 def small_world(n_queries=6, n_runs=4, n_clips=30, seed=2):
