@@ -132,7 +132,12 @@ def test_build_pool_command_takes_the_judging_options(world):
     built = Pool.objects.get(name="cmd")
     assert (built.judging_strategy, built.judging_sample_rate, built.judging_stop_misses_in_a_row) == ("sampled", 0.5, 4)
     assert "judged in sampled order" in out.getvalue()
-    assert PooledPair.objects.filter(pool=built, state="not_sampled").exists()
+    # The design, not the draw: whether one of 6 pairs falls outside a 50% sample depends on the
+    # seeded draw over pair ids (it did not, once in CI), but the inclusion probabilities below 1
+    # follow from the ranks alone, and only such a pair can be left out.
+    pairs = PooledPair.objects.filter(pool=built)
+    assert pairs.filter(inclusion_probability__lt=1).exists()
+    assert not pairs.filter(state="not_sampled", inclusion_probability__gte=1).exists()
 
 
 def test_pool_page_shows_each_querys_status_and_a_resume_button(world, client):
