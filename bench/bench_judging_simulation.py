@@ -41,7 +41,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from annotation.analysis.judging.estimates import estimate_metrics  # noqa: E402
-from annotation.analysis.judging.simulation import curves_csv, curves_svg, simulate  # noqa: E402
+from annotation.analysis.judging.simulation import curves_svg, simulate  # noqa: E402
+from annotation.formats.judging_curves import curves_csv  # noqa: E402
 from annotation.analysis.judging.strategies import STRATEGIES, StrategyParams, inclusion_probabilities  # noqa: E402
 
 DEPTH = 10
