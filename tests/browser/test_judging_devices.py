@@ -4,8 +4,6 @@ answers were refused ("you have already labelled this pair") and its status line
 answers saved · 4 answers refused by the server"."""
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from annotation.models import Label
@@ -43,22 +41,3 @@ def test_one_account_on_two_devices_judges_different_pairs_and_no_answer_is_refu
         snap(devices["phone"], "judge-second-device")
     finally:
         phone_context.close()
-
-
-def test_the_status_line_never_calls_a_refused_answer_saved(page, server):
-    setup = judging_setup(pairs=4, training=0)
-
-    def conflict(route):
-        route.fulfill(status=409, content_type="application/json",
-                      body=json.dumps({"detail": "you have already labelled this pair", "code": "conflict"}))
-
-    page.route("**/api/v1/labels/", conflict)
-    log_in(page, server, setup.rater.username, setup.password)
-    page.goto(f"{server}/judge/{setup.pool.pk}/")
-    shown = next_pair(page)
-    page.keyboard.press("1")
-    next_pair(page, after=shown["pair"])
-    page.wait_for_selector("#save-status .refused")
-    status = page.locator("#save-status")
-    assert status.get_attribute("data-status") == "refused"
-    assert status.text_content() == "Not all answers saved · 1 answer refused by the server"

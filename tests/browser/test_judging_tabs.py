@@ -66,7 +66,10 @@ def test_an_answer_refused_with_409_is_not_shown_as_saved(page, server):
     page.keyboard.press("1")
     next_pair(page, after=shown["pair"])
     page.wait_for_selector("#save-status .refused")
-    assert "1 answer refused" in page.text_content("#save-status")
+    # Never "saved" of a refused answer (issue 22, finding 14: it said "All answers saved · ...").
+    status = page.locator("#save-status")
+    assert status.get_attribute("data-status") == "refused"
+    assert status.text_content() == "Not all answers saved · 1 answer refused by the server"
     page.wait_for_selector("#notice:not([hidden])")
     assert "not stored" in page.text_content("#notice") and "already labelled" in page.text_content("#notice")
     snap(page, "judge-answer-refused")
