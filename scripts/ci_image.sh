@@ -2,7 +2,10 @@
 # CI's image step (.ci/run): build the production image as users build it, check it as its user,
 # run the stack as docker-compose.yml describes it, and rehearse a campaign against it. Each phase
 # is timed in the log; the stack is taken down at the end, also when a phase fails.
-#   bash scripts/ci_image.sh
+#   bash scripts/ci_image.sh            every phase
+#   bash scripts/ci_image.sh prebuild   only the tools, the base and the build (.ci/run starts this in
+#                                       the background while the suite runs; the full step then finds
+#                                       the layers cached)
 # Needs root on Debian (it installs podman, runc, buildah and mmdebstrap itself: CI machines are
 # fresh) and the dev virtualenv (scripts/setup.sh --dev: PyYAML, moto, boto3).
 set -euo pipefail
@@ -67,6 +70,13 @@ teardown() {
   summary
   exit "$rc"
 }
+if [ "${1:-}" = "prebuild" ]; then
+  phase "install podman & co" install_tools
+  phase "base image" bash scripts/image.sh base
+  phase "build image" bash scripts/image.sh build
+  summary
+  exit 0
+fi
 trap teardown EXIT
 
 phase "install podman & co" install_tools
