@@ -26,7 +26,7 @@ from xml.sax.saxutils import escape
 import numpy as np
 from scipy import stats
 
-__all__ = ["clip_measure_names", "clip_per_query", "bootstrap_interval", "interval_name", "ranks",
+__all__ = ["clip_measure_names", "clip_per_query", "moment_measure_names", "moment_per_query", "bootstrap_interval", "interval_name", "ranks",
            "build_leaderboard", "leaderboard_svg", "leaderboard_csv_rows", "CSV_COLUMNS", "CONVENTIONS"]
 
 CONVENTIONS = (
@@ -71,6 +71,57 @@ def clip_per_query(ranked: Mapping[Hashable, Sequence[Hashable]], qrels: Mapping
     if queries:
         for metric in ir_measures.iter_calc(list(by_measure), te_qrels, te_run):
             out[by_measure[metric.measure]][position[metric.query_id]] = float(metric.value)
+    return out
+
+
+MOMENT_MAP = "mAP"
+MOMENT_CONVENTIONS = (
+    "Moment pools: R@K IoU=t = 1 if one of the run's first K predictions overlaps a positive moment of the same "
+    "video with temporal IoU >= t; Video R@K = a video holding a positive among the first K distinct videos (the "
+    "moment_metrics report's definitions, annotation.analysis.moments.moment_recall_table); mAP = QVHighlights' "
+    "MR-full-mAP (Moment-DETR's standalone_eval: the first 10 predictions, AP at IoU 0.50, 0.55, ..., 0.95, each "
+    "positive matched once, averaged) where a prediction in a video without a positive matches nothing. Averaged "
+    "over the captions some run answered that have a corrected positive (the moment_metrics report's captions); a "
+    "caption a run did not answer scores 0, and a caption without an original moment scores 0 in B."
+)
+
+
+def moment_measure_names(ks: Sequence[int], iou_thresholds: Sequence[float]) -> list[str]:
+    from annotation.analysis.moments import moment_recall_table
+
+    columns = moment_recall_table({}, {}, ks=ks, iou_thresholds=iou_thresholds).columns
+    return [*columns, MOMENT_MAP]
+
+
+def moment_per_query(ranked: Mapping[str, Sequence[tuple[str, float, float]]],
+                     positives: Mapping[str, Sequence[tuple[str, float, float]]], captions: Sequence[str], *,
+                     ks: Sequence[int], iou_thresholds: Sequence[float]) -> dict[str, np.ndarray]:
+    """Each moment measure on each caption, ``ranked[caption]`` = the run's ``(video, start, end)``
+    in rank order, ``positives[caption]`` = positive moments (may be empty: every measure 0)."""
+    from annotation.analysis.moment_eval import qvhighlights_metrics
+    from annotation.analysis.moments import moment_recall_table
+
+    names = moment_measure_names(ks, iou_thresholds)
+    out = {m: np.zeros(len(captions)) for m in names}
+    truth, predictions = {}, {}
+    for i, caption in enumerate(captions):
+        positive = list(positives.get(caption) or ())
+        row = moment_recall_table({"run": {caption: list(ranked.get(caption, ()))}}, {caption: positive}, ks=ks,
+                                  iou_thresholds=iou_thresholds).rows["run"]
+        for m, value in row.items():
+            out[m][i] = value
+        if positive:
+            # Each video holding a positive gets its own stretch of one time line, far from the others, so
+            # QVHighlights' single-video AP sees a prediction in another video as overlapping nothing.
+            offset = {video: 1e6 * (j + 1) for j, video in enumerate(dict.fromkeys(v for v, _, _ in positive))}
+            truth[caption] = [(offset[v] + s, offset[v] + e) for v, s, e in positive]
+            predictions[caption] = [((offset[v] + s, offset[v] + e) if v in offset else (0.0, 1.0)) + (-float(r),)
+                                    for r, (v, s, e) in enumerate(ranked.get(caption, ()))]
+    if truth:
+        per_query = qvhighlights_metrics(truth, predictions).per_query
+        for i, caption in enumerate(captions):
+            if caption in truth:
+                out[MOMENT_MAP][i] = per_query[caption]["MR-full-mAP"] / 100
     return out
 
 

@@ -24,6 +24,9 @@ from annotation.services.datasets.runs import run_import
 from annotation.services.exports import artefact_file, export_create
 from annotation.services.pools.build import pool_create
 from annotation.services.reports.create import ReportError, report_create
+from annotation.services.reports.kinds.moment_metrics import moment_metrics_report_create
+from tests.annotation.services.test_moment_metrics_report import COLUMNS as MOMENT_COLUMNS
+from tests.annotation.services.test_moment_metrics_report import labelled_pool  # noqa: F401 (a fixture)
 from tests.factories import label_pair, make_user, unique
 
 pytestmark = pytest.mark.django_db
@@ -169,3 +172,35 @@ def test_a_sampled_pool_takes_the_judging_estimates(tmp_path):
                                                          "high": e["ci_high"]})
     # The original positives are complete: those keep the bootstrap.
     assert _by_run(report)["X"]["original"]["AP"]["value"] == pytest.approx(11 / 18)
+
+
+def test_a_moment_pool_scores_recall_as_moment_metrics_and_map_by_hand(labelled_pool):
+    """The moment pool of test_moment_metrics_report.py. mAP (QVHighlights' rule: AP at IoU 0.50,
+    0.55, ..., 0.95, averaged), positives q1 {v1 [10, 20] original, v1 [10, 19], v2 [0, 5]}, q2
+    {v2 [0, 10]}:
+
+    B corrected: q1 [0, 4.5] on v2 has IoU 0.9 with v2 [0, 5]: recall 1/3 at precision 1 for the
+    9 thresholds up to 0.9, so 0.9 / 3 = 0.3; q2 [1, 9] IoU 0.8: AP 1 at 7 thresholds, 0.7. Mean 0.5.
+    B original: q1 nothing in v1, 0; q2 0.7. Mean 0.35: FIRE 50.0 (35.0 + 15.0).
+    A corrected: q1 both spans exact, recall 2/3 at precision 1: 2/3; q2 [0, 6] IoU 0.6 at rank 2
+    (precision 1/2) for 3 thresholds: 0.15. Mean 0.4083. A original: q1 IoU 0.9, 9 of 10: 0.9;
+    q2 0.15. Mean 0.525. So on mAP A falls from first to second and B rises: tau -1.
+    """
+    report = report_create(pool=labelled_pool, kind="corrected_leaderboard", params={"ks": [1, 2],
+                                                                                     "replicates": 200})
+    expected = {row["run"]: row for row in moment_metrics_report_create(pool=labelled_pool, ks=(1, 2)).result["runs"]}
+    result = report.result
+    assert result["measures"] == [*MOMENT_COLUMNS, "mAP"] and result["iou_thresholds"] == [0.5, 0.7]
+    rows = _by_run(report)
+    for run, row in rows.items():
+        for column in MOMENT_COLUMNS:
+            assert row["corrected"][column]["value"] == pytest.approx(expected[run]["corrected"][column])
+            assert row["original"][column]["value"] == pytest.approx(expected[run]["original"][column])
+    a, b = rows["A"], rows["B"]
+    assert b["corrected"]["mAP"]["value"] == pytest.approx(0.5) and b["original"]["mAP"]["value"] == pytest.approx(0.35)
+    assert a["corrected"]["mAP"]["value"] == pytest.approx((2 / 3 + 0.15) / 2)
+    assert a["original"]["mAP"]["value"] == pytest.approx(0.525)
+    assert b["fire"]["mAP"] == "50.0 (35.0 + 15.0)"
+    assert (a["rank_original"]["mAP"], a["rank_corrected"]["mAP"], b["rank_change"]["mAP"]) == (1, 2, 1)
+    assert result["kendall_tau"]["mAP"] == pytest.approx(-1.0)
+    assert "QVHighlights" in result["conventions"]

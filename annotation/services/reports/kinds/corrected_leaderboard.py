@@ -16,16 +16,25 @@ from collections.abc import Callable
 
 import numpy as np
 
-from annotation.analysis.leaderboard import (CONVENTIONS, bootstrap_interval, build_leaderboard, cell,
-                                             clip_measure_names, clip_per_query, interval_name, leaderboard_csv_rows)
-from annotation.models import MomentPoolDesign, Pool, PooledPair
+from annotation.analysis.leaderboard import (CONVENTIONS, MOMENT_CONVENTIONS, bootstrap_interval, build_leaderboard,
+                                             cell, clip_measure_names, clip_per_query, interval_name,
+                                             leaderboard_csv_rows, moment_measure_names, moment_per_query)
+from annotation.models import MomentPoolDesign, Pool, PooledPair, Run
 from annotation.selectors.reports import dataset_captions, pool_pairs, pool_runs, run_rankings
 from annotation.services.judging.estimates import MEASURES as ESTIMATED_MEASURES
 from annotation.services.judging.estimates import judging_estimates_compute, pool_inclusion_probabilities
 from annotation.services.reports.kind import Param, ReportError, ReportKind, pool_depth
+from annotation.services.reports.kinds.moment_metrics import moment_pool_inputs
+from annotation.services.reports.runs import report_runs
 from annotation.services.reports.tables import ReportTable
 
 CORRECTED_LEADERBOARD = "corrected_leaderboard"
+#: The IoU thresholds of a moment pool's R@K, as moment papers print them.
+MOMENT_IOU_THRESHOLDS = (0.5, 0.7)
+
+
+def _is_moment_pool(pool: Pool) -> bool:
+    return MomentPoolDesign.objects.filter(pool=pool).exists()
 
 
 def _is_sampled(pool: Pool) -> bool:
@@ -35,9 +44,11 @@ def _is_sampled(pool: Pool) -> bool:
 def leaderboard_check(*, pool: Pool | None, params: dict) -> None:
     if pool is None:
         return
-    if MomentPoolDesign.objects.filter(pool=pool).exists():
-        raise ReportError(f"pool '{pool.name}' is a moment pool: its original and corrected R@K are the "
-                          f"moment_metrics report's")
+    if _is_moment_pool(pool):
+        if _is_sampled(pool):
+            raise ReportError(f"pool '{pool.name}' is a sampled moment pool: the judging estimates that stand in "
+                              f"for its missing labels exist for clip pools only")
+        return
     if _is_sampled(pool):
         missing = [m for m in clip_measure_names(params["ks"]) if m not in ESTIMATED_MEASURES]
         if missing:
@@ -61,8 +72,41 @@ def pool_qrels(pool: Pool) -> tuple[dict[int, dict[int, int]], dict[int, dict[in
     return original, corrected
 
 
+def _moment_leaderboard(pool: Pool, params: dict, step: Callable) -> dict:
+    """R@K at IoU 0.5 and 0.7, video R@K and mAP per caption against the original and the
+    corrected moments (the moment_metrics report's positives and captions), bootstrapped."""
+    runs = report_runs(pool, None, Run.Kind.MOMENT)
+    inputs = moment_pool_inputs(pool, runs)
+    measures = moment_measure_names(params["ks"], MOMENT_IOU_THRESHOLDS)
+    replicates, seed, confidence = params["replicates"], params["seed"], params["confidence"]
+    captions = inputs.captions
+    cells = []
+    for done, run in enumerate(runs, start=1):
+        ranked = inputs.ranked[run.name]
+        sides = {}
+        for side, positives in (("original", inputs.original), ("corrected", inputs.corrected)):
+            values = moment_per_query(ranked, positives, captions, ks=params["ks"],
+                                      iou_thresholds=MOMENT_IOU_THRESHOLDS)
+            sides[side] = {m: cell(float(np.mean(values[m])) if captions else float("nan"),
+                                   bootstrap_interval(values[m], replicates=replicates, seed=seed,
+                                                      confidence=confidence)) for m in measures}
+        cells.append({"run": run.name, "run_id": run.pk, **sides, "queries_scored": len(captions),
+                      "queries_unanswered": sum(1 for c in captions if not ranked.get(c))})
+        step(done, len(runs))
+    counts = {"runs": len(runs), "captions": len(captions),
+              "captions_without_positive": len(inputs.answered) - len(captions), "judged_spans": len(inputs.spans),
+              "resolved_spans": len(inputs.labels),
+              "relevant_spans": sum(1 for v in inputs.labels.values() if v == PooledPair.Answer.RELEVANT)}
+    return build_leaderboard(measures=measures, runs=cells, decimals=params["decimals"],
+                             interval=interval_name(replicates=replicates, seed=seed, confidence=confidence),
+                             conventions=CONVENTIONS + " " + MOMENT_CONVENTIONS, sampled=False, estimator=None,
+                             depth=None, iou_thresholds=list(MOMENT_IOU_THRESHOLDS), counts=counts)
+
+
 def corrected_leaderboard_compute(*, pool: Pool, params: dict, progress: Callable | None = None) -> dict:
     step = progress or (lambda done, total: None)
+    if _is_moment_pool(pool):
+        return _moment_leaderboard(pool, params, step)
     measures = clip_measure_names(params["ks"])
     replicates, seed, confidence = params["replicates"], params["seed"], params["confidence"]
     original_qrels, corrected_qrels = pool_qrels(pool)
