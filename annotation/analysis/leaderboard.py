@@ -1,6 +1,6 @@
-"""The corrected leaderboard (issue 26, methodology section 6b): every run scored against a
-benchmark's original positives and against the corrected positives, each mean with a confidence
-interval over queries, FIRE's ``A (B + C)``, each run's rank before and after, and Kendall's tau-b
+"""The corrected leaderboard (issue 26; docs/methodology.md section 6, "The corrected
+leaderboard"): every run scored against a benchmark's original positives and against the
+corrected positives, each mean with a confidence interval over queries, FIRE's ``A (B + C)``, each run's rank before and after, and Kendall's tau-b
 between the two orderings of every measure; plus the leaderboard as an SVG chart and as CSV rows
 (release archives carry both).
 

@@ -1,14 +1,16 @@
 """The `corrected_leaderboard` report kind (issue 26): every run of a pool scored against the
 dataset's original positives and against the corrected ones, each mean with a confidence interval
 over queries, FIRE's `A (B + C)`, the ranks before and after and Kendall's tau-b per measure
-(computation: annotation/analysis/leaderboard.py; methodology section 6b).
+(computation: annotation/analysis/leaderboard.py; docs/methodology.md section 6, "The corrected
+leaderboard").
 
 Corrected qrels are the pool's exported qrels (services/exports, format qrels): every resolved pool
 pair (1 relevant, 0 not) and every caption's original clip as 1; so `evaluate --judgments-format
 qrels --originals` on that file and the runs prints the same numbers. A sampled pool (some pair
 judged with inclusion probability below 1) does not have complete labels: its corrected values and
 intervals are the judging estimates' (Horvitz-Thompson, annotation/analysis/judging/estimates.py),
-not a bootstrap over labels that pretend to be complete.
+not a bootstrap over labels that pretend to be complete. A moment pool is scored on its moments
+(R@K at IoU 0.5 and 0.7, video R@K, mAP) from the moment_metrics report's inputs.
 """
 from __future__ import annotations
 
