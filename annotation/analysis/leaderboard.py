@@ -26,7 +26,7 @@ from xml.sax.saxutils import escape
 import numpy as np
 from scipy import stats
 
-__all__ = ["clip_measure_names", "clip_per_query", "moment_measure_names", "moment_per_query", "bootstrap_interval", "interval_name", "ranks",
+__all__ = ["clip_measure_names", "clip_per_query", "moment_measure_names", "moment_per_query", "bootstrap_interval", "bootstrap_intervals", "run_cells", "interval_name", "ranks",
            "build_leaderboard", "leaderboard_svg", "leaderboard_csv_rows", "CSV_COLUMNS", "CONVENTIONS"]
 
 CONVENTIONS = (
@@ -132,19 +132,57 @@ def interval_name(*, replicates: int, seed: int, confidence: float) -> str:
             f"{(1 + confidence) / 2:.1%} percentiles of the resampled means")
 
 
+#: Resampled counts held at once (replicates x queries); the draws go chunk by chunk so memory stays
+#: flat at a FIRE-sized query set, and the chunking depends on the number of queries only, so a seed
+#: gives the same intervals every time.
+_BOOTSTRAP_CELLS = 2_000_000
+
+
+def bootstrap_intervals(matrix: np.ndarray, *, replicates: int, seed: int, confidence: float
+                        ) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile bootstrap of the column means of ``matrix`` (queries x series), every column
+    resampled with the same draws of queries; NaN columns for no query."""
+    matrix = np.asarray(matrix, dtype=float)
+    if matrix.ndim == 1:
+        matrix = matrix[:, None]
+    n, k = matrix.shape
+    if n == 0:
+        return np.full(k, math.nan), np.full(k, math.nan)
+    rng = np.random.default_rng(seed)
+    chunk = max(1, min(replicates, _BOOTSTRAP_CELLS // n))
+    means = np.empty((replicates, k))
+    weights = np.full(n, 1.0 / n)
+    for start in range(0, replicates, chunk):
+        size = min(chunk, replicates - start)
+        # Multinomial counts instead of index draws: a matrix product gives every resampled mean.
+        counts = rng.multinomial(n, weights, size=size)
+        means[start:start + size] = counts @ matrix / n
+    low, high = np.quantile(means, [(1 - confidence) / 2, (1 + confidence) / 2], axis=0)
+    return low, high
+
+
 def bootstrap_interval(values: np.ndarray, *, replicates: int, seed: int, confidence: float
                        ) -> tuple[float, float]:
     """Percentile bootstrap of the mean of ``values`` (one per query); NaN for no query."""
-    values = np.asarray(values, dtype=float)
-    n = values.size
-    if n == 0:
-        return math.nan, math.nan
-    rng = np.random.default_rng(seed)
-    # Multinomial counts instead of index draws: one (B, n) matrix product gives every resampled mean.
-    counts = rng.multinomial(n, np.full(n, 1.0 / n), size=replicates)
-    means = counts @ values / n
-    low, high = np.quantile(means, [(1 - confidence) / 2, (1 + confidence) / 2])
-    return float(low), float(high)
+    low, high = bootstrap_intervals(np.asarray(values, dtype=float)[:, None], replicates=replicates, seed=seed,
+                                    confidence=confidence)
+    return float(low[0]), float(high[0])
+
+
+def run_cells(values: Mapping[str, Mapping[str, np.ndarray]], *, replicates: int, seed: int, confidence: float
+              ) -> dict[str, dict[str, dict]]:
+    """``{side: {measure: per-query values}}`` (every array over the same queries) -> ``{side:
+    {measure: {"value", "low", "high"}}}``: the means with their bootstrap intervals, all from one
+    set of resamples (original and corrected move together, as a paired comparison needs)."""
+    keys = [(side, m) for side, by_measure in values.items() for m in by_measure]
+    n = len(next(iter(values[keys[0][0]].values()))) if keys else 0
+    matrix = np.column_stack([values[side][m] for side, m in keys]) if keys and n else np.zeros((0, len(keys)))
+    low, high = bootstrap_intervals(matrix, replicates=replicates, seed=seed, confidence=confidence)
+    out: dict[str, dict[str, dict]] = {side: {} for side in values}
+    for i, (side, m) in enumerate(keys):
+        mean = float(matrix[:, i].mean()) if n else math.nan
+        out[side][m] = cell(mean, (low[i], high[i]))
+    return out
 
 
 def ranks(values: Mapping[str, float]) -> dict[str, int]:

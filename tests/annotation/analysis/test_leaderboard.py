@@ -35,7 +35,7 @@ import pytest
 
 from annotation.analysis.leaderboard import (CSV_COLUMNS, bootstrap_interval, build_leaderboard, cell,
                                              clip_measure_names, clip_per_query, leaderboard_csv_rows,
-                                             leaderboard_svg, ranks)
+                                             leaderboard_svg, ranks, run_cells)
 
 ORIGINAL = {"q1": {"a": 1}, "q2": {"b": 1}, "q3": {"c": 1}}
 CORRECTED = {"q1": {"a": 1, "d": 1, "y": 0}, "q2": {"b": 1, "z": 0}, "q3": {"c": 1, "e": 1, "f": 0}}
@@ -135,3 +135,21 @@ def test_svg_escapes_run_names():
     board["runs"][0]["run"] = "<script>x</script>&"
     svg = leaderboard_svg(board)
     assert "<script>" not in svg and "&lt;script&gt;x&lt;/script&gt;&amp;" in svg
+
+
+def test_original_and_corrected_share_the_resamples():
+    """One set of resampled queries for both sides: equal per-query values give equal intervals,
+    and a measure's interval does not depend on which other measures are resampled with it."""
+    values = np.array([0.0, 1.0, 0.5, 1.0, 0.0, 0.25])
+    cells = run_cells({"original": {"AP": values, "C@1": values > 0.4},
+                       "corrected": {"AP": values.copy(), "C@1": np.ones(6)}}, replicates=500, seed=7, confidence=0.9)
+    assert cells["original"]["AP"] == cells["corrected"]["AP"]
+    assert cells["corrected"]["C@1"] == {"value": 1.0, "low": 1.0, "high": 1.0}
+    alone = bootstrap_interval(values, replicates=500, seed=7, confidence=0.9)
+    assert (cells["original"]["AP"]["low"], cells["original"]["AP"]["high"]) == pytest.approx(alone)
+    # Many queries: the draws go in chunks, and the interval is still the mean's (about 1.96 sd / sqrt(n)).
+    rng = np.random.default_rng(0)
+    many = rng.random(50_000)
+    low, high = bootstrap_interval(many, replicates=200, seed=1, confidence=0.95)
+    half = 1.96 * many.std() / math.sqrt(many.size)
+    assert low < many.mean() < high and (high - low) / 2 == pytest.approx(half, rel=0.25)

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import numpy as np
 
-from annotation.analysis.leaderboard import (CONVENTIONS, MOMENT_CONVENTIONS, bootstrap_interval, build_leaderboard,
-                                             cell, clip_measure_names, clip_per_query, interval_name,
-                                             leaderboard_csv_rows, moment_measure_names, moment_per_query)
+from annotation.analysis.leaderboard import (CONVENTIONS, MOMENT_CONVENTIONS, build_leaderboard, cell,
+                                             clip_measure_names, clip_per_query, interval_name,
+                                             leaderboard_csv_rows, moment_measure_names, moment_per_query,
+                                             run_cells)
 from annotation.models import MomentPoolDesign, Pool, PooledPair, Run
 from annotation.selectors.reports import dataset_captions, pool_pairs, pool_runs, run_rankings
 from annotation.services.judging.estimates import MEASURES as ESTIMATED_MEASURES
@@ -85,13 +85,10 @@ def _moment_leaderboard(pool: Pool, params: dict, step: Callable) -> dict:
     cells = []
     for done, run in enumerate(runs, start=1):
         ranked = inputs.ranked[run.name]
-        sides = {}
-        for side, positives in (("original", inputs.original), ("corrected", inputs.corrected)):
-            values = moment_per_query(ranked, positives, captions, ks=params["ks"],
-                                      iou_thresholds=MOMENT_IOU_THRESHOLDS)
-            sides[side] = {m: cell(float(np.mean(values[m])) if captions else float("nan"),
-                                   bootstrap_interval(values[m], replicates=replicates, seed=seed,
-                                                      confidence=confidence)) for m in measures}
+        sides = run_cells({side: moment_per_query(ranked, positives, captions, ks=params["ks"],
+                                                  iou_thresholds=MOMENT_IOU_THRESHOLDS)
+                           for side, positives in (("original", inputs.original), ("corrected", inputs.corrected))},
+                          replicates=replicates, seed=seed, confidence=confidence)
         cells.append({"run": run.name, "run_id": run.pk, **sides, "queries_scored": len(captions),
                       "queries_unanswered": sum(1 for c in captions if not ranked.get(c))})
         step(done, len(runs))
@@ -121,16 +118,10 @@ def corrected_leaderboard_compute(*, pool: Pool, params: dict, progress: Callabl
     for done, run in enumerate(runs, start=1):
         ranked = run_rankings(run=run, depth=params["depth"])
         queries = sorted(q for q in ranked if q in corrected_qrels)
-        original_values = clip_per_query(ranked, original_qrels, queries, measures)
-        corrected_values = clip_per_query(ranked, corrected_qrels, queries, measures)
-
-        def cells_of(values):
-            return {m: cell(float(np.mean(values[m])) if queries else float("nan"),
-                            bootstrap_interval(values[m], replicates=replicates, seed=seed, confidence=confidence))
-                    for m in measures}
-
-        cells.append({"run": run.name, "run_id": run.pk, "original": cells_of(original_values),
-                      "corrected": cells_of(corrected_values), "queries_scored": len(queries),
+        sides = run_cells({"original": clip_per_query(ranked, original_qrels, queries, measures),
+                           "corrected": clip_per_query(ranked, corrected_qrels, queries, measures)},
+                          replicates=replicates, seed=seed, confidence=confidence)
+        cells.append({"run": run.name, "run_id": run.pk, **sides, "queries_scored": len(queries),
                       "queries_unanswered": sum(1 for q in corrected_qrels if q not in ranked)})
         step(done, total)
     interval = bootstrap
