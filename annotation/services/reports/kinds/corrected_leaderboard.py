@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-
 from annotation.analysis.leaderboard import (CONVENTIONS, MOMENT_CONVENTIONS, build_leaderboard, cell,
                                              clip_measure_names, clip_per_query, interval_name,
                                              leaderboard_csv_rows, moment_measure_names, moment_per_query,
