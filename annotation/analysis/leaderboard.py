@@ -267,10 +267,10 @@ def leaderboard_csv_rows(result: Mapping) -> list[list]:
 
 
 _ROW = 16          # height of one run's band (two interval bars)
-_LABEL = 150       # room for run names
-_PLOT = 360        # width of one measure's panel
-_GAP = 24          # between panels
-_TOP = 36          # measure names and axis labels
+_LABEL = 160       # room for run names
+_PLOT = 400        # width of the 0-100 scale
+_HEAD = 22         # a panel's title
+_AXIS = 20         # a panel's tick labels
 
 
 def _fmt(value) -> str:
@@ -278,33 +278,37 @@ def _fmt(value) -> str:
 
 
 def leaderboard_svg(result: Mapping) -> str:
-    """A standalone SVG: one panel per measure, one band per run (in corrected order of that
-    measure), the original value and interval in grey and the corrected one in blue, on a 0-100
-    scale shared by both. Text is escaped, so pages may insert it as it is."""
+    """A standalone SVG: one panel per measure, stacked, one band per run in the corrected order of
+    that measure, the original value and interval in grey and the corrected one in blue on a 0-100
+    scale. Text is escaped, so pages may insert it as it is; text and grid take ``currentColor``, so
+    the chart follows a page's light or dark theme and a downloaded file reads black on white."""
     measures = list(result["measures"])
     runs = list(result["runs"])
     n = len(runs)
-    panels = max(len(measures), 1)
-    width = _LABEL + panels * (_PLOT + _GAP)
-    height = _TOP + n * _ROW + 28
+    panel = _HEAD + n * _ROW + _AXIS
+    width = _LABEL + _PLOT + 24
+    height = len(measures) * panel + 32
     title = f"Corrected leaderboard: original (grey) and corrected (blue) values with intervals ({result['interval']})"
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="leaderboard-chart" role="img" '
              f'viewBox="0 0 {width} {height}" width="{width}" height="{height}" font-family="sans-serif" '
-             f'font-size="11"><title>{escape(title)}</title>']
+             f'font-size="11" fill="currentColor"><title>{escape(title)}</title>']
+    x0 = _LABEL
     for p, m in enumerate(measures):
-        x0 = _LABEL + p * (_PLOT + _GAP)
+        top = p * panel
         tau = result["kendall_tau"].get(m)
-        head = f"{m} (tau-b {tau:.2f})" if tau is not None else m
-        parts.append(f'<text x="{x0}" y="12" font-weight="bold">{escape(head)}</text>')
+        head = f"{m}: Kendall's tau-b " + (f"{tau:.2f}" if tau is not None else "undefined (fewer than two runs, "
+                                                                               "or an ordering all tied)")
+        parts.append(f'<text x="0" y="{top + 14}" font-weight="bold">{escape(head)}</text>')
+        bottom = top + _HEAD + n * _ROW
         for tick in (0, 25, 50, 75, 100):
             x = x0 + _PLOT * tick / 100
-            parts.append(f'<line x1="{x:.1f}" y1="{_TOP - 6}" x2="{x:.1f}" y2="{_TOP + n * _ROW}" stroke="#ddd"/>'
-                         f'<text x="{x:.1f}" y="{_TOP + n * _ROW + 14}" text-anchor="middle" fill="#555">{tick}</text>')
+            parts.append(f'<g class="tick"><line x1="{x:.1f}" y1="{top + _HEAD - 4}" x2="{x:.1f}" y2="{bottom}" '
+                         f'stroke="currentColor" stroke-opacity="0.2"/><text x="{x:.1f}" y="{bottom + 13}" '
+                         f'text-anchor="middle" fill-opacity="0.7">{tick}</text></g>')
         ordered = sorted(runs, key=lambda r: (r["rank_corrected"][m], r["run"]))
         for i, r in enumerate(ordered):
-            y = _TOP + i * _ROW
-            if p == 0:
-                parts.append(f'<text x="{_LABEL - 6}" y="{y + 11}" text-anchor="end">{escape(str(r["run"]))}</text>')
+            y = top + _HEAD + i * _ROW
+            parts.append(f'<text x="{x0 - 6}" y="{y + 11}" text-anchor="end">{escape(str(r["run"]))}</text>')
             for offset, side, colour in ((4, "original", "#888"), (11, "corrected", "#1f5fbf")):
                 c = r[side][m]
                 if c["value"] is None:
@@ -318,6 +322,7 @@ def leaderboard_svg(result: Mapping) -> str:
                              f'<line x1="{xl:.1f}" y1="{y + offset}" x2="{xh:.1f}" y2="{y + offset}" '
                              f'stroke="{colour}" stroke-width="2"/>'
                              f'<circle cx="{xv:.1f}" cy="{y + offset}" r="3" fill="{colour}"/></g>')
-    parts.append(f'<text x="{_LABEL}" y="{height - 2}" fill="#555">percent; grey: original positives, blue: '
-                 f'corrected; runs in corrected order</text></svg>')
+    parts.append(f'<text x="0" y="{height - 18}" fill-opacity="0.7">Percent. Grey: original positives; blue: '
+                 f'corrected. Dot: value; line: interval.</text><text x="0" y="{height - 4}" fill-opacity="0.7">'
+                 f'Runs in the corrected order of each measure.</text></svg>')
     return "".join(parts)

@@ -126,7 +126,7 @@ def test_csv_rows_and_svg():
     svg = leaderboard_svg(board)
     assert svg.startswith("<svg") and svg.endswith("</svg>")
     assert svg.count('<g class="original">') == svg.count('<g class="corrected">') == 2 * len(MEASURES)
-    assert "AP (tau-b -1.00)" in svg
+    assert "AP: Kendall's tau-b -1.00" in svg and svg.count(">X</text>") == len(MEASURES)
     assert re.search(r"<title>X C@1 corrected: 100\.0 \[100\.0, 100\.0\]; rank 1</title>", svg)
 
 
