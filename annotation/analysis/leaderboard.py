@@ -4,9 +4,10 @@ corrected positives, each mean with a confidence interval over queries, FIRE's `
 between the two orderings of every measure; plus the leaderboard as an SVG chart and as CSV rows
 (release archives carry both).
 
-Plain functions over dicts and arrays; no Django. Clip measures are computed exactly as the
-``evaluate`` command computes trec_eval's (ir_measures over pytrec_eval, the same run and qrels
-shapes), so the leaderboard equals ``evaluate`` on the pool's exported qrels:
+Plain functions over dicts and arrays; no Django. Clip measures are computed by the same C
+trec_eval as the ``evaluate`` command's (pytrec_eval, which ``evaluate`` reaches through
+ir_measures; the same run and qrels shapes), so the leaderboard equals ``evaluate`` on the pool's
+exported qrels:
 
 - ``C@K`` = trec_eval's ``success_K`` (1 if a relevant clip is among the first K);
 - ``AP`` = trec_eval's ``map`` (divide by every relevant clip of the query);
@@ -44,8 +45,10 @@ def clip_measure_names(ks: Sequence[int]) -> list[str]:
     return [f"C@{k}" for k in sorted(set(int(k) for k in ks))] + ["AP", "nDCG@10"]
 
 
-def _ir_measure(name: str) -> str:
-    return f"Success@{name[2:]}" if name.startswith("C@") else name
+def _trec_eval_name(name: str) -> str:
+    if name.startswith("C@"):
+        return f"success_{name[2:]}"
+    return {"AP": "map", "nDCG@10": "ndcg_cut_10"}[name]
 
 
 def clip_per_query(ranked: Mapping[Hashable, Sequence[Hashable]], qrels: Mapping[Hashable, Mapping[Hashable, int]],
@@ -53,8 +56,12 @@ def clip_per_query(ranked: Mapping[Hashable, Sequence[Hashable]], qrels: Mapping
     """Each measure's value on each of ``queries`` (in that order), as ``evaluate`` scores a run
     file: ``ranked[q]`` in rank order (a clip repeated counts at its first rank), ``qrels[q]``
     clip -> grade (0 = judged not relevant). A query trec_eval gives no value (no relevant clip
-    in ``qrels``) scores 0, as ``evaluate`` averages it."""
-    import ir_measures
+    in ``qrels``) scores 0, as ``evaluate`` averages it.
+
+    The C trec_eval through pytrec_eval, as ``evaluate`` calls it through ir_measures (whose
+    pytrec_eval provider runs the same evaluator; called directly here, 5x faster at 27,000
+    queries)."""
+    import pytrec_eval
 
     queries = [str(q) for q in queries]
     ranked = {str(q): clips for q, clips in ranked.items()}
@@ -62,15 +69,21 @@ def clip_per_query(ranked: Mapping[Hashable, Sequence[Hashable]], qrels: Mapping
     te_run: dict[str, dict[str, float]] = {}
     for q in queries:
         clips = [str(c) for c in dict.fromkeys(ranked.get(q, ()))]
-        # Strictly decreasing scores keep the rank order in every ir_measures provider.
+        # Strictly decreasing scores keep the rank order whatever trec_eval's tie rule.
         te_run[q] = {c: float(len(clips) - i) for i, c in enumerate(clips)}
     te_qrels = {q: {str(c): int(g) for c, g in (qrels.get(q) or {}).items()} for q in queries}
-    by_measure = {ir_measures.parse_measure(_ir_measure(m)): m for m in measures}
-    position = {q: i for i, q in enumerate(queries)}
+    ks = sorted(int(m[2:]) for m in measures if m.startswith("C@"))
+    wanted = ({"success." + ",".join(map(str, ks))} if ks else set()) | (
+        {"map"} if "AP" in measures else set()) | ({"ndcg_cut.10"} if "nDCG@10" in measures else set())
     out = {m: np.zeros(len(queries)) for m in measures}
-    if queries:
-        for metric in ir_measures.iter_calc(list(by_measure), te_qrels, te_run):
-            out[by_measure[metric.measure]][position[metric.query_id]] = float(metric.value)
+    if queries and wanted:
+        results = pytrec_eval.RelevanceEvaluator(te_qrels, wanted).evaluate(te_run)
+        names = {m: _trec_eval_name(m) for m in measures}
+        for i, q in enumerate(queries):
+            values = results.get(q)
+            if values:
+                for m in measures:
+                    out[m][i] = float(values.get(names[m], 0.0))
     return out
 
 

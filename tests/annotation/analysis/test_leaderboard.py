@@ -153,3 +153,10 @@ def test_original_and_corrected_share_the_resamples():
     low, high = bootstrap_interval(many, replicates=200, seed=1, confidence=0.95)
     half = 1.96 * many.std() / math.sqrt(many.size)
     assert low < many.mean() < high and (high - low) / 2 == pytest.approx(half, rel=0.25)
+
+
+def test_any_cut_off_and_a_repeated_clip():
+    """C@2 as trec_eval's success_2; a clip listed twice counts once, at its first rank."""
+    values = clip_per_query({"q1": ["y", "y", "a"], "q2": ["b"]}, ORIGINAL, ["q1", "q2", "q3"], ["C@2", "AP"])
+    assert values["C@2"].tolist() == [1, 1, 0]  # q1: [y a] after the repeat goes; q3 unanswered: 0
+    assert values["AP"] == pytest.approx([1 / 2, 1, 0])
