@@ -23,7 +23,7 @@ from annotation.analysis.leaderboard import (CONVENTIONS, MOMENT_CONVENTIONS, bu
 from annotation.models import MomentPoolDesign, Pool, PooledPair, Run
 from annotation.selectors.reports import dataset_captions, pool_pairs, pool_runs, run_rankings
 from annotation.services.judging.estimates import MEASURES as ESTIMATED_MEASURES
-from annotation.services.judging.estimates import judging_estimates_compute, pool_inclusion_probabilities
+from annotation.services.judging.estimates import judging_estimates_compute
 from annotation.services.reports.kind import Param, ReportError, ReportKind, pool_depth
 from annotation.services.reports.kinds.moment_metrics import moment_pool_inputs
 from annotation.services.reports.runs import report_runs
@@ -39,7 +39,7 @@ def _is_moment_pool(pool: Pool) -> bool:
 
 
 def _is_sampled(pool: Pool) -> bool:
-    return any(p < 1.0 for p in pool_inclusion_probabilities(pool=pool).values())
+    return PooledPair.objects.filter(pool=pool, role=PooledPair.Role.POOL, inclusion_probability__lt=1.0).exists()
 
 
 def leaderboard_check(*, pool: Pool | None, params: dict) -> None:
