@@ -17,7 +17,7 @@ import pytest
 from django.core.management import call_command
 from django.test import Client
 
-from annotation.models import PooledPair, Report
+from annotation.models import PooledPair, Prediction, Report
 from annotation.services.accounts.raters import memberships_grant
 from annotation.services.datasets.imports import dataset_import
 from annotation.services.datasets.runs import run_import
@@ -96,8 +96,13 @@ def test_leaderboard_by_hand(tmp_path):
     assert again.result["runs"] == result["runs"]
 
 
-def test_leaderboard_equals_evaluate_on_the_exported_qrels(tmp_path):
+@pytest.mark.parametrize("y_skips_q3", [False, True])
+def test_leaderboard_equals_evaluate_on_the_exported_qrels(tmp_path, y_skips_q3):
+    """Also when run Y leaves q3 out (after pooling): trec_eval's rule, kept by both, skips it."""
     pool = _pool(tmp_path / "files")
+    if y_skips_q3:
+        Prediction.objects.filter(run__name="Y", run__dataset=pool.dataset_id, caption__external_id="q3").delete()
+        (tmp_path / "files" / "Y.trec").write_text(_trec({q: c for q, c in RUNS["Y"].items() if q != "q3"}, "Y"))
     report = report_create(pool=pool, kind="corrected_leaderboard")
     qrels = artefact_file(artefact=export_create(pool=pool, fmt="qrels"))
     originals = tmp_path / "originals.qrels"
@@ -109,6 +114,8 @@ def test_leaderboard_equals_evaluate_on_the_exported_qrels(tmp_path):
     evaluated = {Path(doc["run"]).stem: doc for doc in map(json.loads, out.getvalue().splitlines())}
     names = {"C@1": "success_1", "C@5": "success_5", "C@10": "success_10", "AP": "map", "nDCG@10": "ndcg_cut_10"}
     assert report.result["measures"] == list(names)
+    assert _by_run(report)["Y"]["queries_scored"] == (2 if y_skips_q3 else 3)
+    assert _by_run(report)["Y"]["queries_unanswered"] == int(y_skips_q3)
     for run, row in _by_run(report).items():
         doc = evaluated[run]
         assert doc["queries"]["scored"] == row["queries_scored"]
