@@ -118,13 +118,16 @@ def verify_folder(folder, expected_files: Optional[Iterable[Mapping]] = None) ->
         if rel not in listed and rel != META:
             problems.append(f"{rel}: present but not listed in {META}")
     if expected_files is not None:
-        ours = {e["path"]: str(e["sha256"]).lower() for e in meta["files"]}
+        # The server's list may name release.json and SHA256SUMS too: each entry is checked
+        # against the file itself, and release.json must list every other one.
         for entry in expected_files:
             rel = entry["path"]
-            if rel not in ours:
+            if rel not in on_disk and rel != SUMS:
+                problems.append(f"{rel}: listed by the server but missing")
+            elif rel not in listed and rel not in (META, SUMS):
                 problems.append(f"{rel}: listed by the server but not in {META}")
-            elif ours[rel] != str(entry["sha256"]).lower():
-                problems.append(f"{rel}: the server's SHA-256 {entry['sha256']} differs from {META}'s {ours[rel]}")
+            elif digest(rel) != str(entry["sha256"]).lower():
+                problems.append(f"{rel}: SHA-256 is {digest(rel)}, the server says {entry['sha256']}")
     if problems:
         shown = "\n  ".join(problems[:50]) + (f"\n  ... and {len(problems) - 50} more" if len(problems) > 50 else "")
         raise VerificationError(f"release {folder} failed verification ({len(problems)} problem(s)):\n  {shown}",
