@@ -105,7 +105,7 @@ def _parse(names: Sequence[str]) -> dict:
         spelled = _C_AT.sub(r"Success@\1", name)
         try:
             parsed[name] = ir_measures.parse_measure(spelled)
-        except (ValueError, NameError, SyntaxError, TypeError) as exc:
+        except (ValueError, NameError, SyntaxError, TypeError, AttributeError) as exc:
             raise RejudgeError(f"unknown measure '{name}' (ir_measures names: AP, nDCG@10, Success@5, P@10, RR, ...; "
                                f"C@K is Success@K)") from exc
     return parsed
