@@ -1,4 +1,7 @@
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 from conftest import build_archive
 from test_client_local import RUN
@@ -45,3 +48,9 @@ def test_errors_go_to_stderr_with_exit_status_1(server, tmp_path, capsys, monkey
     monkeypatch.delenv("REJUDGE_TOKEN", raising=False)
     assert main(["download", "5", "--url", server.url, "--dest", str(tmp_path / "d")]) == 1
     assert "401 Unauthorized" in capsys.readouterr().err
+
+
+def test_the_installed_command_runs():
+    script = Path(sys.executable).parent / "rejudge-client"  # pip's console script for the package
+    out = subprocess.run([str(script), "--version"], capture_output=True, text=True, timeout=300)
+    assert (out.returncode, out.stdout.strip()) == (0, "rejudge-client 0.1.0")
