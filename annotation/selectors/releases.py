@@ -84,3 +84,14 @@ def release_rater_pseudonyms(*, pools: Sequence[Pool]) -> list[int]:
 
 def release_rater_count(*, pools: Sequence[Pool]) -> int:
     return Label.objects.filter(pair__pool__in=list(pools)).values("rater_id").distinct().count()
+
+
+def release_by_slug(slug: str) -> Release | None:
+    """`name@vN` (or `name@N`, or `name` for the newest version)."""
+    name, _, version = slug.partition("@")
+    if not version:
+        return Release.objects.filter(name=name).order_by("-version").select_related("dataset").first()
+    version = version[1:] if version[:1] in ("v", "V") else version
+    if not version.isdigit():
+        return None
+    return release_get(name=name, version=int(version))

@@ -1,8 +1,8 @@
 """Making a release: the resolved labels of one or more pools (and imported judgment sets) over one
 dataset, frozen into a numbered, immutable archive (docs: README "Releases").
 
-Versions are numbered per name under a lock: on PostgreSQL a session advisory lock on the name is
-held from before the transaction starts until it ends, so the second of two concurrent creates
+Versions are numbered per name under a lock: on PostgreSQL an advisory lock on the name, held from
+before the transaction that writes the release starts until it has committed, so the second of two concurrent creates
 reads the first one's row and takes the next number (the unique (name, version) constraint is the
 last guard). The archive is written inside one REPEATABLE READ snapshot, so its files agree with
 each other while raters keep labelling; nothing is held in memory but one pair at a time (the
@@ -80,9 +80,17 @@ def release_sources_check(*, pools: Sequence[Pool], judgment_sets: Sequence[Judg
 
 
 @contextmanager
-def _name_lock(name: str) -> Iterator[None]:
+def release_name_lock(name: str) -> Iterator[None]:
     if connection.vendor != "postgresql":
         yield  # SQLite: one writer at a time already
+        return
+    if connection.in_atomic_block:
+        # Inside a caller's transaction (a job runs its work in one): held until that commits, so
+        # the next creator reads this version's row. Statements read committed data, so the
+        # previous version committed while waiting is seen too.
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", [_LOCK_CLASS, name])
+        yield
         return
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_advisory_lock(%s, hashtext(%s))", [_LOCK_CLASS, name])
@@ -254,7 +262,7 @@ def release_create(*, pools: Sequence[Pool] = (), judgment_sets: Sequence[Judgme
     for pool in pools:
         for user in pool_raters_without_profile(pool=pool):
             rater_profile(user=user)
-    with _name_lock(name):
+    with release_name_lock(name):
         own_transaction = not connection.in_atomic_block
         written: list[str] = []
         recorded = False
@@ -287,6 +295,7 @@ def release_create(*, pools: Sequence[Pool] = (), judgment_sets: Sequence[Judgme
                     archive.write_text("agreement.json", json.dumps(agreement, indent=1, ensure_ascii=False) + "\n")
                     counts["labels"] = Label.objects.filter(pair__pool__in=pools, pair__role=PooledPair.Role.POOL).count()
                     counts["raters"] = len(names)
+                    counts["agreement"] = agreement_summary
                     sources = _sources(pools, judgment_sets)
                     counts["pool_pairs"] = sum(s.get("pairs", 0) for s in sources)
                     meta = {"format": RELEASE_FORMAT, "name": name, "version": version, "slug": slug,
