@@ -104,7 +104,13 @@ def test_from_object_storage_the_client_follows_the_signed_url_and_resumes_with_
     assert signed == (206, "127.0.0.1", signed[2], False, "bytes=1000-") and signed[2] != api_port
 
 
-def test_anonymous_release_reads_are_refused_by_default(live_server, tmp_path):
-    with pytest.raises(APIError) as refused:
+def test_anonymous_reads_are_refused_by_default_and_work_when_releases_are_public(live_server, tmp_path, settings):
+    pool = example_pool(tmp_path)
+    release = release_create(pools=[pool], name="example-fire", title="Example, corrected", licence="CC-BY-4.0",
+                             authors=["A. Author"])
+    with pytest.raises(APIError, match="pass an API token") as refused:
         Client(live_server.url).releases()
     assert refused.value.status in (401, 403)
+    settings.REJUDGE_RELEASES_PUBLIC = True
+    folder = Client(live_server.url).download("example-fire", tmp_path / "public")
+    assert open_release(folder).slug == release.slug == "example-fire@v1"
