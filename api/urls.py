@@ -30,4 +30,5 @@ urlpatterns = [
     path("", include("api.routes.researchers")),
     path("", include("api.routes.crowd")),
     path("", include("api.routes.machine_judges")),
+    path("", include("api.routes.releases")),
 ]

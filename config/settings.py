@@ -297,6 +297,12 @@ if REJUDGE_STORAGE_DOWNLOADS not in {"redirect", "stream"}:
 # Judgment files and score matrices are named by their checksum: a host reading them from a bucket
 # keeps a copy here instead of downloading them for every report.
 REJUDGE_STORAGE_CACHE_DIR = Path(os.environ.get("REJUDGE_STORAGE_CACHE_DIR") or VAR_DIR / "storage-cache")
+# Releases (services/releases): anonymous visitors may read release pages and download archives
+# only when this is on; admins and researchers always may, raters never.
+REJUDGE_RELEASES_PUBLIC = env_bool("REJUDGE_RELEASES_PUBLIC", False)
+# The site's public address (e.g. https://rejudge.example.org), written into a release's Croissant
+# and CITATION.cff as where the release lives; empty leaves the url out of CITATION.cff.
+REJUDGE_PUBLIC_URL = (os.environ.get("REJUDGE_PUBLIC_URL") or "").strip().rstrip("/")
 if REJUDGE_STORAGE == "local":
     for _area, _root in STORAGE_AREAS.items():
         # The folder is read from settings at each use, so a test's override of EXPORT_ROOT holds.

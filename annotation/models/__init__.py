@@ -9,3 +9,4 @@ from .moments import *  # noqa: F401,F403
 from .crowd import *  # noqa: F401,F403
 from .judging import *  # noqa: F401,F403
 from .judges import *  # noqa: F401,F403
+from .releases import *  # noqa: F401,F403

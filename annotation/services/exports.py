@@ -266,58 +266,74 @@ def _write_qrels(out: _HashingFile, pool: Pool, params: dict, progress) -> dict:
         raise ExportError(str(exc)) from exc
 
 
+def fire_resolution_note(aggregation: str) -> str:
+    """How FIRE JSON's labels were reached, in words (its `resolution` field)."""
+    return ((MODEL_NOTES[aggregation].format(n_iter=100, seed=0) if aggregation != "majority"
+             else "strict majority of the votes")
+            + "; the caption's original video always stays a positive and is not listed unless it was judged")
+
+
 def _write_fire(out: _HashingFile, pool: Pool, params: dict, progress) -> dict:
+    metadata = {"datasets": [params["dataset_tag"]], "license": params["license"], "creator": params["creator"],
+                "created_ds": timezone.localdate().isoformat(), "pool": pool.name,
+                "aggregation": params["aggregation"], "resolution": fire_resolution_note(params["aggregation"])}
+    with FireJsonWriter(out, metadata=metadata) as writer:
+        return fire_records_write(writer, pool, params, progress)
+
+
+def fire_records_write(writer: FireJsonWriter, pool: Pool, params: dict, progress,
+                       rater_name: Callable[[Any], Any] | None = None) -> dict:
+    """Writes the pool's FIRE records to an open FireJsonWriter (a release writes several pools
+    into one file); `rater_name` maps a platform pseudonym to the id written. Returns the counts."""
     votes = _merge_join(export_fire_vote_rows(pool=pool), 3)
     proposing_runs = _merge_join(export_fire_provenance_rows(pool=pool), 3)
     tag = params["dataset_tag"]
-    metadata = {"datasets": [tag], "license": params["license"], "creator": params["creator"],
-                "created_ds": timezone.localdate().isoformat(), "pool": pool.name,
-                "aggregation": params["aggregation"],
-                "resolution": ((MODEL_NOTES[params["aggregation"]].format(n_iter=100, seed=0)
-                                if params["aggregation"] != "majority" else "strict majority of the votes")
-                               + "; the caption's original video always stays a positive and is not listed unless "
-                                 "it was judged")}
     decided = _aggregated(pool, params) or {}
     merged = conflicting = done = 0
-    with FireJsonWriter(out, metadata=metadata) as writer:
-        for _, group in groupby(export_fire_pair_rows(pool=pool), key=lambda r: r[:2]):
-            labels, ids, models, response_ids, queue_ids, resolved = [], [], [], [], [], set()
-            pairs = list(group)
-            text, clip = pairs[0][3], pairs[0][4]
-            imported_taken = False
-            for (canon, clip_pk, pair_id, _, _, state, resolved_label, vote_count, by_admin,
-                 imported_labels, imported_ids, imported_models) in pairs:
-                key = (canon, clip_pk, pair_id)
-                given = votes(key)
-                # One published record judged every caption row of the text: take its raters once.
-                if not given and not by_admin and imported_labels is not None and not imported_taken:
-                    labels += json_value(imported_labels)
-                    ids += json_value(imported_ids)
-                    models += json_value(imported_models)
-                    imported_taken = True
-                for value, pseudonym, label_id in given:
-                    labels.append(value)
-                    ids.append(pseudonym)
-                    response_ids.append(label_id)
-                    queue_ids.append(pair_id)
-                models += [name for (name,) in proposing_runs(key)]
-                if pair_id in decided:
-                    if decided[pair_id] is not None:
-                        resolved.add(decided[pair_id])
-                elif state == PooledPair.State.RESOLVED:
-                    resolved.add(resolved_label)
-            if len(pairs) > 1:
-                merged += 1
-            if len(resolved) > 1:
-                conflicting += 1
-            writer.write(query=text, video_id=clip, label=resolved.pop() if len(resolved) == 1 else None,
-                         annotator_labels=labels, annotator_ids=ids, models=list(dict.fromkeys(models)), dataset=tag,
-                         response_ids=response_ids, queue_ids=queue_ids)
-            done += len(pairs)
-            progress(done)
-    return {"annotations": writer.counts["annotations"], "disagreements": writer.counts["disagreements"],
+    before = dict(writer.counts)
+    for _, group in groupby(export_fire_pair_rows(pool=pool), key=lambda r: r[:2]):
+        labels, ids, models, response_ids, queue_ids, resolved = [], [], [], [], [], set()
+        pairs = list(group)
+        text, clip = pairs[0][3], pairs[0][4]
+        imported_taken = False
+        for (canon, clip_pk, pair_id, _, _, state, resolved_label, vote_count, by_admin,
+             imported_labels, imported_ids, imported_models) in pairs:
+            key = (canon, clip_pk, pair_id)
+            given = votes(key)
+            # One published record judged every caption row of the text: take its raters once.
+            if not given and not by_admin and imported_labels is not None and not imported_taken:
+                labels += json_value(imported_labels)
+                ids += json_value(imported_ids)
+                models += json_value(imported_models)
+                imported_taken = True
+            for value, pseudonym, label_id in given:
+                labels.append(value)
+                ids.append(rater_name(pseudonym) if rater_name else pseudonym)
+                response_ids.append(label_id)
+                queue_ids.append(pair_id)
+            models += [name for (name,) in proposing_runs(key)]
+            if pair_id in decided:
+                if decided[pair_id] is not None:
+                    resolved.add(decided[pair_id])
+            elif state == PooledPair.State.RESOLVED:
+                resolved.add(resolved_label)
+        if len(pairs) > 1:
+            merged += 1
+        if len(resolved) > 1:
+            conflicting += 1
+        writer.write(query=text, video_id=clip, label=resolved.pop() if len(resolved) == 1 else None,
+                     annotator_labels=labels, annotator_ids=ids, models=list(dict.fromkeys(models)), dataset=tag,
+                     response_ids=response_ids, queue_ids=queue_ids)
+        done += len(pairs)
+        progress(done)
+    return {"annotations": writer.counts["annotations"] - before["annotations"],
+            "disagreements": writer.counts["disagreements"] - before["disagreements"],
             "shared_text_records": merged, "conflicting_texts": conflicting}
 
+
+#: One row of the csv / jsonl exports as a dict (LABEL_COLUMNS), pair by pair: releases write
+#: their labels.csv from it.
+export_label_records = _label_records
 
 _WRITERS = {"qrels": _write_qrels, "fire_json": _write_fire, "csv": _write_csv, "jsonl": _write_jsonl}
 

@@ -1,0 +1,164 @@
+"""The descriptive files of a release archive (services/releases), built from plain dicts: the
+manifest `release.json`, `SHA256SUMS`, the datasheet `README.md`, Croissant 1.0 JSON-LD and
+CITATION.cff 1.2.0. No Django: the archive's layout is a contract (clients/python reads it).
+
+`meta` is release.json without "files": format, name, version, slug, title, dataset, created_at,
+sources, aggregation, counts, plus "licence", "authors", "agreement" (summary figures) and
+"archive_url" when known.
+"""
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+RELEASE_FORMAT = "rejudge-release/1"
+GUIDELINES = ("Raters mark a caption Relevant only if every element it mentions (persons, objects, places, "
+              "activities, quantifiers, qualifiers, adjectives) could reasonably be considered present in the "
+              "clip; when the caption is ambiguous or vague, Not relevant. Numbers and colours count. Only what "
+              "the clip shows (inside its span) is judged. Raters pass a training queue with known answers first; "
+              "gold pairs with known answers are mixed into their work.")
+KNOWN_LIMITS = ("Pairs nobody resolved (open, escalated, set aside, or without a majority) are not listed in "
+                "qrels.txt and count as not relevant, as in TREC. A caption's original clip stays relevant "
+                "whatever raters said (FIRE's convention). Only pairs that some run ranked within the pool depth "
+                "were judged, so systems that retrieve unpooled clips are scored against incomplete judgments.")
+#: Files and what they hold, in the datasheet's order.
+FILE_NOTES = {
+    "qrels.txt": "TREC qrels `query_id 0 clip_id relevance` of the resolved labels and each caption's original clip",
+    "fire.json": "FIRE-style JSON: resolved pairs with every rater's label, and the disagreements",
+    "labels.csv": "every raw label, raters pseudonymous (r001, r002... within this release)",
+    "agreement.json": "agreement figures (Krippendorff's alpha, percent agreement, per rater)",
+    "leaderboard.json": "the corrected leaderboard (original and corrected measures per run)",
+    "leaderboard.csv": "the corrected leaderboard as a table",
+    "leaderboard.svg": "the corrected leaderboard as a chart",
+    "changes.json": "pairs added, changed and removed since the previous version, with the reason",
+    "README.md": "this datasheet",
+    "croissant.json": "Croissant 1.0 metadata",
+    "CITATION.cff": "how to cite (Citation File Format 1.2.0)",
+}
+CONTENT_TYPES = {".txt": "text/plain", ".json": "application/json", ".csv": "text/csv", ".svg": "image/svg+xml",
+                 ".md": "text/markdown", ".cff": "application/x-yaml", ".jsonl": "application/jsonlines"}
+CROISSANT_CONTEXT = {
+    "@language": "en", "@vocab": "https://schema.org/", "citeAs": "cr:citeAs", "column": "cr:column",
+    "conformsTo": "dct:conformsTo", "cr": "http://mlcommons.org/croissant/", "rai": "http://mlcommons.org/croissant/RAI/",
+    "data": {"@id": "cr:data", "@type": "@json"}, "dataType": {"@id": "cr:dataType", "@type": "@vocab"},
+    "dct": "http://purl.org/dc/terms/", "examples": {"@id": "cr:examples", "@type": "@json"}, "extract": "cr:extract",
+    "field": "cr:field", "fileProperty": "cr:fileProperty", "fileObject": "cr:fileObject", "fileSet": "cr:fileSet",
+    "format": "cr:format", "includes": "cr:includes", "isLiveDataset": "cr:isLiveDataset", "jsonPath": "cr:jsonPath",
+    "key": "cr:key", "md5": "cr:md5", "parentField": "cr:parentField", "path": "cr:path", "recordSet": "cr:recordSet",
+    "references": "cr:references", "regex": "cr:regex", "repeated": "cr:repeated", "replace": "cr:replace",
+    "sc": "https://schema.org/", "separator": "cr:separator", "source": "cr:source", "subField": "cr:subField",
+    "transform": "cr:transform",
+}
+_SPDX = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.+-]*$")
+
+
+def _extension(path: str) -> str:
+    return path[path.rfind("."):] if "." in path else ""
+
+
+def release_manifest(meta: dict[str, Any], files: list[dict]) -> str:
+    keys = ("format", "name", "version", "slug", "title", "dataset", "created_at", "sources", "aggregation", "counts")
+    document = {key: meta[key] for key in keys}
+    document |= {"licence": meta.get("licence", ""), "authors": meta.get("authors", []), "files": files}
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
+def sha256sums(files: list[dict]) -> str:
+    """`sha256sum -c` input: "<hex>  <path>" per file, paths relative to the release folder."""
+    return "".join(f"{f['sha256']}  {f['path']}\n" for f in files)
+
+
+def _authors(meta: dict) -> list[str]:
+    return [a for a in meta.get("authors") or [] if a.strip()] or ["Rejudge contributors"]
+
+
+def _figure(value, digits: int = 3) -> str:
+    return "n/a" if value is None else (f"{value:.{digits}f}" if isinstance(value, float) else str(value))
+
+
+def datasheet(meta: dict[str, Any], files: list[str]) -> str:
+    counts, agreement = meta["counts"], meta.get("agreement") or {}
+    sources = "\n".join(f"- {s['kind'].replace('_', ' ')} `{s['name']}`" + (f" ({s['pairs']} pairs)" if "pairs" in s else "")
+                        for s in meta["sources"])
+    lines = [
+        f"# {meta['title'] or meta['slug']}", "",
+        f"Release `{meta['slug']}` of corrected relevance judgments over the dataset `{meta['dataset']}`, "
+        f"made with Rejudge on {meta['created_at'][:10]}.", "",
+        "## What was judged", "",
+        "Caption-clip pairs that the runs of these sources ranked highly:", "", sources, "",
+        f"- judged pairs in the sources: {counts.get('pool_pairs', 0)}",
+        f"- pairs in qrels.txt: {counts.get('qrels_pairs', 0)} ({counts.get('relevant', 0)} relevant, "
+        f"{counts.get('not_relevant', 0)} not relevant), over {counts.get('queries', 0)} queries",
+        "", "## Who judged", "",
+        f"{counts.get('raters', 0)} raters gave {counts.get('labels', 0)} labels. Raters are named only by "
+        f"pseudonyms local to this release (r001, r002...).", "",
+        "## Guidelines", "", GUIDELINES, "",
+        "## Aggregation", "", meta["aggregation"], "",
+        "## Agreement", "",
+    ]
+    if agreement:
+        for pool_name, figures in agreement.items():
+            lines.append(f"- `{pool_name}`: Krippendorff's alpha {_figure(figures.get('alpha'))} and percent "
+                         f"agreement {_figure(figures.get('percent_agreement'))} over "
+                         f"{_figure(figures.get('multiply_labelled_pairs'))} pairs with two or more labels "
+                         f"(first two votes of each pair; agreement.json has the rest)")
+    else:
+        lines.append("No pool with labels: no agreement figures.")
+    lines += ["", "## Known limits", "", KNOWN_LIMITS, "",
+              "## Files", "", "| file | content |", "| --- | --- |"]
+    lines += [f"| `{path}` | {FILE_NOTES.get(path, 'benchmark format')} |" for path in files]
+    lines += ["", "`SHA256SUMS` lists every file's SHA-256: `sha256sum -c SHA256SUMS` in this folder checks them.", "",
+              "## Licence", "", meta.get("licence") or "Not stated: ask the authors before redistributing.", "",
+              "## How to cite", "",
+              f"{', '.join(_authors(meta))}. *{meta['title'] or meta['slug']}*, version {meta['version']} "
+              f"(`{meta['slug']}`), {meta['created_at'][:4]}. See CITATION.cff.", ""]
+    return "\n".join(lines)
+
+
+def citation_cff(meta: dict[str, Any]) -> str:
+    """CITATION.cff 1.2.0. Strings are written as JSON strings, which YAML reads as they are."""
+    q = lambda text: json.dumps(str(text), ensure_ascii=False)  # noqa: E731
+    lines = ["cff-version: 1.2.0", f"message: {q('If you use these judgments, please cite them as below.')}",
+             f"title: {q(meta['title'] or meta['slug'])}", "type: dataset", "authors:"]
+    lines += [f"  - name: {q(author)}" for author in _authors(meta)]
+    lines += [f"version: {q(meta['slug'])}", f"date-released: {q(meta['created_at'][:10])}",
+              f"abstract: {q('Corrected relevance judgments of ' + str(meta['dataset']) + '.')}"]
+    licence = (meta.get("licence") or "").strip()
+    if licence and _SPDX.match(licence):
+        lines.append(f"license: {q(licence)}")
+    if meta.get("archive_url"):
+        lines.append(f"url: {q(meta['archive_url'])}")
+    return "\n".join(lines) + "\n"
+
+
+def croissant(meta: dict[str, Any], files: list[dict]) -> str:
+    """Croissant 1.0: one FileObject per file, and record sets over labels.csv."""
+    distribution = [{"@type": "cr:FileObject", "@id": f["path"], "name": f["path"],
+                     "description": FILE_NOTES.get(f["path"], "benchmark format"), "contentUrl": f["path"],
+                     "encodingFormat": CONTENT_TYPES.get(_extension(f["path"]), "application/octet-stream"),
+                     "contentSize": f"{f['bytes']} B", "sha256": f["sha256"]} for f in files]
+    fields = [("query_id", "caption_id", "sc:Text", "the caption (query) id"),
+              ("clip_id", "clip_id", "sc:Text", "the clip id"),
+              ("rater", "rater", "sc:Text", "the rater's pseudonym within this release"),
+              ("value", "value", "sc:Text", "the label given"),
+              ("resolved_label", "resolved_label", "sc:Text", "the pair's resolved label")]
+    record_sets = []
+    if any(f["path"] == "labels.csv" for f in files):
+        record_sets.append({
+            "@type": "cr:RecordSet", "@id": "labels", "name": "labels", "description": "raw labels, one per row",
+            "field": [{"@type": "cr:Field", "@id": f"labels/{name}", "name": name, "description": note,
+                       "dataType": kind, "source": {"fileObject": {"@id": "labels.csv"}, "extract": {"column": column}}}
+                      for name, column, kind, note in fields]})
+    document = {
+        "@context": CROISSANT_CONTEXT, "@type": "sc:Dataset", "name": meta["slug"].replace("@", "-"),
+        "description": f"{meta['title'] or meta['slug']}: corrected relevance judgments of caption-clip pairs of "
+                       f"the dataset {meta['dataset']} ({meta['aggregation']}).",
+        "conformsTo": "http://mlcommons.org/croissant/1.0", "version": f"{meta['version']}.0.0",
+        "datePublished": meta["created_at"][:10], "license": meta.get("licence") or "unknown",
+        "url": meta.get("archive_url") or f"https://example.invalid/releases/{meta['slug']}",
+        "citeAs": f"{', '.join(_authors(meta))}. {meta['title'] or meta['slug']} ({meta['slug']}).",
+        "creator": [{"@type": "sc:Person", "name": author} for author in _authors(meta)],
+        "distribution": distribution, "recordSet": record_sets,
+    }
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,67 @@
+"""Releases: numbered, immutable snapshots of a corrected benchmark (services/releases).
+
+A row is written once, when its archive is complete, and never changes afterwards: `save()` refuses
+an update, and on PostgreSQL a trigger (migration 0012_releases_release) refuses any UPDATE that
+touches more than `created_by` (which a deleted user's account may null). The sources are kept as
+JSON (names and ids as they were), so a pool renamed or deleted later leaves the release as it was.
+"""
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.validators import RegexValidator
+from django.db import models
+
+from .datasets import Dataset
+
+__all__ = ["Release", "ReleaseImmutable", "RELEASE_NAME_PATTERN"]
+
+#: A release name: a slug (lower-case letters, digits, single hyphens), e.g. `msrvtt-fire`.
+RELEASE_NAME_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
+
+
+class ReleaseImmutable(Exception):
+    """An attempt to change a release after it was created."""
+
+
+class Release(models.Model):
+    name = models.CharField(max_length=80, validators=[RegexValidator(RELEASE_NAME_PATTERN)],
+                            help_text="Slug shared by every version, e.g. msrvtt-fire.")
+    version = models.PositiveIntegerField(help_text="1, 2, ... per name, in order of creation.")
+    dataset = models.ForeignKey(Dataset, on_delete=models.PROTECT, related_name="releases")
+    title = models.CharField(max_length=300, blank=True)
+    licence = models.CharField(max_length=200, blank=True)
+    authors = models.JSONField(default=list, blank=True, help_text="Names, as CITATION.cff lists them.")
+    sources = models.JSONField(default=list, help_text="The pools and judgment sets frozen, as they were.")
+    aggregation = models.CharField(max_length=40, default="majority")
+    counts = models.JSONField(default=dict, blank=True)
+    files = models.JSONField(default=list, blank=True, help_text="[{path, bytes, sha256}] inside the archive.")
+    archive = models.CharField(max_length=500, help_text="The zip's name in the exports storage area.")
+    pairs_file = models.CharField(max_length=500, help_text="The resolved pairs, for diffs (exports area).")
+    bytes = models.BigIntegerField()
+    sha256 = models.CharField(max_length=64)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
+                                   related_name="+")
+    created_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["name", "-version"]
+        constraints = [
+            models.UniqueConstraint(fields=["name", "version"], name="release_unique_version"),
+            models.CheckConstraint(condition=models.Q(version__gte=1), name="release_version_positive"),
+        ]
+
+    def save(self, *args, **kwargs):
+        if self.pk is not None and not self._state.adding:
+            raise ReleaseImmutable(f"release {self.slug} is immutable; make a new version instead")
+        super().save(*args, **kwargs)
+
+    @property
+    def slug(self) -> str:
+        return f"{self.name}@v{self.version}"
+
+    @property
+    def folder(self) -> str:
+        return f"{self.name}-v{self.version}"
+
+    def __str__(self) -> str:
+        return self.slug

@@ -1,0 +1,97 @@
+"""Reads for releases (services/releases): the releases themselves, and the resolved pairs of a
+release's sources as one stream in (caption, clip) order, so the archive never holds a pool."""
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+from django.db.models import QuerySet
+
+from annotation.models import Label, Pool, RaterProfile, Release
+from annotation.models.reports import JudgmentSet
+from annotation.selectors.exports import _stream, _tables
+
+#: How a pair's relevance was reached, as the pairs file and changes.json name it.
+HOW_ORIGINAL = "original"        # the caption's original clip: relevant whatever raters say
+HOW_ADJUDICATION = "adjudication"  # an admin decided the pair
+HOW_LABELS = "labels"            # the raters' majority
+HOW_IMPORTED = "imported"        # a pool pair decided by an imported verdict
+HOW_JUDGMENT_SET = "judgment_set"  # a verdict of a judgment set named as a source
+
+
+def release_list(*, name: str | None = None, dataset_id: int | None = None) -> QuerySet:
+    releases = Release.objects.select_related("dataset", "created_by")
+    if name:
+        releases = releases.filter(name=name)
+    if dataset_id:
+        releases = releases.filter(dataset_id=dataset_id)
+    return releases.order_by("name", "-version")
+
+
+def release_get(*, name: str, version: int) -> Release | None:
+    return Release.objects.filter(name=name, version=version).select_related("dataset").first()
+
+
+def release_previous(*, name: str, version: int) -> Release | None:
+    """The newest release of `name` before `version`."""
+    return Release.objects.filter(name=name, version__lt=version).order_by("-version").first()
+
+
+def release_pair_rows(*, pools: Sequence[Pool], judgment_sets: Sequence[JudgmentSet],
+                      dataset_id: int) -> Iterator[tuple]:
+    """Every verdict the sources give, ordered by (caption id, clip id, precedence):
+    (caption id, clip id, caption external id, clip external id, relevance 0/1, how, votes).
+    The first row of each (caption, clip) is the one that counts: the original clip first, then the
+    pools in the order named, then the judgment sets in the order named."""
+    t = _tables()
+    parts, params = [], []
+    if pools:
+        order = " ".join("WHEN %s THEN %s" for _ in pools)
+        parts.append(
+            f"SELECT pp.caption_id AS q, pp.clip_id AS d, "
+            f"CASE WHEN pp.resolved_label = 'relevant' THEN 1 ELSE 0 END AS rel, "
+            f"CASE WHEN pp.resolved_by_admin THEN '{HOW_ADJUDICATION}' WHEN pp.vote_count > 0 THEN '{HOW_LABELS}' "
+            f"ELSE '{HOW_IMPORTED}' END AS how, pp.vote_count AS votes, CASE pp.pool_id {order} END AS rank "
+            f"FROM {t['pair']} pp WHERE pp.pool_id IN ({', '.join('%s' for _ in pools)}) AND pp.role = 'pool' "
+            f"AND pp.state = 'resolved'")
+        for position, pool in enumerate(pools, start=1):
+            params += [pool.pk, position]
+        params += [pool.pk for pool in pools]
+    if judgment_sets:
+        order = " ".join("WHEN %s THEN %s" for _ in judgment_sets)
+        parts.append(
+            f"SELECT ij.caption_id, ij.clip_id, CASE WHEN ij.label = 'relevant' THEN 1 ELSE 0 END, "
+            f"'{HOW_JUDGMENT_SET}', 0, 1000 + CASE ij.judgment_set_id {order} END "
+            f"FROM {t['judged']} ij WHERE ij.judgment_set_id IN ({', '.join('%s' for _ in judgment_sets)}) "
+            f"AND ij.label <> 'disagreement'")
+        for position, judgment_set in enumerate(judgment_sets, start=1):
+            params += [judgment_set.pk, position]
+        params += [judgment_set.pk for judgment_set in judgment_sets]
+    parts.append(f"SELECT c.id, c.original_clip_id, 1, '{HOW_ORIGINAL}', 0, 0 FROM {t['caption']} c "
+                 f"WHERE c.dataset_id = %s AND c.original_clip_id IS NOT NULL")
+    params.append(dataset_id)
+    sql = (f"SELECT v.q, v.d, c.external_id, cl.external_id, v.rel, v.how, v.votes FROM "
+           f"({' UNION ALL '.join(parts)}) AS v JOIN {t['caption']} c ON c.id = v.q "
+           f"JOIN {t['clip']} cl ON cl.id = v.d ORDER BY v.q, v.d, v.rank")
+    return _stream(sql, params)
+
+
+def release_rater_pseudonyms(*, pools: Sequence[Pool]) -> list[int]:
+    """The platform pseudonyms of everyone who labelled the pools' pairs, ascending: a release
+    numbers them r001, r002... in this order."""
+    raters = Label.objects.filter(pair__pool__in=list(pools)).values("rater_id")
+    return sorted(RaterProfile.objects.filter(user_id__in=raters).values_list("pseudonym", flat=True))
+
+
+def release_rater_count(*, pools: Sequence[Pool]) -> int:
+    return Label.objects.filter(pair__pool__in=list(pools)).values("rater_id").distinct().count()
+
+
+def release_by_slug(slug: str) -> Release | None:
+    """`name@vN` (or `name@N`, or `name` for the newest version)."""
+    name, _, version = slug.partition("@")
+    if not version:
+        return Release.objects.filter(name=name).order_by("-version").select_related("dataset").first()
+    version = version[1:] if version[:1] in ("v", "V") else version
+    if not version.isdigit():
+        return None
+    return release_get(name=name, version=int(version))

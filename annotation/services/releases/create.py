@@ -1,0 +1,332 @@
+"""Making a release: the resolved labels of one or more pools (and imported judgment sets) over one
+dataset, frozen into a numbered, immutable archive (docs: README "Releases").
+
+Versions are numbered per name under a lock: on PostgreSQL an advisory lock on the name, held from
+before the transaction that writes the release starts until it has committed, so the second of two concurrent creates
+reads the first one's row and takes the next number (the unique (name, version) constraint is the
+last guard). The archive is written inside one REPEATABLE READ snapshot, so its files agree with
+each other while raters keep labelling; nothing is held in memory but one pair at a time (the
+rater pseudonym map and per-pool agreement figures aside).
+
+Beside the archive the release keeps its resolved pairs (formats/release_pairs.py), which the next
+version merges against to say what changed (changes.json, `release diff`).
+"""
+from __future__ import annotations
+
+import json
+import re
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from itertools import groupby
+
+from django.conf import settings
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Count
+from django.utils import timezone
+
+from annotation.analysis.release_changes import CHANGE_KINDS, ReleasePair, release_changes
+from annotation.formats.csv_safe import safe_csv_writer
+from annotation.formats.fire_json import FireJsonWriter
+from annotation.formats.release_documents import (RELEASE_FORMAT, citation_cff, croissant, datasheet,
+                                                  release_manifest, sha256sums)
+from annotation.formats.release_pairs import read_release_pairs, write_release_pair
+from annotation.models import Label, Pool, PooledPair, Release
+from annotation.models.releases import RELEASE_NAME_PATTERN
+from annotation.models.reports import JudgmentSet
+from annotation.selectors.releases import release_pair_rows, release_rater_pseudonyms
+from annotation.selectors.reports import pool_raters_without_profile
+from annotation.services.accounts.raters import rater_profile
+from annotation.services.exports import (EXPORTS, LABEL_COLUMNS, export_label_records, export_params_clean,
+                                         fire_records_write, fire_resolution_note)
+from annotation.services.releases.archive import ReleaseArchive
+from annotation.services.releases.diff import release_pairs_lines
+from annotation.services.reports.kind import kind_params_clean
+from annotation.services.reports.kinds import agreement as agreement_kind
+from annotation.services.storage import stored_file_delete, stored_file_write
+
+AGGREGATION = "majority"
+AGGREGATION_NOTE = ("Strict majority of the counted votes of each pair; a pair an admin decided keeps the admin's "
+                    "label; a pair decided by an imported verdict keeps it. Where sources overlap, the first pool "
+                    "named wins, then the judgment sets in the order named; a caption's original clip is always "
+                    "relevant.")
+_LOCK_CLASS = 0x52454C  # "REL": the advisory lock space of release names
+
+
+class ReleaseError(ValueError):
+    """A release that cannot be made; the message says why."""
+
+
+def release_name_clean(name: str) -> str:
+    name = (name or "").strip()
+    if not re.match(RELEASE_NAME_PATTERN, name) or len(name) > 80:
+        raise ReleaseError(f"release name {name!r} must be a slug: lower-case letters and digits joined by "
+                           f"single hyphens (e.g. msrvtt-fire), at most 80 characters")
+    return name
+
+
+def release_sources_check(*, pools: Sequence[Pool], judgment_sets: Sequence[JudgmentSet]) -> int:
+    """The one dataset every source is over (its id); ReleaseError otherwise."""
+    if not pools and not judgment_sets:
+        raise ReleaseError("a release needs at least one pool or judgment set")
+    datasets = {p.dataset_id: p.dataset.name for p in pools} | {s.dataset_id: s.dataset.name for s in judgment_sets}
+    if len(datasets) > 1:
+        named = ", ".join([f"pool '{p.name}' ({p.dataset.name})" for p in pools]
+                          + [f"judgment set '{s.name}' ({s.dataset.name})" for s in judgment_sets])
+        raise ReleaseError(f"all sources of a release must be over one dataset; got {named}")
+    if len({p.pk for p in pools}) < len(pools) or len({s.pk for s in judgment_sets}) < len(judgment_sets):
+        raise ReleaseError("a source is named twice")
+    return next(iter(datasets))
+
+
+@contextmanager
+def release_name_lock(name: str) -> Iterator[None]:
+    if connection.vendor != "postgresql":
+        yield  # SQLite: one writer at a time already
+        return
+    if connection.in_atomic_block:
+        # Inside a caller's transaction (a job runs its work in one): held until that commits, so
+        # the next creator reads this version's row. Statements read committed data, so the
+        # previous version committed while waiting is seen too.
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", [_LOCK_CLASS, name])
+        yield
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_lock(%s, hashtext(%s))", [_LOCK_CLASS, name])
+    try:
+        yield
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_unlock(%s, hashtext(%s))", [_LOCK_CLASS, name])
+
+
+def _resolved_pairs(pools, judgment_sets, dataset_id) -> Iterator[ReleasePair]:
+    """One pair per (caption, clip): the first verdict in precedence order (selectors/releases)."""
+    rows = release_pair_rows(pools=pools, judgment_sets=judgment_sets, dataset_id=dataset_id)
+    for _, group in groupby(rows, key=lambda r: (r[0], r[1])):
+        q, d, qx, dx, rel, how, votes = next(group)
+        yield ReleasePair(q, d, qx, dx, int(rel), how, int(votes))
+
+
+def _write_qrels_and_pairs(archive: ReleaseArchive, pairs_name: str, pools, judgment_sets, dataset_id,
+                           step) -> dict:
+    counts = {"qrels_pairs": 0, "relevant": 0, "not_relevant": 0, "queries": 0}
+    last_query = None
+    with stored_file_write(EXPORTS, pairs_name) as raw, archive.text("qrels.txt") as qrels:
+        pairs = _HashlessText(raw)
+        for pair in _resolved_pairs(pools, judgment_sets, dataset_id):
+            if any(ch.isspace() for ch in pair.caption_id + pair.clip_id) or not pair.caption_id or not pair.clip_id:
+                raise ReleaseError(f"caption {pair.caption_id!r} / clip {pair.clip_id!r}: an id that is empty or "
+                                   f"contains whitespace cannot be written to qrels.txt")
+            qrels.write(f"{pair.caption_id} 0 {pair.clip_id} {pair.relevance}\n")
+            write_release_pair(pairs, pair)
+            counts["qrels_pairs"] += 1
+            counts["relevant" if pair.relevance else "not_relevant"] += 1
+            if pair.caption != last_query:
+                counts["queries"] += 1
+                last_query = pair.caption
+            if counts["qrels_pairs"] % 50_000 == 0:
+                step(f"qrels: {counts['qrels_pairs']} pairs")
+        pairs.flush()
+    return counts
+
+
+class _HashlessText:
+    """A buffered UTF-8 text sink over a binary writer."""
+
+    def __init__(self, raw) -> None:
+        self.raw, self.parts, self.pending = raw, [], 0
+
+    def write(self, text: str) -> None:
+        self.parts.append(text)
+        self.pending += len(text)
+        if self.pending >= 1 << 20:
+            self.flush()
+
+    def flush(self) -> None:
+        self.raw.write("".join(self.parts).encode("utf-8"))
+        self.parts, self.pending = [], 0
+
+
+def _write_changes(archive: ReleaseArchive, previous: Release | None, pairs_name: str, slug: str) -> dict:
+    counts = {kind: 0 for kind in CHANGE_KINDS}
+    with tempfile.TemporaryDirectory(prefix="rejudge-release-") as folder:
+        parked = {kind: open(f"{folder}/{kind}", "w+", encoding="utf-8") for kind in CHANGE_KINDS}
+        try:
+            if previous is not None:
+                old = read_release_pairs(release_pairs_lines(name=previous.pairs_file), name=previous.pairs_file)
+                new = read_release_pairs(release_pairs_lines(name=pairs_name), name=pairs_name)
+                for change in release_changes(old, new):
+                    out = parked[change.kind]
+                    out.write(("\n    " if counts[change.kind] == 0 else ",\n    ")
+                              + json.dumps(change.as_dict(), ensure_ascii=False))
+                    counts[change.kind] += 1
+            with archive.text("changes.json") as out:
+                out.write(json.dumps({"from": previous.slug if previous else None, "to": slug, "counts": counts})[:-1])
+                for kind in CHANGE_KINDS:
+                    out.write(f', "{kind}": [')
+                    handle = parked[kind]
+                    handle.seek(0)
+                    for block in iter(lambda: handle.read(1 << 20), ""):
+                        out.write(block)
+                    out.write("\n  ]" if counts[kind] else "]")
+                out.write("}\n")
+        finally:
+            for handle in parked.values():
+                handle.close()
+    return counts
+
+
+def _rater_names(pools) -> dict[int, str]:
+    return {pseudonym: f"r{number:03d}" for number, pseudonym in
+            enumerate(release_rater_pseudonyms(pools=pools), start=1)}
+
+
+def _write_fire(archive: ReleaseArchive, pools, dataset_name: str, licence: str, names: dict, step) -> dict:
+    metadata = {"datasets": [dataset_name], "license": licence, "creator": "Rejudge",
+                "created_ds": timezone.localdate().isoformat(), "pools": [p.name for p in pools],
+                "aggregation": AGGREGATION, "resolution": fire_resolution_note(AGGREGATION)}
+    counts = {"annotations": 0, "disagreements": 0}
+    with archive.text("fire.json") as out, FireJsonWriter(out, metadata=metadata) as writer:
+        for pool in pools:
+            params = export_params_clean(fmt="fire_json", params={"dataset_tag": dataset_name, "license": licence},
+                                         pool=pool)
+            fire_records_write(writer, pool, params, lambda done: None, rater_name=names.get)
+        counts = dict(writer.counts)
+    step("fire.json written")
+    return counts
+
+
+def _write_labels(archive: ReleaseArchive, pools, names: dict, step) -> int:
+    rows = 0
+    with archive.text("labels.csv") as out:
+        writer = safe_csv_writer(out)
+        writer.writeheader(LABEL_COLUMNS)
+        for pool in pools:
+            params = export_params_clean(fmt="csv", params={}, pool=pool)
+            for record in export_label_records(pool, lambda done: None, params):
+                record["rater"] = names.get(record["rater"]) if record["rater"] is not None else None
+                record["proposed_by"] = ";".join(f"{p['run']}@{p['rank']}" for p in record["proposed_by"])
+                writer.writerow([record[c] for c in LABEL_COLUMNS])
+                rows += 1
+                if rows % 50_000 == 0:
+                    step(f"labels.csv: {rows} rows")
+    return rows
+
+
+def _agreement(pools, names: dict, step) -> tuple[dict, dict]:
+    """agreement.json's content (the agreement report of each pool, raters renamed) and the summary
+    figures the datasheet quotes."""
+    whole, summary = {}, {}
+    for pool in pools:
+        params = kind_params_clean(kind=agreement_kind.KIND, params={}, pool=pool)
+        result = agreement_kind.agreement_report_compute(pool=pool, params=params)
+        for row in result.get("raters", []):
+            row["rater"] = names.get(row["rater"])
+        for listed in result.get("disagreements", []):
+            for vote in listed.get("votes", []):
+                vote["rater"] = names.get(vote.get("rater"))
+        whole[pool.name] = {"params": params, **result}
+        first_two = result["agreement"]["first_two"]
+        summary[pool.name] = {"alpha": first_two.get("alpha"), "percent_agreement": first_two.get("percent_agreement"),
+                              "multiply_labelled_pairs": result["summary"]["multiply_labelled_pairs"]}
+        step(f"agreement of {pool.name}")
+    return whole, summary
+
+
+def _sources(pools, judgment_sets) -> list[dict]:
+    sizes = dict(PooledPair.objects.filter(pool__in=list(pools), role=PooledPair.Role.POOL)
+                 .values_list("pool_id").annotate(n=Count("id")).values_list("pool_id", "n"))
+    return ([{"kind": "pool", "id": p.pk, "name": p.name, "pairs": sizes.get(p.pk, 0)} for p in pools]
+            + [{"kind": "judgment_set", "id": s.pk, "name": s.name, "format": s.source_format, "checksum": s.checksum,
+                "judgments": s.judgments.count()} for s in judgment_sets])
+
+
+def release_create(*, pools: Sequence[Pool] = (), judgment_sets: Sequence[JudgmentSet] = (), name: str,
+                   title: str = "", licence: str = "", authors: Sequence[str] = (), created_by=None,
+                   progress: Callable | None = None) -> Release:
+    """Writes the next version of release `name` and records it (see the module docstring)."""
+    name = release_name_clean(name)
+    pools, judgment_sets = list(pools), list(judgment_sets)
+    dataset_id = release_sources_check(pools=pools, judgment_sets=judgment_sets)
+    dataset = (pools[0] if pools else judgment_sets[0]).dataset
+    authors = [a.strip() for a in authors if a and a.strip()]
+    stage = [0]
+
+    def step(message: str) -> None:
+        stage[0] += 1
+        if progress:
+            progress(stage[0], None, message)
+
+    for pool in pools:
+        for user in pool_raters_without_profile(pool=pool):
+            rater_profile(user=user)
+    with release_name_lock(name):
+        own_transaction = not connection.in_atomic_block
+        written: list[str] = []
+        recorded = False
+        try:
+            with transaction.atomic():
+                if connection.vendor == "postgresql" and own_transaction:
+                    with connection.cursor() as cursor:
+                        cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+                previous = Release.objects.filter(name=name).order_by("-version").first()
+                if previous is not None and previous.dataset_id != dataset_id:
+                    raise ReleaseError(f"release '{name}' is over dataset '{previous.dataset.name}'; a new version "
+                                       f"cannot be over '{dataset.name}' (choose another name)")
+                version = previous.version + 1 if previous else 1
+                created_at = timezone.now()
+                folder = f"{name}-v{version}"
+                slug = f"{name}@v{version}"
+                archive_name = f"releases/{name}/{folder}.zip"
+                pairs_name = f"releases/{name}/{folder}.pairs.tsv"
+                names = _rater_names(pools)
+                written += [archive_name, pairs_name]
+                with stored_file_write(EXPORTS, archive_name) as raw:
+                    archive = ReleaseArchive(raw, folder=folder, created_at=created_at)
+                    counts = _write_qrels_and_pairs(archive, pairs_name, pools, judgment_sets, dataset_id, step)
+                    counts["changes"] = _write_changes(archive, previous, pairs_name, slug)
+                    step("changes.json written")
+                    fire = _write_fire(archive, pools, dataset.name, licence, names, step)
+                    counts["fire_annotations"], counts["fire_disagreements"] = fire["annotations"], fire["disagreements"]
+                    counts["label_rows"] = _write_labels(archive, pools, names, step)
+                    agreement, agreement_summary = _agreement(pools, names, step)
+                    archive.write_text("agreement.json", json.dumps(agreement, indent=1, ensure_ascii=False) + "\n")
+                    counts["labels"] = Label.objects.filter(pair__pool__in=pools, pair__role=PooledPair.Role.POOL).count()
+                    counts["raters"] = len(names)
+                    counts["agreement"] = agreement_summary
+                    sources = _sources(pools, judgment_sets)
+                    counts["pool_pairs"] = sum(s.get("pairs", 0) for s in sources)
+                    meta = {"format": RELEASE_FORMAT, "name": name, "version": version, "slug": slug,
+                            "title": title or slug, "dataset": dataset.name, "created_at": created_at.isoformat(),
+                            "sources": sources, "aggregation": f"{AGGREGATION}: {AGGREGATION_NOTE}", "counts": counts,
+                            "licence": licence, "authors": authors, "agreement": agreement_summary,
+                            "archive_url": (f"{settings.REJUDGE_PUBLIC_URL}/releases/{name}/v{version}/"
+                                            if settings.REJUDGE_PUBLIC_URL else "")}
+                    data_files = list(archive.files)
+                    names_listed = [f["path"] for f in data_files] + ["README.md", "croissant.json", "CITATION.cff",
+                                                                       "release.json", "SHA256SUMS"]
+                    archive.write_text("README.md", datasheet(meta, names_listed))
+                    archive.write_text("croissant.json", croissant(meta, data_files))
+                    archive.write_text("CITATION.cff", citation_cff(meta))
+                    archive.write_text("release.json", release_manifest(meta, list(archive.files)))
+                    archive.write_text("SHA256SUMS", sha256sums(list(archive.files)))
+                    archive.close()
+                step("archive written")
+                try:
+                    with transaction.atomic():
+                        release = Release.objects.create(
+                            name=name, version=version, dataset_id=dataset_id, title=title or slug, licence=licence,
+                            authors=authors, sources=sources, aggregation=AGGREGATION, counts=counts,
+                            files=archive.files, archive=archive_name, pairs_file=pairs_name, bytes=archive.size,
+                            sha256=archive.sha256, created_by=created_by, created_at=created_at)
+                except IntegrityError as exc:
+                    raise ReleaseError(f"release {slug} was made by someone else meanwhile; try again") from exc
+            recorded = True
+            return release
+        finally:
+            # No files without their release row (a killed process leaves them to the job's clean-up).
+            if not recorded:
+                for stored in written:
+                    stored_file_delete(EXPORTS, stored)

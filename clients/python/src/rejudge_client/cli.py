@@ -1,0 +1,113 @@
+"""``rejudge-client list|download|verify|evaluate``.
+
+The server and token come from ``--url`` / ``--token`` or the REJUDGE_URL / REJUDGE_TOKEN
+environment variables (a token on the command line shows in the process list)."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Optional, Sequence
+
+from . import __version__
+from .client import Client
+from .errors import RejudgeError
+from .evaluate import CONVENTIONS, DEFAULT_MEASURES, evaluate, to_json
+from .verify import verify
+
+
+def _client(args) -> Client:
+    url = args.url or os.environ.get("REJUDGE_URL")
+    if not url:
+        raise RejudgeError("no server: pass --url https://... or set REJUDGE_URL")
+    return Client(url, token=args.token or os.environ.get("REJUDGE_TOKEN") or None)
+
+
+def _list(args) -> int:
+    with _client(args) as client:
+        releases = client.releases()
+    if args.json:
+        print(json.dumps([r.raw for r in releases], indent=2))
+        return 0
+    if not releases:
+        print("no releases")
+    for r in releases:
+        size = f"{r.bytes / 1e6:.1f} MB" if r.bytes is not None else "?"
+        print(f"{r.id:>5}  {r.slug:<32}  {size:>10}  {r.created_at or ''}  {r.title}")
+    return 0
+
+
+def _download(args) -> int:
+    with _client(args) as client:
+        folder = client.download(args.release, args.dest, keep_archive=args.keep_archive)
+    print(f"downloaded and verified: {folder}")
+    return 0
+
+
+def _verify(args) -> int:
+    checked = verify(args.path)
+    print(f"{args.path}: {len(checked)} files match SHA256SUMS and release.json")
+    return 0
+
+
+def _evaluate(args) -> int:
+    results = [evaluate(args.release, run, measures=args.measures) for run in args.runs]
+    if args.json:
+        print(to_json(results))
+        return 0
+    for result in results:
+        print(f"{result.run} (run tag {result.tag})")
+        print(result.table())
+        print()
+    print(f"conventions: {CONVENTIONS}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="rejudge-client", description="List, download, verify and score "
+                                     "Rejudge releases.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def server(p):
+        p.add_argument("--url", help="the platform, e.g. https://rejudge.example.org (default: $REJUDGE_URL)")
+        p.add_argument("--token", help="an API token (default: $REJUDGE_TOKEN; none for anonymous reads)")
+
+    p = sub.add_parser("list", help="list the releases")
+    server(p)
+    p.add_argument("--json", action="store_true", help="the API's records as JSON")
+    p.set_defaults(run=_list)
+
+    p = sub.add_parser("download", help="download a release and verify every file")
+    server(p)
+    p.add_argument("release", help="id, slug (name@vN) or name (its newest version)")
+    p.add_argument("--dest", default=".", help="folder to download into (default: here)")
+    p.add_argument("--keep-archive", action="store_true", help="keep the zip beside the folder")
+    p.set_defaults(run=_download)
+
+    p = sub.add_parser("verify", help="check a release folder or zip against SHA256SUMS and release.json")
+    p.add_argument("path")
+    p.set_defaults(run=_verify)
+
+    p = sub.add_parser("evaluate", help="score TREC run files against a downloaded release's qrels")
+    p.add_argument("runs", nargs="+", metavar="RUN")
+    p.add_argument("--release", required=True, help="the release folder")
+    p.add_argument("--measures", nargs="+", default=list(DEFAULT_MEASURES),
+                   help="ir_measures names; C@K is Success@K (default: %(default)s)")
+    p.add_argument("--json", action="store_true", help="means and per-query values as JSON")
+    p.set_defaults(run=_evaluate)
+    return parser
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.run(args)
+    except (RejudgeError, OSError) as exc:
+        print(f"rejudge-client: error: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
