@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.browser.waits import WAIT_MS
 from tests.conftest import REPO, missing_service
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -48,7 +49,7 @@ def context(browser):
     # How long any wait for a page condition may take before it fails: generous, because the
     # conditions are what the tests wait for, never a time, and a busy CI machine (load average 8
     # and more on 2 cores) took over 15 s to load a first page. REJUDGE_BROWSER_TIMEOUT_MS changes it.
-    context.set_default_timeout(float(os.environ.get("REJUDGE_BROWSER_TIMEOUT_MS", "60000")))
+    context.set_default_timeout(WAIT_MS)
     yield context
     context.close()
 

@@ -26,6 +26,7 @@ from annotation.services.accounts.users import user_create
 from tests.browser.conftest import SCREENSHOTS, log_in, snap
 from tests.browser.scenarios import PASSWORD, admin_user, judging_setup
 from tests.browser.test_csp import site  # noqa: F401 - the fixture: demo plus a report of every kind
+from tests.browser.waits import WAIT_MS
 
 pytestmark = pytest.mark.browser
 
@@ -101,7 +102,7 @@ def open_page(page, server: str, path: str, ready: str | None) -> None:
 
 def signed_in(browser, server, site, role, viewport, scheme="light"):  # noqa: F811
     context = browser.new_context(viewport=viewport, color_scheme=scheme)
-    context.set_default_timeout(15000)
+    context.set_default_timeout(WAIT_MS)
     page = context.new_page()
     if role:
         log_in(page, server, *site["accounts"][role])
@@ -294,7 +295,7 @@ def test_axe_finds_nothing_on_a_crowd_workers_pages(browser, server, viewport, s
     study = study_save(pool=setup.pool, platform="prolific", title="Does this caption describe the clip?",
                        completion_code="A11Y", quota_pairs=2, consent_text="You agree.", training_required=True)
     context = browser.new_context(viewport=viewport, color_scheme=scheme)
-    context.set_default_timeout(15000)
+    context.set_default_timeout(WAIT_MS)
     page = context.new_page()
     source, found = AXE.read_text(), {}
     try:

@@ -10,6 +10,7 @@ from annotation.services.queue.labels import label_submit
 from annotation.services.queue.leases import lease_next
 from tests.browser.conftest import log_in, snap
 from tests.browser.scenarios import PASSWORD, admin_user, judging_setup
+from tests.browser.waits import WAIT_MS
 
 pytestmark = pytest.mark.browser
 
@@ -66,7 +67,7 @@ def test_admin_tables_keep_status_and_actions_on_a_phone(browser, server):
     setup = judging_setup(pairs=4, training=2, pool_name="Phone pool")
     admin = admin_user()
     context = browser.new_context(viewport=PHONE)
-    context.set_default_timeout(15000)
+    context.set_default_timeout(WAIT_MS)
     page = context.new_page()
     try:
         log_in(page, server, admin.username, PASSWORD)

@@ -10,6 +10,7 @@ from annotation.services.accounts.users import api_token_for, user_create
 from tests.browser.conftest import assert_controls_labelled, log_in, snap
 from tests.browser.scenarios import PASSWORD, admin_user
 from tests.browser.test_csp import CspWatch
+from tests.browser.waits import WAIT_MS
 
 pytestmark = pytest.mark.browser
 
@@ -29,7 +30,7 @@ def test_researcher_reads_the_docs_and_rotates_their_token(page, server):
     # The nav leads to the docs page, which is Swagger UI rendering the schema (not a YAML download).
     page.click("nav >> text=API docs")
     page.wait_for_url(f"{server}/api/v1/docs/")
-    page.wait_for_selector("#swagger-ui .opblock-tag", timeout=30000)
+    page.wait_for_selector("#swagger-ui .opblock-tag", timeout=WAIT_MS)
     assert page.locator("#swagger-ui .opblock").count() > 20
     assert "/api/v1/datasets/" in page.text_content("#swagger-ui")
     watch.settle()

@@ -24,6 +24,7 @@ from annotation.demo.scenes import demo_captions
 from annotation.models import Caption, Clip, CrowdStudy, Dataset, Lease, Pool, PooledPair, QualityRule, Report
 from tests.browser.conftest import log_in, snap
 from tests.browser.scenarios import PASSWORD, admin_user, render_clips
+from tests.browser.waits import WAIT_MS
 
 pytestmark = pytest.mark.browser
 
@@ -108,7 +109,7 @@ def test_an_admin_runs_a_campaign_from_the_pages_alone(browser, server, tmp_path
     admin = admin_user()
     context = browser.new_context(viewport={"width": 1280, "height": 800}, accept_downloads=True)
     context.grant_permissions(["clipboard-read", "clipboard-write"], origin=server)
-    context.set_default_timeout(20000)
+    context.set_default_timeout(WAIT_MS)
     page = context.new_page()
     errors = []
     page.on("pageerror", lambda error: errors.append(str(error)))

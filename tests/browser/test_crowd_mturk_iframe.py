@@ -21,6 +21,7 @@ from annotation.services.crowd.studies import study_save
 from tests.browser.conftest import snap
 from tests.browser.scenarios import judging_setup
 from tests.browser.test_csp import WATCH_CSP
+from tests.browser.waits import WAIT_MS
 
 pytestmark = pytest.mark.browser
 
@@ -63,7 +64,7 @@ def test_mturk_worker_in_the_iframe_from_accept_to_submitted_assignment(browser,
     submitted, our_requests, errors = [], [], []
 
     context = browser.new_context(viewport={"width": 1280, "height": 900})
-    context.set_default_timeout(15000)
+    context.set_default_timeout(WAIT_MS)
     context.add_init_script(WATCH_CSP)
 
     def mturk_submit(route):
@@ -95,7 +96,7 @@ def test_mturk_worker_in_the_iframe_from_accept_to_submitted_assignment(browser,
             violations += child.evaluate("() => window.__cspViolations")
             child.locator("body").press("2")
         # The quota met, the page goes to the completion page, whose form posts to MTurk by itself.
-        page.frame_locator("#hit").locator("#mturk-received").wait_for(timeout=20000)
+        page.frame_locator("#hit").locator("#mturk-received").wait_for(timeout=WAIT_MS)
         snap(page, "mturk-iframe-submitted")
         sent = [(request.url, request.all_headers()) for request in our_requests]
     finally:

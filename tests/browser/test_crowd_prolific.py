@@ -10,6 +10,7 @@ from annotation.services.crowd.studies import study_save
 from tests.browser.conftest import assert_controls_labelled, log_in, snap
 from tests.browser.scenarios import admin_user, judging_setup
 from tests.browser.test_a11y_layout import AXE, AXE_RUN
+from tests.browser.waits import WAIT_MS
 
 pytestmark = pytest.mark.browser
 
@@ -75,7 +76,7 @@ def test_prolific_worker_from_link_to_completion_code(page, server):
         shown = answer_when_ready(page, "2", shown)
         if n == 0:
             no_axe_violations(page, "work")
-    page.wait_for_selector("#completion-code", timeout=20000)
+    page.wait_for_selector("#completion-code", timeout=WAIT_MS)
     assert page.inner_text("#completion-code") == "PROL1FIC"
     assert "cc=PROL1FIC" in page.get_attribute("#completion-return", "href")
     no_axe_violations(page, "done")

@@ -20,6 +20,7 @@ from annotation.services.proxy_matrices import (proxy_analysis_report_create, pr
 from annotation.services.reports.create import report_create
 from annotation.services.pools.sampled import sampled_pool_create
 from tests.browser.conftest import log_in, snap
+from tests.browser.waits import WAIT_MS
 
 pytestmark = pytest.mark.browser
 
@@ -143,7 +144,7 @@ def test_every_page_passes_the_content_security_policy(browser, server, site, tm
 
     def session(role: str | None) -> CspWatch:
         context = browser.new_context(viewport={"width": 1280, "height": 800})
-        context.set_default_timeout(15000)
+        context.set_default_timeout(WAIT_MS)
         contexts.append(context)
         page = context.new_page()
         page.on("pageerror", lambda error: errors.append(f"{page.url}: {error}"))
@@ -242,7 +243,7 @@ def test_every_page_passes_the_content_security_policy(browser, server, site, tm
         worker.visited.update({"study-consent", "study-start", "study-work", "study-leave"})
         worker.visit(f"/study/{crowd.token}/work/", ready="() => document.getElementById('judge').dataset.armed === 'true'")
         worker.page.keyboard.press("2")
-        worker.page.wait_for_selector("#completion-code", timeout=20000)
+        worker.page.wait_for_selector("#completion-code", timeout=WAIT_MS)
         worker.collect("study completion")
         # A second worker returns the task from the "stopped for now" page; an admin opening a
         # study link is asked, and signs out only by choosing to.

@@ -8,6 +8,7 @@ from annotation.models import Lease
 from tests.browser.conftest import log_in, snap
 from tests.browser.scenarios import judging_setup
 from tests.browser.test_judging import next_pair
+from tests.browser.waits import WAIT_MS
 
 pytestmark = pytest.mark.browser
 
@@ -44,10 +45,10 @@ def test_an_untouched_page_counts_down_then_gives_its_pairs_back(page, server, i
     assert live_leases(setup) == 2
 
     # The countdown shows for the last half of the 6 s (a minute when the idle time is long).
-    page.wait_for_selector("#idle-warning:not([hidden])", timeout=8000)
+    page.wait_for_selector("#idle-warning:not([hidden])", timeout=WAIT_MS)
     assert "go back to the pool in 0:0" in page.text_content("#idle-warning")
     snap(page, "judge-idle-countdown")
-    page.wait_for_selector("#judge[data-state=break]", timeout=8000)
+    page.wait_for_selector("#judge[data-state=break]", timeout=WAIT_MS)
     assert "Nothing was pressed" in page.text_content("#state-text")
     assert until(page, lambda: live_leases(setup) == 0)
     assert Lease.objects.filter(rater=setup.rater, state=Lease.State.RELEASED).count() == 2
@@ -61,7 +62,7 @@ def test_an_untouched_page_counts_down_then_gives_its_pairs_back(page, server, i
 def test_a_key_during_the_countdown_keeps_the_pairs_and_a_break_can_be_asked_for(page, server, idle_six_seconds):
     setup = judging_setup(pairs=6, training=0)
     shown = open_judge(page, server, setup)
-    page.wait_for_selector("#idle-warning:not([hidden])", timeout=8000)
+    page.wait_for_selector("#idle-warning:not([hidden])", timeout=WAIT_MS)
     page.keyboard.press("m")  # any key counts as being there
     page.wait_for_selector("#idle-warning", state="hidden")
     page.wait_for_timeout(2500)  # past the point where the untouched page would have let go

@@ -10,6 +10,7 @@ from annotation.models import Label
 from tests.browser.conftest import log_in, snap
 from tests.browser.scenarios import judging_setup, pair_of_item
 from tests.browser.test_judging import next_pair
+from tests.browser.waits import WAIT_MS
 
 pytestmark = pytest.mark.browser
 
@@ -17,7 +18,7 @@ pytestmark = pytest.mark.browser
 def test_one_account_on_two_devices_judges_different_pairs_and_no_answer_is_refused(browser, context, server):
     setup = judging_setup(pairs=12, training=0)
     phone_context = browser.new_context(viewport={"width": 390, "height": 800})
-    phone_context.set_default_timeout(15000)
+    phone_context.set_default_timeout(WAIT_MS)
     try:
         devices = {"laptop": context.new_page(), "phone": phone_context.new_page()}
         for page in devices.values():

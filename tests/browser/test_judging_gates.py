@@ -8,6 +8,7 @@ from annotation.models import Label
 from tests.browser.conftest import log_in, snap
 from tests.browser.scenarios import judging_setup, pair_of_item
 from tests.browser.test_judging import next_pair
+from tests.browser.waits import WAIT_MS
 
 pytestmark = pytest.mark.browser
 
@@ -115,7 +116,7 @@ def test_a_clip_that_never_loads_says_so_and_takes_only_doesnt_play_or_ambiguous
     page.goto(f"{server}/judge/{setup.pool.pk}/")
     page.wait_for_function(PAIR_ON_SCREEN)
     shown = page.get_attribute("#judge", "data-pair-id")
-    page.wait_for_selector("#clip-loading[data-slow=true]", timeout=10000)
+    page.wait_for_selector("#clip-loading[data-slow=true]", timeout=WAIT_MS)
     assert "slow to load" in page.text_content("#clip-loading")
     page.wait_for_selector("#judge[data-armed=true][data-gate=limited]")
     assert page.locator("button[data-value=relevant]").is_disabled()

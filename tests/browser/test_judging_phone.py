@@ -11,6 +11,7 @@ from annotation.services.crowd.studies import study_save
 from tests.browser.conftest import log_in, snap
 from tests.browser.scenarios import judging_setup
 from tests.browser.test_judging import KEYS, next_pair
+from tests.browser.waits import WAIT_MS
 
 pytestmark = pytest.mark.browser
 
@@ -39,7 +40,7 @@ SHIFTS = """() => { window.__shifts = [];
 
 def phone(browser, viewport):
     context = browser.new_context(viewport=viewport, has_touch=True, device_scale_factor=1)
-    context.set_default_timeout(15000)
+    context.set_default_timeout(WAIT_MS)
     context.add_init_script(f"({SHIFTS})()")
     return context, context.new_page()
 

@@ -12,6 +12,7 @@ from annotation.services.queue.labels import label_submit
 from annotation.services.queue.leases import lease_next
 from tests.browser.conftest import SCREENSHOTS, assert_controls_labelled, log_in, snap
 from tests.browser.scenarios import PASSWORD, admin_user, judging_setup
+from tests.browser.waits import WAIT_MS
 
 pytestmark = pytest.mark.browser
 
@@ -23,7 +24,7 @@ def test_crowd_study_and_gold_rule_are_set_on_the_pool_page(browser, server):
     admin = admin_user()
     context = browser.new_context(viewport={"width": 1280, "height": 800})
     context.grant_permissions(["clipboard-read", "clipboard-write"], origin=server)
-    context.set_default_timeout(15000)
+    context.set_default_timeout(WAIT_MS)
     page = context.new_page()
     try:
         log_in(page, server, admin.username, PASSWORD)
