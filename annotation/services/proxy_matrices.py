@@ -41,7 +41,7 @@ from annotation.analysis.proxies import CaptionAnalyzer, describe_pipeline, prox
 from annotation.analysis.proxies.features import default_epic100_class_lists
 from annotation.analysis.proxies.text import tagger_available
 from annotation.models import Artefact, Caption, Clip, Dataset, Job, Report, Run
-from annotation.selectors.ranking import proxy_inputs, run_similarity
+from annotation.selectors.ranking import proxy_inputs, proxy_matrix_list, run_similarity
 from annotation.selectors.score_matrix_runs import score_matrix_similarity
 from annotation.services.jobs import job_create, job_enqueue, task_names
 from annotation.services.reports.kinds.proxy_analysis import KIND as PROXY_ANALYSIS
@@ -60,6 +60,12 @@ GAINS = ("linear", "exponential")
 EMPTY_QUERY_RULES = ("skip", "zero")
 #: Each draw sorts the whole matrix twice (a YouCook2-sized one: ~1 s): more draws than this is a mistake.
 MAX_RANDOM_DRAWS = 1000
+#: The random baseline's defaults, read by the CLI (proxy_ndcg --random-baseline), the REST option
+#: (POST runs/{id}/proxy-ndcg/ random_baseline) and the proxies page alike.
+RANDOM_DRAWS_DEFAULT = 10
+RANDOM_SEED_DEFAULT = 0
+RANDOM_RANKING_RULE = ("uniform [0, 1) scores from numpy.random.default_rng(seed), one matrix a draw, shared by "
+                       "every proxy")
 DEFAULT_THRESHOLDS = tuple(round(0.05 * k, 2) for k in range(1, 21))
 ANALYSIS_BLOCK_ROWS = 512
 NDCG_RULES = {
@@ -337,6 +343,33 @@ def _ndcg_report(*, run: Run, loaded: LoadedMatrix, similarity, result, gain: st
                         "clips_ranked": similarity.clips_ranked, "score_source": similarity.score_source}})
 
 
+def proxy_random_baseline_table(*, dataset: Dataset, proxies: list[str] | None = None,
+                                artefacts: list[Artefact] | None = None, draws: int = RANDOM_DRAWS_DEFAULT,
+                                seed: int = RANDOM_SEED_DEFAULT, gain: str = "linear", empty: str = "skip") -> dict:
+    """The random baseline as the CLI, the REST option and the proxies page show it: `{"dataset",
+    "conventions", "proxies": [{proxy, matrix, mean, std, min, max, video_to_text, text_to_video,
+    expected}]}` (nDCG in [0, 1]). The matrices are `artefacts` when given, else the newest stored
+    matrix of each of `proxies` (default: every proxy with one); ProxyError names what is missing."""
+    if artefacts is None:
+        newest: dict[str, Artefact] = {}
+        for artefact in proxy_matrix_list(dataset=dataset).order_by("created_at", "pk"):
+            newest[artefact.params.get("proxy")] = artefact  # later ones replace earlier ones
+        wanted = proxies or [p for p in MATRIX_PROXIES if p in newest]
+        missing = [p for p in wanted if p not in newest]
+        if not wanted or missing:
+            raise ProxyError(f"dataset '{dataset.name}' has no stored matrix for {', '.join(missing) or 'any proxy'}: "
+                             f"run compute_proxies --dataset {dataset.name} --proxy {' '.join(missing) or 'all'} first")
+        artefacts = [newest[p] for p in wanted]
+    results = proxy_random_baseline(dataset=dataset, artefacts=artefacts, draws=draws, seed=seed, gain=gain,
+                                    empty=empty)
+    rows = [{"proxy": loaded.label, "matrix": loaded.artefact.pk, "mean": r.mean, "std": r.std, "min": r.minimum,
+             "max": r.maximum, "video_to_text": r.video_to_text, "text_to_video": r.text_to_video,
+             "expected": r.expected} for loaded, r in results]
+    conventions = {"draws": draws, "seed": seed, "gain": gain, "empty": empty, "ranking": RANDOM_RANKING_RULE,
+                   **NDCG_RULES}
+    return {"dataset": dataset.name, "conventions": conventions, "proxies": rows}
+
+
 # --- relevant captions per clip and correlation between proxies ------------------------------
 
 def _loaded_together(artefacts: list[Artefact], dataset: Dataset) -> list[LoadedMatrix]:
@@ -353,8 +386,8 @@ def _loaded_together(artefacts: list[Artefact], dataset: Dataset) -> list[Loaded
     return loaded
 
 
-def proxy_random_baseline(*, dataset: Dataset, artefacts: list[Artefact], draws: int = 10, seed: int = 0,
-                          gain: str = "linear", empty: str = "skip") -> list[tuple[LoadedMatrix, object]]:
+def proxy_random_baseline(*, dataset: Dataset, artefacts: list[Artefact], draws: int = RANDOM_DRAWS_DEFAULT,
+                          seed: int = RANDOM_SEED_DEFAULT, gain: str = "linear", empty: str = "skip") -> list[tuple[LoadedMatrix, object]]:
     """The random-ranking nDCG of each proxy matrix (Wray et al.'s baseline row): ``draws`` seeded
     random rankings scored as a run is, shared by every matrix, with the exact expectation beside
     them. Nothing is stored."""
