@@ -46,7 +46,7 @@ from annotation.selectors.score_matrix_runs import score_matrix_similarity
 from annotation.services.jobs import job_create, job_enqueue, task_names
 from annotation.services.reports.kinds.proxy_analysis import KIND as PROXY_ANALYSIS
 from annotation.services.reports.kinds.proxy_ndcg import KIND as PROXY_NDCG
-from annotation.services.reports.store import report_store
+from annotation.services.reports.create import report_job_start, report_save
 from annotation.services.storage import (StoredFileMissing, stored_file_delete, stored_file_local_path,
                                          stored_file_write)
 from annotation.services.storage.job_files import job_output_relative
@@ -274,9 +274,9 @@ def proxy_matrix_load(*, artefact: Artefact) -> LoadedMatrix:
 @transaction.atomic
 def proxy_ndcg_start(*, run: Run, artefact: Artefact, gain: str, empty: str, created_by) -> Job:
     _ndcg_check(run=run, artefact=artefact, gain=gain, empty=empty)
-    job = job_create(kind="proxy_ndcg", params={"run_id": run.pk, "artefact_id": artefact.pk, "gain": gain,
-                                                "empty": empty}, created_by=created_by)
-    return job_enqueue(job=job, task=task_names.PROXY_NDCG_REPORT)
+    return report_job_start(kind=PROXY_NDCG.name, job_kind="proxy_ndcg", params={
+        "run_id": run.pk, "artefact_id": artefact.pk, "gain": gain, "empty": empty},
+        task=task_names.PROXY_NDCG_REPORT, created_by=created_by)
 
 
 def _ndcg_check(*, run: Run, artefact: Artefact, gain: str, empty: str) -> None:
@@ -326,7 +326,7 @@ def _ndcg_report(*, run: Run, loaded: LoadedMatrix, similarity, result, gain: st
                  job: Job | None) -> Report:
     artefact = loaded.artefact
     p = artefact.params
-    return report_store(
+    return report_save(
         kind=PROXY_NDCG.name, dataset_id=run.dataset_id, job=job, created_by=created_by,
         title=f"nDCG of {run.name} with {loaded.label} ({gain} gain)",
         params={"run_id": run.pk, "run": run.name, "matrix_artefact_id": artefact.pk, "proxy": p["proxy"],
@@ -408,9 +408,9 @@ def proxy_analysis_start(*, dataset: Dataset, artefacts: list[Artefact], thresho
                          created_by) -> Job:
     if not artefacts or any(a.kind != "proxy_matrix" or a.dataset_id != dataset.pk for a in artefacts):
         raise ProxyError(f"choose proxy matrices of dataset '{dataset.name}'")
-    job = job_create(kind="proxy_analysis", params={"dataset_id": dataset.pk, "artefact_ids": [a.pk for a in artefacts],
-                                                    "thresholds": thresholds}, created_by=created_by)
-    return job_enqueue(job=job, task=task_names.PROXY_ANALYSIS_REPORT)
+    return report_job_start(kind=PROXY_ANALYSIS.name, job_kind="proxy_analysis", params={
+        "dataset_id": dataset.pk, "artefact_ids": [a.pk for a in artefacts], "thresholds": thresholds},
+        task=task_names.PROXY_ANALYSIS_REPORT, created_by=created_by)
 
 
 def proxy_analysis_report_create(*, dataset: Dataset, artefacts: list[Artefact], thresholds: list[float] | None = None,
@@ -441,7 +441,7 @@ def proxy_analysis_report_create(*, dataset: Dataset, artefacts: list[Artefact],
               for k in range(len(loaded))}
     pearson = [{"a": labels[a], "b": labels[b], "mean": json_number(r_sums[p] / r_used[p]) if r_used[p] else None,
                 "rows_used": int(r_used[p]), "rows_skipped": int(n_rows - r_used[p])} for p, (a, b) in enumerate(pairs)]
-    return report_store(
+    return report_save(
         kind=PROXY_ANALYSIS.name, dataset_id=dataset.pk, job=job, created_by=created_by,
         title=f"Proxy statistics of {dataset.name}: {', '.join(labels)}",
         params={"matrices": {labels[k]: m.artefact.pk for k, m in enumerate(loaded)}, "thresholds": t,
