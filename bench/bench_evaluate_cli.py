@@ -170,11 +170,15 @@ def main() -> None:
             print(f"\n{title}: {qrels.name} ({lines:,} lines), {len(runs)} runs ({run_lines:,} lines)")
             ours = [*manage, *map(str, runs), "--judgments", str(qrels), "--judgments-format", fmt]
             if fmt == "sample_eval":
-                ours += ["--output", "sample_eval"]
                 if args.sample_eval:
                     tool = shown(timed([["perl", str(args.sample_eval), "-q", str(qrels), str(r)] for r in runs],
                                        args.repeat, env))
                     print(f"  sample_eval.pl -q (one process a run)          {tool}")
+                    theirs = "".join(subprocess.run(["perl", str(args.sample_eval), "-q", str(qrels), str(r)], env=env,
+                                                    check=True, capture_output=True, text=True).stdout for r in runs)
+                    mine = subprocess.run([*ours, "--output", "sample_eval"], env=env, check=True, capture_output=True,
+                                          text=True).stdout
+                    print(f"  same output as sample_eval.pl, byte for byte: {theirs == mine}")
                 else:
                     print("  sample_eval.pl: not timed (give --sample-eval PATH)")
             else:
@@ -186,6 +190,8 @@ def main() -> None:
                 else:
                     command = [sys.executable, "-c", PYTREC_SCRIPT, str(qrels), ",".join(PYTREC_MEASURES), *map(str, runs)]
                     print(f"  pytrec_eval (trec_eval's C core; no CLI here)  {shown(timed([command], args.repeat, env))}")
+            if fmt == "sample_eval":
+                ours += ["--output", "sample_eval"]
             print(f"  manage.py evaluate (one process, all runs)     {shown(timed([ours], args.repeat, env))}")
 
 
