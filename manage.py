@@ -5,9 +5,13 @@ import sys
 
 def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    from django.core.management import execute_from_command_line
+    # A command that reads files only (evaluate --judgments FILE) runs before django.setup().
+    from annotation.management.commands._offline import run_without_setup
 
-    execute_from_command_line(sys.argv)
+    if not run_without_setup(sys.argv):
+        from django.core.management import execute_from_command_line
+
+        execute_from_command_line(sys.argv)
 
 
 if __name__ == "__main__":

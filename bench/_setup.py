@@ -1,8 +1,17 @@
-"""Shared by the benchmarks: point Django at a PostgreSQL database of its own and migrate it."""
+"""Shared by the benchmarks: point Django at a PostgreSQL database of its own and migrate it.
+
+Every bench takes `--database-url` (else $DATABASE_URL); without either it gets a database of this
+run's own, `<name>_<pid>` (bench_database_url), created here and dropped when the run ends, so two
+people benching on one machine never share or clobber one. Servers listen on a free port
+(free_port) unless `--port` names one. Data files default to the repository's fixtures, or come
+from the command line: never from a folder outside the repository.
+"""
 from __future__ import annotations
 
+import atexit
 import os
 import secrets
+import socket
 import sys
 from pathlib import Path
 
@@ -12,17 +21,41 @@ os.environ.setdefault("SECRET_KEY", secrets.token_urlsafe(50))
 os.environ.setdefault("REJUDGE_HTTPS", "0")
 # A closed-loop load test is no human rater: the per-user API rate limit would stop it.
 os.environ.setdefault("REJUDGE_THROTTLE_USER", "off")
-DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/rejudge_bench"
+SERVER = "postgres://postgres@127.0.0.1:5432"
+#: A database name of this run's own, for a bench that never connects (it only has to be unique).
+DEFAULT_URL = f"{SERVER}/rejudge_bench_{os.getpid()}"
+_OWN: set[str] = set()  # databases this process named itself: dropped at exit if it made them
 
 
-def django_for_bench(database_url: str | None = None) -> None:
-    url = database_url or os.environ.get("DATABASE_URL") or DEFAULT_URL
+def bench_database_url(given: str | None = None, name: str = "rejudge_bench", keep: bool = False) -> str:
+    """`given` (a bench's --database-url), else $DATABASE_URL, else `<name>_<pid>` on the local
+    PostgreSQL: unique per run, dropped at exit by django_for_bench when it creates it. `keep`
+    (a bench's --reuse): `<name>` itself, kept for the next run to reuse."""
+    url = given or os.environ.get("DATABASE_URL")
+    if url:
+        return url
+    if keep:
+        return f"{SERVER}/{name}"
+    url = f"{SERVER}/{name}_{os.getpid()}"
+    _OWN.add(url)
+    return url
+
+
+def free_port() -> int:
+    """A TCP port nobody listens on now, for a server a bench starts (unless --port names one)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def django_for_bench(database_url: str | None = None, name: str = "rejudge_bench") -> None:
+    url = bench_database_url(database_url, name)
     os.environ["DATABASE_URL"] = url
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     os.environ.setdefault("LOG_LEVEL", "WARNING")
     sys.path.insert(0, str(REPO))
-    if url.startswith("postgres"):
-        _create_database_if_missing(url)
+    if url.startswith("postgres") and _create_database_if_missing(url) and url in _OWN:
+        atexit.register(_drop_database, url)
     import django
 
     django.setup()
@@ -31,7 +64,7 @@ def django_for_bench(database_url: str | None = None) -> None:
     call_command("migrate", verbosity=0)
 
 
-def _create_database_if_missing(url: str) -> None:
+def _server(url: str):
     import dj_database_url
     import psycopg2
 
@@ -39,10 +72,28 @@ def _create_database_if_missing(url: str) -> None:
     conn = psycopg2.connect(dbname="postgres", user=cfg["USER"], password=cfg["PASSWORD"] or None,
                             host=cfg["HOST"], port=cfg["PORT"] or 5432)
     conn.autocommit = True
+    return conn, cfg["NAME"]
+
+
+def _create_database_if_missing(url: str) -> bool:
+    """True when it created the database."""
+    conn, name = _server(url)
     with conn.cursor() as cur:
-        cur.execute("SELECT 1 FROM pg_database WHERE datname = %s", [cfg["NAME"]])
-        if not cur.fetchone():
-            cur.execute(f'CREATE DATABASE "{cfg["NAME"]}"')
+        cur.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name])
+        created = not cur.fetchone()
+        if created:
+            cur.execute(f'CREATE DATABASE "{name}"')
+    conn.close()
+    return created
+
+
+def _drop_database(url: str) -> None:
+    from django.db import connections
+
+    connections.close_all()
+    conn, name = _server(url)
+    with conn.cursor() as cur:
+        cur.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')  # a worker a bench started may linger
     conn.close()
 
 

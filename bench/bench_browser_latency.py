@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/bench_browser_latency.py [--submits 50] [--think-ms 600] [--database-url URL]
 
-Builds a throw-away test database from the models (PostgreSQL by default, the `rejudge_bench`
+Builds a throw-away test database from the models (PostgreSQL by default, the `rejudge_bench_<pid>`
 server), a pool of real H.264 clips and a rater, serves the app from a threaded local server (the
 app's own Range-aware media view, as in production), and drives Debian's Chromium headless
 through Playwright: it answers `--submits` pairs from the keyboard, pausing `--think-ms` on each
@@ -21,8 +21,9 @@ import tempfile
 import warnings
 from pathlib import Path
 
+from _setup import bench_database_url
+
 REPO = Path(__file__).resolve().parent.parent
-DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/rejudge_bench"
 
 
 NEXT_PAIR_SHOWN = """(after) => { const j = document.getElementById('judge');
@@ -56,7 +57,7 @@ def main() -> None:
     parser.add_argument("--database-url", default=None)
     args = parser.parse_args()
 
-    os.environ["DATABASE_URL"] = args.database_url or os.environ.get("DATABASE_URL") or DEFAULT_URL
+    os.environ["DATABASE_URL"] = bench_database_url(args.database_url)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     os.environ.setdefault("LOG_LEVEL", "WARNING")
     os.environ.setdefault("SECRET_KEY", secrets.token_urlsafe(50))  # DEBUG off needs one; plain http below

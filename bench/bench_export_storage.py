@@ -13,8 +13,7 @@ objects the step allocated on top of Django's setup:
                  signed URL a researcher is redirected to, read in 1 MB blocks over HTTP
 
     moto_server -H 127.0.0.1 -p 5055 &        # or any S3-compatible store (keys from AWS_* env)
-    DATABASE_URL=postgres://postgres@127.0.0.1:5432/rejudge_bench_reports \\
-        .venv/bin/python bench/bench_export_storage.py --s3-endpoint http://127.0.0.1:5055 [--reuse]
+    .venv/bin/python bench/bench_export_storage.py --s3-endpoint http://127.0.0.1:5055 [--reuse]
 
 Goal (issue 17): the object store within 1.5x of the local disk, memory constant (not growing
 with the file).
@@ -33,9 +32,8 @@ import time
 import tracemalloc
 import uuid
 
-from _setup import django_for_bench, peak_rss_mb
+from _setup import bench_database_url, django_for_bench, peak_rss_mb
 
-DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/rejudge_bench_reports"
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -103,10 +101,12 @@ def main() -> None:
     parser.add_argument("--format", default="csv", choices=["csv", "jsonl", "qrels", "fire_json"])
     parser.add_argument("--captions", type=int, default=27_763)
     parser.add_argument("--database-url", default=None)
-    parser.add_argument("--reuse", action="store_true", help="Keep the data of an earlier run instead of generating.")
+    parser.add_argument("--reuse", action="store_true",
+                        help="Keep the data of an earlier --reuse run instead of generating (its database: "
+                             "--database-url, else rejudge_bench_reports, kept; without --reuse each run has its own).")
     parser.add_argument("--step", nargs=3, metavar=("KIND", "TARGET", "POOL_ID"), help=argparse.SUPPRESS)
     args = parser.parse_args()
-    url = args.database_url or os.environ.get("DATABASE_URL") or DEFAULT_URL
+    url = bench_database_url(args.database_url, "rejudge_bench_reports", keep=args.reuse)
     if args.step:
         django_for_bench(url)
         _step(args.step[0], args.step[1], int(args.step[2]), args.format)

@@ -1,7 +1,7 @@
 """Import benchmark: a generated 1,000,000-line TREC run into PostgreSQL, against PostgreSQL's own
 COPY of the same rows into the same table, plus the full real benchmark files.
 
-    .venv/bin/python bench/bench_import.py [--lines 1000000] [--shared ../shared/datasets]
+    .venv/bin/python bench/bench_import.py [--lines 1000000] [--shared DATASETS_DIR]
 
 Goal (issue 2): within 3x of COPY and under 500 MB peak memory.
 """
@@ -19,7 +19,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--lines", type=int, default=1_000_000)
     parser.add_argument("--depth", type=int, default=1000)
-    parser.add_argument("--shared", type=Path, default=REPO.parent / "shared" / "datasets")
+    parser.add_argument("--shared", type=Path, default=None,
+                        help="folder of the shared datasets (msrvtt/, msvd/, ...): also import those real files")
     parser.add_argument("--database-url", default=None)
     args = parser.parse_args()
     django_for_bench(args.database_url)
@@ -81,7 +82,7 @@ def main() -> None:
     print(f"ratio import/COPY: {import_s / copy_s:.2f}x  (goal <= 3x)")
     print(f"peak RSS of this process: {rss_after:.0f} MB (before the import {rss_before:.0f} MB; goal < 500 MB)")
 
-    if args.shared.is_dir():
+    if args.shared and args.shared.is_dir():
         print("\nreal benchmark files:")
         for name, rel, fmt in [("msrvtt", "msrvtt/msrvtt_1ka_test.csv", "msrvtt-csv"), ("msvd", "msvd/msvd_test.tsv", "msvd-tsv"),
                                ("youcook2", "youcook2/youcookii_annotations_val.json", "youcook2-json"),

@@ -24,7 +24,7 @@ correlated mistakes, as real models do), and lists its 10 best clips. Qualities 
 from strong to weak, so the runs' C@10 differ. MSVD has ~40 captions per clip: a seeded 1,000 of
 its 27,763 captions are the queries (``--msvd-queries``).
 
-    .venv/bin/python bench/bench_judging_simulation.py [--data /work/shared/datasets] [--out DIR]
+    .venv/bin/python bench/bench_judging_simulation.py [--data DATASETS_DIR] [--out DIR]
 """
 
 from __future__ import annotations
@@ -48,8 +48,13 @@ from annotation.analysis.judging.strategies import STRATEGIES, StrategyParams, i
 DEPTH = 10
 
 
-def load_msrvtt(data: Path) -> tuple[list[str], list[str], dict[str, str]]:
-    path = data / "msrvtt" / "msrvtt_1ka_test.csv"
+#: Without --data the bench reads the repository's excerpts (30 MSR-VTT captions, 5 MSVD videos):
+#: quick, and the same on every machine; --data DIR (the shared datasets' layout) for the full splits.
+FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "datasets"
+
+
+def load_msrvtt(data: Path | None) -> tuple[list[str], list[str], dict[str, str]]:
+    path = data / "msrvtt" / "msrvtt_1ka_test.csv" if data else FIXTURES / "msrvtt_1ka_head30.csv"
     with path.open(newline="", encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))
     for line, row in enumerate(rows, start=2):
@@ -60,8 +65,8 @@ def load_msrvtt(data: Path) -> tuple[list[str], list[str], dict[str, str]]:
     return captions, clips, {r["key"]: r["video_id"] for r in rows}
 
 
-def load_msvd(data: Path, n_queries: int, seed: int) -> tuple[list[str], list[str], dict[str, str]]:
-    path = data / "msvd" / "msvd_test.tsv"
+def load_msvd(data: Path | None, n_queries: int, seed: int) -> tuple[list[str], list[str], dict[str, str]]:
+    path = data / "msvd" / "msvd_test.tsv" if data else FIXTURES / "msvd_test_head5.tsv"
     captions, original = [], {}
     clips = []
     with path.open(encoding="utf-8") as fh:
@@ -161,7 +166,9 @@ def estimate_coverage(rankings, truth, known, params, replays, seed,
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--data", type=Path, default=Path("/work/shared/datasets"))
+    ap.add_argument("--data", type=Path, default=None,
+                    help="folder with msrvtt/msrvtt_1ka_test.csv and msvd/msvd_test.tsv (the full splits); "
+                         "default: the repository's excerpts in tests/fixtures/datasets")
     ap.add_argument("--out", type=Path, default=Path("/tmp/judging_bench"))
     ap.add_argument("--replays", type=int, default=200)
     ap.add_argument("--seed", type=int, default=15)

@@ -34,7 +34,6 @@ warnings.filterwarnings("ignore", message="No directory at")  # whitenoise: no c
 
 from _setup import copy_rows, django_for_bench, next_id, reset_sequence  # noqa: E402
 
-DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/rejudge_bench_listing"
 LARGE, FINDING = "bench-listing-large", "bench-listing-1200x1000"
 POOL_PAIRS = 200_000
 OLD_QUERY_TIMEOUT_S = 60
@@ -223,7 +222,7 @@ def main() -> None:
     parser.add_argument("--database-url", default=None)
     parser.add_argument("--reuse", action="store_true", help="Keep the data of an earlier run instead of generating.")
     args = parser.parse_args()
-    django_for_bench(args.database_url or os.environ.get("DATABASE_URL") or DEFAULT_URL)
+    django_for_bench(args.database_url, "rejudge_bench_listing")
     from annotation.models import Dataset
 
     if not args.reuse or not Dataset.objects.filter(name__in=[LARGE, FINDING]).count() == 2:

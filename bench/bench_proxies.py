@@ -22,7 +22,8 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-DEFAULT_YOUCOOK2 = REPO.parent / "shared/datasets/youcook2/youcookii_annotations_val.json"
+# The repository's excerpt (5 videos, 35 segments) unless --youcook2 names the full validation file.
+DEFAULT_YOUCOOK2 = REPO / "tests" / "fixtures" / "youcook2_val_excerpt.json"
 
 
 def load_youcook2(path: Path) -> list[str]:
@@ -63,7 +64,7 @@ def run_mode(caps: list[str], mode: str, synsets: str, args: argparse.Namespace)
         stats[name] = f"mean off-diagonal {off.mean():.4f}, share > 0 {np.mean(off > 0):.3f}"
     times["bow+pos+syn"] = time.perf_counter() - t_all
 
-    chosen = sample_clips(len(caps), args.clips, args.seed)
+    chosen = sample_clips(len(caps), args.clips or min(100, len(caps)), args.seed)
     owner = [-1] * len(caps)
     for row, i in enumerate(chosen):
         owner[i] = row
@@ -88,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--modes", nargs="+", default=["paper", "modern"], choices=["paper", "modern"])
     p.add_argument("--synsets", default="wordnet", choices=["wordnet", "epic100"])
     p.add_argument("--epic100-dir", default=None, help="folder with EPIC_100_{verb,noun}_classes.csv")
-    p.add_argument("--clips", type=int, default=100)
+    p.add_argument("--clips", type=int, default=None, help="clips sampled (default 100, or every clip of a smaller file)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1))
     p.add_argument("--full-meteor", action="store_true")

@@ -22,7 +22,8 @@ from pathlib import Path
 
 from _setup import REPO, django_for_bench, peak_rss_mb
 
-DEFAULT_YOUCOOK2 = REPO.parent / "shared/datasets/youcook2/youcookii_annotations_val.json"
+# The repository's excerpt (5 videos, 35 segments) unless --youcook2 names the full validation file.
+DEFAULT_YOUCOOK2 = REPO / "tests" / "fixtures" / "youcook2_val_excerpt.json"
 
 
 def import_youcook2(path: Path):
@@ -104,7 +105,8 @@ def bench_queue(study, n_raters: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--youcook2", type=Path, default=DEFAULT_YOUCOOK2)
-    parser.add_argument("--clips", type=int, default=100)
+    parser.add_argument("--clips", type=int, default=None,
+                        help="clips of the study (default 100, or every clip of a smaller file)")
     parser.add_argument("--raters", type=int, default=20)
     parser.add_argument("--matrices", nargs="*", default=["bow", "pos", "syn"], choices=["bow", "pos", "syn", "met"])
     parser.add_argument("--mode", choices=["paper", "modern"], default="modern")
@@ -116,7 +118,7 @@ def main() -> None:
     dataset = import_youcook2(args.youcook2)
     print(f"imported {dataset.clips.count():,} clips, {dataset.captions.count():,} captions "
           f"in {time.perf_counter() - t0:.1f} s")
-    study = bench_study(dataset, args.clips, args.mode)
+    study = bench_study(dataset, args.clips or min(100, dataset.clips.count()), args.mode)
     bench_matrices(dataset, args.matrices, args.mode)
     bench_queue(study, args.raters)
     print(f"peak RSS {peak_rss_mb():.0f} MB")

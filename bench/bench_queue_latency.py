@@ -33,7 +33,7 @@ import threading
 import time
 import uuid
 
-from _setup import REPO, django_for_bench
+from _setup import REPO, django_for_bench, free_port
 
 # The raters' think time stands for watching the clip, but it is spent before "next": the pair of
 # requests is timed back to back, so the server's minimum watch time would refuse every answer.
@@ -139,7 +139,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1, help="gunicorn threads per worker (more than 1: gthread workers).")
     parser.add_argument("--think", type=float, nargs="+", default=[0.0, 2.0],
                         help="Seconds a rater spends per pair between requests (0 = back-to-back, a load test).")
-    parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--port", type=int, default=None, help="gunicorn's port (default: a free one)")
     parser.add_argument("--database-url", default=None)
     parser.add_argument("--strategy", default="pool_order",
                         choices=["pool_order", "shallow_first", "move_to_front", "bandit", "sampled"],
@@ -149,6 +149,7 @@ def main() -> None:
                         help="Also time switching the strategy (every query's order recomputed).")
     args = parser.parse_args()
     django_for_bench(args.database_url)
+    args.port = args.port or free_port()
     results = {}
     for size in args.sizes:
         pool, tokens, built = build(size, args.strategy, args.pool_runs)

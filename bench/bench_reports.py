@@ -8,8 +8,7 @@ peak memory is its own: the agreement report (1,000 bootstrap replicates), the m
 the sample-estimate report, the exports (CSV, JSON Lines, qrels, FIRE JSON), and reading the
 exported FIRE file back as published judgments.
 
-    DATABASE_URL=postgres://postgres@127.0.0.1:5432/rejudge_bench_reports \\
-        .venv/bin/python bench/bench_reports.py [--captions 27763] [--reuse]
+    .venv/bin/python bench/bench_reports.py [--captions 27763] [--reuse]
 
 Goals (issue 5): each report under 30 s, a full export under 60 s, peak memory under 1 GB.
 """
@@ -26,9 +25,8 @@ import time
 
 import numpy as np
 
-from _setup import copy_rows, django_for_bench, next_id, reset_sequence, peak_rss_mb
+from _setup import bench_database_url, copy_rows, django_for_bench, next_id, reset_sequence, peak_rss_mb
 
-DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/rejudge_bench_reports"
 DATASET = "bench-reports"
 CLIPS = 670
 WINDOW, TOP = 20, 10
@@ -233,11 +231,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--captions", type=int, default=27_763)
     parser.add_argument("--database-url", default=None)
-    parser.add_argument("--reuse", action="store_true", help="Keep the data of an earlier run instead of generating.")
+    parser.add_argument("--reuse", action="store_true",
+                        help="Keep the data of an earlier --reuse run instead of generating (its database: "
+                             "--database-url, else rejudge_bench_reports, kept; without --reuse each run has its own).")
     parser.add_argument("--step", nargs=3, metavar=("KIND", "NAME", "POOL_ID"), help=argparse.SUPPRESS)
     parser.add_argument("--generate", type=int, metavar="CAPTIONS", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    url = args.database_url or os.environ.get("DATABASE_URL") or DEFAULT_URL
+    url = bench_database_url(args.database_url, "rejudge_bench_reports", keep=args.reuse)
     if args.step:
         django_for_bench(url)
         run_step(args.step[0], args.step[1], int(args.step[2]))

@@ -9,7 +9,7 @@ UPDATE standing in for the raters), and every run is scored by the infAP report 
 stored xinfAP is checked against annotation.analysis.infap on the same sample, and the true AP
 (whole pool judged) is printed alongside. Goal: building the pool and scoring all runs under 30 s.
 
-    DATABASE_URL=postgres://postgres@127.0.0.1:5432/rejudge_bench_trecvid .venv/bin/python bench/bench_trecvid.py
+    .venv/bin/python bench/bench_trecvid.py
 """
 from __future__ import annotations
 
@@ -24,7 +24,6 @@ import numpy as np
 from _setup import django_for_bench, peak_rss_mb
 from bench_trecvid_analysis import COLLECTION, DEPTH, N_QUERIES, N_RUNS, SEED, STRATA, synthetic
 
-DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/rejudge_bench_trecvid"
 DATASET = "bench-trecvid-avs"
 
 
@@ -48,9 +47,9 @@ def write_inputs(folder: Path, runs: dict[str, dict[str, list[str]]]) -> tuple[P
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--database-url", default=None, help=f"default: $DATABASE_URL, else {DEFAULT_URL}")
+    parser.add_argument("--database-url", default=None, help="default: $DATABASE_URL, else rejudge_bench_trecvid_<pid>, made for this run and dropped after it")
     args = parser.parse_args()
-    django_for_bench(args.database_url or os.environ.get("DATABASE_URL") or DEFAULT_URL)
+    django_for_bench(args.database_url, "rejudge_bench_trecvid")
 
     from django.db import connection
 

@@ -15,7 +15,7 @@ Timed, through the services the commands use:
 Goal (issue 13): steps 1-4 under 60 s and 1 GB. Also checks that the stored set's numbers equal
 scoring the files directly.
 
-    DATABASE_URL=postgres://postgres@127.0.0.1:5432/rejudge_bench_judgments .venv/bin/python bench/bench_trecvid_judgments.py
+    .venv/bin/python bench/bench_trecvid_judgments.py
     (--shots 100000 for a quick run; --keep to leave the data in the database)
 """
 from __future__ import annotations
@@ -31,7 +31,6 @@ from pathlib import Path
 import numpy as np
 from _setup import django_for_bench, peak_rss_mb
 
-DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/rejudge_bench_judgments"
 DATASET = "bench-trecvid-judgments"
 TOPICS, RUNS, DEPTH, SEED = 20, 4, 1000, 2016
 # (pooled shots per topic, judged fraction, probability a judged shot is relevant)
@@ -80,11 +79,11 @@ def write_inputs(folder: Path, shots: int) -> tuple[Path, Path, list[Path]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--database-url", default=None, help=f"default: $DATABASE_URL, else {DEFAULT_URL}")
+    parser.add_argument("--database-url", default=None, help="default: $DATABASE_URL, else rejudge_bench_judgments_<pid>, made for this run and dropped after it")
     parser.add_argument("--shots", type=int, default=1_000_000, help="collection size (default 1,000,000)")
     parser.add_argument("--keep", action="store_true", help="leave the dataset in the database")
     args = parser.parse_args()
-    django_for_bench(args.database_url or os.environ.get("DATABASE_URL") or DEFAULT_URL)
+    django_for_bench(args.database_url, "rejudge_bench_judgments")
 
     from django.conf import settings
     from django.core.management import call_command

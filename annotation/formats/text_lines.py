@@ -52,6 +52,22 @@ class LineSource:
             self.issues.add(None, None, "the file is empty")
 
 
+def whole_text(path: Path) -> str | None:
+    """The file decoded at once, for readers' fast paths: None when a byte is not UTF-8 or a NUL is
+    in it, so the caller falls back to LineSource, whose per-line reading names the line at fault.
+
+    Split it with ``str.split("\\n")`` (not ``splitlines``, which also breaks at \\x0b, \\x1c or
+    U+2028 and would number lines unlike LineSource). Decoded text holds no lone surrogate, so of
+    fields.text_problem's rules only the length is left for the caller to check."""
+    try:
+        text = Path(path).read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    if "\x00" in text:
+        return None
+    return text.lstrip("\ufeff")
+
+
 def file_checksum(path: Path) -> str:
     sha = hashlib.sha256()
     with Path(path).open("rb") as handle:

@@ -41,12 +41,12 @@ from annotation.analysis.proxies import CaptionAnalyzer, describe_pipeline, prox
 from annotation.analysis.proxies.features import default_epic100_class_lists
 from annotation.analysis.proxies.text import tagger_available
 from annotation.models import Artefact, Caption, Clip, Dataset, Job, Report, Run
-from annotation.selectors.ranking import proxy_inputs, run_similarity
+from annotation.selectors.ranking import proxy_inputs, proxy_matrix_list, run_similarity
 from annotation.selectors.score_matrix_runs import score_matrix_similarity
 from annotation.services.jobs import job_create, job_enqueue, task_names
 from annotation.services.reports.kinds.proxy_analysis import KIND as PROXY_ANALYSIS
 from annotation.services.reports.kinds.proxy_ndcg import KIND as PROXY_NDCG
-from annotation.services.reports.store import report_store
+from annotation.services.reports.create import report_job_start, report_save
 from annotation.services.storage import (StoredFileMissing, stored_file_delete, stored_file_local_path,
                                          stored_file_write)
 from annotation.services.storage.job_files import job_output_relative
@@ -60,6 +60,12 @@ GAINS = ("linear", "exponential")
 EMPTY_QUERY_RULES = ("skip", "zero")
 #: Each draw sorts the whole matrix twice (a YouCook2-sized one: ~1 s): more draws than this is a mistake.
 MAX_RANDOM_DRAWS = 1000
+#: The random baseline's defaults, read by the CLI (proxy_ndcg --random-baseline), the REST option
+#: (POST runs/{id}/proxy-ndcg/ random_baseline) and the proxies page alike.
+RANDOM_DRAWS_DEFAULT = 10
+RANDOM_SEED_DEFAULT = 0
+RANDOM_RANKING_RULE = ("uniform [0, 1) scores from numpy.random.default_rng(seed), one matrix a draw, shared by "
+                       "every proxy")
 DEFAULT_THRESHOLDS = tuple(round(0.05 * k, 2) for k in range(1, 21))
 ANALYSIS_BLOCK_ROWS = 512
 NDCG_RULES = {
@@ -268,9 +274,9 @@ def proxy_matrix_load(*, artefact: Artefact) -> LoadedMatrix:
 @transaction.atomic
 def proxy_ndcg_start(*, run: Run, artefact: Artefact, gain: str, empty: str, created_by) -> Job:
     _ndcg_check(run=run, artefact=artefact, gain=gain, empty=empty)
-    job = job_create(kind="proxy_ndcg", params={"run_id": run.pk, "artefact_id": artefact.pk, "gain": gain,
-                                                "empty": empty}, created_by=created_by)
-    return job_enqueue(job=job, task=task_names.PROXY_NDCG_REPORT)
+    return report_job_start(kind=PROXY_NDCG.name, job_kind="proxy_ndcg", params={
+        "run_id": run.pk, "artefact_id": artefact.pk, "gain": gain, "empty": empty},
+        task=task_names.PROXY_NDCG_REPORT, created_by=created_by)
 
 
 def _ndcg_check(*, run: Run, artefact: Artefact, gain: str, empty: str) -> None:
@@ -320,7 +326,7 @@ def _ndcg_report(*, run: Run, loaded: LoadedMatrix, similarity, result, gain: st
                  job: Job | None) -> Report:
     artefact = loaded.artefact
     p = artefact.params
-    return report_store(
+    return report_save(
         kind=PROXY_NDCG.name, dataset_id=run.dataset_id, job=job, created_by=created_by,
         title=f"nDCG of {run.name} with {loaded.label} ({gain} gain)",
         params={"run_id": run.pk, "run": run.name, "matrix_artefact_id": artefact.pk, "proxy": p["proxy"],
@@ -335,6 +341,33 @@ def _ndcg_report(*, run: Run, loaded: LoadedMatrix, similarity, result, gain: st
                 "text_to_video_empty_queries": result.t2v_empty_queries,
                 "run": {"predictions": similarity.predictions, "captions_ranked": similarity.captions_ranked,
                         "clips_ranked": similarity.clips_ranked, "score_source": similarity.score_source}})
+
+
+def proxy_random_baseline_table(*, dataset: Dataset, proxies: list[str] | None = None,
+                                artefacts: list[Artefact] | None = None, draws: int = RANDOM_DRAWS_DEFAULT,
+                                seed: int = RANDOM_SEED_DEFAULT, gain: str = "linear", empty: str = "skip") -> dict:
+    """The random baseline as the CLI, the REST option and the proxies page show it: `{"dataset",
+    "conventions", "proxies": [{proxy, matrix, mean, std, min, max, video_to_text, text_to_video,
+    expected}]}` (nDCG in [0, 1]). The matrices are `artefacts` when given, else the newest stored
+    matrix of each of `proxies` (default: every proxy with one); ProxyError names what is missing."""
+    if artefacts is None:
+        newest: dict[str, Artefact] = {}
+        for artefact in proxy_matrix_list(dataset=dataset).order_by("created_at", "pk"):
+            newest[artefact.params.get("proxy")] = artefact  # later ones replace earlier ones
+        wanted = proxies or [p for p in MATRIX_PROXIES if p in newest]
+        missing = [p for p in wanted if p not in newest]
+        if not wanted or missing:
+            raise ProxyError(f"dataset '{dataset.name}' has no stored matrix for {', '.join(missing) or 'any proxy'}: "
+                             f"run compute_proxies --dataset {dataset.name} --proxy {' '.join(missing) or 'all'} first")
+        artefacts = [newest[p] for p in wanted]
+    results = proxy_random_baseline(dataset=dataset, artefacts=artefacts, draws=draws, seed=seed, gain=gain,
+                                    empty=empty)
+    rows = [{"proxy": loaded.label, "matrix": loaded.artefact.pk, "mean": r.mean, "std": r.std, "min": r.minimum,
+             "max": r.maximum, "video_to_text": r.video_to_text, "text_to_video": r.text_to_video,
+             "expected": r.expected} for loaded, r in results]
+    conventions = {"draws": draws, "seed": seed, "gain": gain, "empty": empty, "ranking": RANDOM_RANKING_RULE,
+                   **NDCG_RULES}
+    return {"dataset": dataset.name, "conventions": conventions, "proxies": rows}
 
 
 # --- relevant captions per clip and correlation between proxies ------------------------------
@@ -353,8 +386,8 @@ def _loaded_together(artefacts: list[Artefact], dataset: Dataset) -> list[Loaded
     return loaded
 
 
-def proxy_random_baseline(*, dataset: Dataset, artefacts: list[Artefact], draws: int = 10, seed: int = 0,
-                          gain: str = "linear", empty: str = "skip") -> list[tuple[LoadedMatrix, object]]:
+def proxy_random_baseline(*, dataset: Dataset, artefacts: list[Artefact], draws: int = RANDOM_DRAWS_DEFAULT,
+                          seed: int = RANDOM_SEED_DEFAULT, gain: str = "linear", empty: str = "skip") -> list[tuple[LoadedMatrix, object]]:
     """The random-ranking nDCG of each proxy matrix (Wray et al.'s baseline row): ``draws`` seeded
     random rankings scored as a run is, shared by every matrix, with the exact expectation beside
     them. Nothing is stored."""
@@ -375,9 +408,9 @@ def proxy_analysis_start(*, dataset: Dataset, artefacts: list[Artefact], thresho
                          created_by) -> Job:
     if not artefacts or any(a.kind != "proxy_matrix" or a.dataset_id != dataset.pk for a in artefacts):
         raise ProxyError(f"choose proxy matrices of dataset '{dataset.name}'")
-    job = job_create(kind="proxy_analysis", params={"dataset_id": dataset.pk, "artefact_ids": [a.pk for a in artefacts],
-                                                    "thresholds": thresholds}, created_by=created_by)
-    return job_enqueue(job=job, task=task_names.PROXY_ANALYSIS_REPORT)
+    return report_job_start(kind=PROXY_ANALYSIS.name, job_kind="proxy_analysis", params={
+        "dataset_id": dataset.pk, "artefact_ids": [a.pk for a in artefacts], "thresholds": thresholds},
+        task=task_names.PROXY_ANALYSIS_REPORT, created_by=created_by)
 
 
 def proxy_analysis_report_create(*, dataset: Dataset, artefacts: list[Artefact], thresholds: list[float] | None = None,
@@ -408,7 +441,7 @@ def proxy_analysis_report_create(*, dataset: Dataset, artefacts: list[Artefact],
               for k in range(len(loaded))}
     pearson = [{"a": labels[a], "b": labels[b], "mean": json_number(r_sums[p] / r_used[p]) if r_used[p] else None,
                 "rows_used": int(r_used[p]), "rows_skipped": int(n_rows - r_used[p])} for p, (a, b) in enumerate(pairs)]
-    return report_store(
+    return report_save(
         kind=PROXY_ANALYSIS.name, dataset_id=dataset.pk, job=job, created_by=created_by,
         title=f"Proxy statistics of {dataset.name}: {', '.join(labels)}",
         params={"matrices": {labels[k]: m.artefact.pk for k, m in enumerate(loaded)}, "thresholds": t,

@@ -32,7 +32,7 @@ from annotation.services.proxy_matrices import (ProxyError, json_number, library
                                                 staged_progress)
 from annotation.services.accounts.raters import access_grant, rater_profile
 from annotation.services.reports.kinds.human_proxy import KIND as HUMAN_PROXY
-from annotation.services.reports.store import report_store
+from annotation.services.reports.create import report_job_start, report_save
 from annotation.services.jobs import task_names
 
 MAX_HELD_PER_STUDY = 2  # the task on screen and the next one, preloaded
@@ -361,8 +361,8 @@ def _submit_locked(rater, client_id: str, token: str, order: list, seconds: floa
 def ranking_report_start(*, study: RankingStudy, created_by) -> Job:
     if not RankingTask.objects.filter(study=study, completed_at__isnull=False).exists():
         raise ProxyError("no task of this study has all its orderings yet")
-    job = job_create(kind="ranking_study_report", params={"study_id": study.pk}, created_by=created_by)
-    return job_enqueue(job=job, task=task_names.RANKING_STUDY_REPORT)
+    return report_job_start(kind=HUMAN_PROXY.name, job_kind="ranking_study_report", params={"study_id": study.pk},
+                            task=task_names.RANKING_STUDY_REPORT, created_by=created_by)
 
 
 def _proxy_entry(tasks: list[ranking_study.RankingTask]) -> dict:
@@ -385,7 +385,7 @@ def ranking_report_create(*, study: RankingStudy, created_by=None, job: Job | No
     Kendall's W (mean over tasks) and Krippendorff's alpha (ordinal) of the orderings."""
     per_proxy = {proxy: _proxy_entry(ranking_rated_tasks(study=study, proxy=proxy)) for proxy in study.proxies}
     tasks = RankingTask.objects.filter(study=study)
-    return report_store(
+    return report_save(
         kind=HUMAN_PROXY.name, dataset_id=study.dataset_id, job=job, created_by=created_by,
         title=f"Human-to-proxy agreement: {study.name}",
         params={"study_id": study.pk, "study": study.name, "proxies": study.proxies, "n_clips": study.n_clips,

@@ -13,8 +13,10 @@ from rest_framework.views import APIView
 
 from annotation.models import Artefact, Dataset, RankingStudy, Run
 from annotation.selectors.ranking import proxy_matrix_list
-from annotation.services.proxy_matrices import (EMPTY_QUERY_RULES, GAINS, MATRIX_PROXIES, ProxyError,
-                                                proxy_analysis_start, proxy_matrices_start, proxy_ndcg_start)
+from annotation.services.proxy_matrices import (EMPTY_QUERY_RULES, GAINS, MATRIX_PROXIES, MAX_RANDOM_DRAWS,
+                                                RANDOM_DRAWS_DEFAULT, RANDOM_SEED_DEFAULT, ProxyError,
+                                                proxy_analysis_start, proxy_matrices_start, proxy_ndcg_start,
+                                                proxy_random_baseline_table)
 from api.downloads import stored_file_download
 from api.permissions import IsAdmin, IsAdminOrResearcherReadOnly
 from api.views.jobs import JobOutputSerializer, job_accepted_response
@@ -88,7 +90,10 @@ class ProxyMatrixDownloadApi(APIView):
 class RunProxyNdcgApi(APIView):
     """Admin: graded nDCG of a run with a stored proxy matrix as relevance (a job producing a
     Report(kind="proxy_ndcg")). `gain`: linear = S (the reference code's), exponential = 2^S - 1;
-    `empty`: skip (default) leaves queries with no S > 0 out of the means, zero scores them 0."""
+    `empty`: skip (default) leaves queries with no S > 0 out of the means, zero scores them 0.
+    `random_baseline`: the answer also carries the matrix's random-ranking nDCG (`draws` seeded
+    random rankings: mean, std, min, max and the exact expectation, as `proxy_ndcg --random-baseline`
+    prints them), computed at once with the same gain and empty rule."""
 
     permission_classes = [IsAdmin]
 
@@ -96,6 +101,12 @@ class RunProxyNdcgApi(APIView):
         matrix = serializers.IntegerField(help_text="Id of a proxy matrix artefact of the run's dataset.")
         gain = serializers.ChoiceField(choices=GAINS, default="linear")
         empty = serializers.ChoiceField(choices=EMPTY_QUERY_RULES, default="skip")
+        random_baseline = serializers.BooleanField(default=False,
+                                                   help_text="Add the matrix's random-ranking nDCG to the answer.")
+        draws = serializers.IntegerField(min_value=1, max_value=MAX_RANDOM_DRAWS, default=RANDOM_DRAWS_DEFAULT,
+                                         help_text="With random_baseline: random rankings drawn.")
+        seed = serializers.IntegerField(min_value=0, default=RANDOM_SEED_DEFAULT,
+                                        help_text="With random_baseline: seed of numpy.random.default_rng.")
 
     @extend_schema(request=InputSerializer, responses={202: JobOutputSerializer})
     def post(self, request, run_id: int):
@@ -107,10 +118,16 @@ class RunProxyNdcgApi(APIView):
         if artefact is None:
             raise ValidationError({"matrix": [f"no proxy matrix {v['matrix']} for the run's dataset"]})
         try:
+            baseline = proxy_random_baseline_table(
+                dataset=run.dataset, artefacts=[artefact], draws=v["draws"], seed=v["seed"], gain=v["gain"],
+                empty=v["empty"]) if v["random_baseline"] else None
             job = proxy_ndcg_start(run=run, artefact=artefact, gain=v["gain"], empty=v["empty"], created_by=request.user)
         except ProxyError as exc:
             raise ValidationError({"detail": str(exc)}) from exc
-        return job_accepted_response(job, True)
+        response = job_accepted_response(job, True)
+        if baseline is not None:
+            response.data["random_baseline"] = baseline
+        return response
 
 
 class DatasetProxyAnalysisApi(APIView):

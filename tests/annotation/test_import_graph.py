@@ -118,17 +118,9 @@ def test_the_graph_reads_relative_and_function_level_imports():
     assert "annotation.services.judgment_sets.scoring" in graph["annotation.services.judging.simulation"]
 
 
-#: The one circle left, by name, so that no other can join it unseen: queue/leases.py imports the
-#: crowd quota inside lease_next, and the quota gives leases back with the queue's lease_release.
-#: Breaking it moves lease_release (with _end_lease and the pair flags) out of queue/leases.py,
-#: which is being rewritten on another branch today; remove this entry with that move.
-LEFT_FOR_THE_QUEUE_CHANGE = [["annotation.services.accounts.raters", "annotation.services.crowd.arrivals",
-                              "annotation.services.crowd.quota", "annotation.services.queue.leases"]]
-
-
 def test_no_import_circles_among_annotation_modules():
     cycles = _cycles(_graph())
-    assert cycles == LEFT_FOR_THE_QUEUE_CHANGE, "import circles (module-level and function-level imports):\n" + (
+    assert cycles == [], "import circles (module-level and function-level imports):\n" + (
         "\n".join(" <-> ".join(cycle) for cycle in cycles))
 
 

@@ -67,6 +67,28 @@ def test_ndcg_of_a_run(as_role, run_jobs, tiny):  # noqa: F811
                       format="json").status_code == 400
 
 
+def test_ndcg_of_a_run_with_the_random_baseline(as_role, run_jobs, tiny):  # noqa: F811
+    from annotation.services.proxy_matrices import proxy_random_baseline_table
+
+    (matrix,) = proxy_matrices_compute(dataset=tiny, proxies=["bow"])
+    run = make_run(tiny, TINY_RUN)
+    admin = as_role("admin")
+    body = {"matrix": matrix.pk, "random_baseline": True, "draws": 4, "seed": 3}
+    with run_jobs():
+        resp = admin.post(f"/api/v1/runs/{run.pk}/proxy-ndcg/", body, format="json")
+    finished(resp)
+    baseline = resp.json()["random_baseline"]
+    # The CLI's table through the same service: seeded, so the same draws give the same numbers.
+    assert baseline == proxy_random_baseline_table(dataset=tiny, artefacts=[matrix], draws=4, seed=3)
+    (row,) = baseline["proxies"]
+    assert row["matrix"] == matrix.pk and row["min"] <= row["mean"] <= row["max"]
+    assert baseline["conventions"]["draws"] == 4 and baseline["conventions"]["seed"] == 3
+    with run_jobs():
+        plain = admin.post(f"/api/v1/runs/{run.pk}/proxy-ndcg/", {"matrix": matrix.pk}, format="json")
+    assert "random_baseline" not in plain.json()
+    assert admin.post(f"/api/v1/runs/{run.pk}/proxy-ndcg/", {**body, "draws": 0}, format="json").status_code == 400
+
+
 def test_proxy_analysis(as_role, run_jobs, tiny):  # noqa: F811
     (modern,) = proxy_matrices_compute(dataset=tiny, proxies=["bow"], mode="modern")
     (paper,) = proxy_matrices_compute(dataset=tiny, proxies=["bow"], mode="paper")

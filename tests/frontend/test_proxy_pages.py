@@ -43,6 +43,20 @@ def test_overview_lists_matrices_studies_and_reports(client, pages):
         assert f"/proxies/reports/{pages[key].pk}/" in html
 
 
+def test_overview_random_baseline(client, pages, tiny):  # noqa: F811
+    from annotation.services.proxy_matrices import proxy_random_baseline_table
+
+    admin = signed_in(client, "admin")
+    assert f'id="baseline-{tiny.pk}"' in admin.get("/proxies/").content.decode()
+    html = admin.get(f"/proxies/?baseline={tiny.pk}&draws=3&seed=1&gain=linear&empty=zero").content.decode()
+    (row,) = proxy_random_baseline_table(dataset=tiny, draws=3, seed=1, empty="zero")["proxies"]
+    assert f'<td data-col="mean">{100 * row["mean"]:.2f}%</td>' in html
+    for bad, message in (("draws=0", "draws must be between 1 and 1000"), ("seed=x", "must be whole numbers"),
+                         ("gain=cubic", "gain must be one of linear, exponential")):
+        html = admin.get(f"/proxies/?baseline={tiny.pk}&{bad}").content.decode()
+        assert message in html and f'id="baseline-table-{tiny.pk}"' not in html
+
+
 def test_report_tables(client, pages):
     admin = signed_in(client, "admin")
     human = admin.get(f"/proxies/reports/{pages['human'].pk}/").content.decode()

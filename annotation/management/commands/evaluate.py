@@ -1,3 +1,5 @@
+from __future__ import annotations
+
 from pathlib import Path
 
 from django.core.management.base import CommandError
@@ -6,11 +8,9 @@ from annotation.analysis.grades import AGGREGATES
 from annotation.analysis.repeats import REPEAT_RULES
 from annotation.formats.errors import ImportRejected
 from annotation.formats.text_lines import file_checksum
-from annotation.models import Run
 from annotation.services.evaluation import (CONVENTIONS, JUDGMENT_FORMATS, RUN_READERS, WRITERS, EvaluationError,
                                             evaluate)
 
-from ._judgment_sets import stored_judgment_set
 from ._offline import OfflineCommand
 from ._progress import rejected_to_command_error
 
@@ -62,8 +62,18 @@ class Command(OfflineCommand):
                             help="rater_labels: the raters' values of a pair become one grade by their mean (default, "
                                  "TVR-Ranking's rule), median or majority, rounded half up to a whole grade.")
 
+    def files_only(self, options) -> bool:
+        return bool(options["judgments"]) and not any(
+            options[k] for k in ("dataset", "judgment_set", "stored_runs", "store", "with_originals"))
+
     def handle(self, *args, **opts):
-        judgment_set = stored_judgment_set(opts)
+        judgment_set = None
+        if not self.files_only(opts):
+            # Imported here: a file-only evaluation runs before django.setup() (see
+            # _offline.run_without_setup), when no model can be imported yet.
+            from ._judgment_sets import stored_judgment_set
+
+            judgment_set = stored_judgment_set(opts)
         if judgment_set is None:
             for flag in ("stored_runs", "with_originals", "store"):
                 if opts[flag]:
@@ -107,7 +117,9 @@ class Command(OfflineCommand):
         result.write(opts["output"], self.stdout)
 
     @staticmethod
-    def _stored_runs(judgment_set, names: list[str]) -> list[Run]:
+    def _stored_runs(judgment_set, names: list[str]) -> list:
+        from annotation.models import Run  # see handle: not imported before django.setup()
+
         runs = []
         for name in names:
             run = Run.objects.filter(dataset_id=judgment_set.dataset_id, name=name).first()

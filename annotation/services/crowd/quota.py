@@ -1,26 +1,17 @@
-"""A crowd worker's quota: how much they have done, when they are done, and the queue's gate.
-
-Quota pairs count every pair the worker judged outside training (gold included: the worker
-cannot tell gold from pool pairs, so neither may the count). The queue hands a worker a new pair
-only while judged + held < quota, so the worker can never be given more than the quota; a second
-check after the claim (a worker asking twice at once) gives back a pair that overran it.
-Minutes count from the end of the guidelines; once they are up no new pair is handed out.
-"""
+"""A crowd worker's quota: how much they have done and when they are done. The rule the queue
+gates on (what counts, when the quota is used) is in gate.py, which both read."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import timedelta
 
 from django.db import transaction
-from django.db.models import Q
 from django.utils import timezone
 
-from annotation.models import CrowdStudy, CrowdWorker, Label, Lease, PooledPair
+from annotation.models import CrowdStudy, CrowdWorker, Lease
 from annotation.services.crowd.arrivals import worker_release_held, worker_training_state
-from annotation.services.queue.leases import lease_release
+from annotation.services.crowd.gate import judged_and_held, minutes_up, pairs_met
 
-QUOTA_REACHED = "quota_reached"
-NOT_STARTED = "study_not_started"
 
 
 @dataclass(frozen=True)
@@ -35,61 +26,14 @@ class WorkerProgress:
     done: bool
 
 
-def _judged_and_held(worker: CrowdWorker) -> tuple[int, int]:
-    pool_id, rater_id = worker.study.pool_id, worker.user_id
-    not_training = ~Q(pair__role=PooledPair.Role.TRAINING)
-    judged = Label.objects.filter(not_training, rater_id=rater_id, pair__pool_id=pool_id).count()
-    held = Lease.objects.filter(not_training, rater_id=rater_id, pair__pool_id=pool_id, state=Lease.State.ACTIVE).count()
-    return judged, held
-
-
-def _minutes_up(worker: CrowdWorker, now) -> bool:
-    minutes = worker.study.quota_minutes
-    return bool(minutes and worker.work_started_at and now >= worker.work_started_at + timedelta(minutes=minutes))
-
-
-def _pairs_met(study: CrowdStudy, used: int) -> bool:
-    return study.quota_pairs is not None and used >= study.quota_pairs
-
-
-def crowd_worker_in_pool(*, pool_id: int, rater) -> CrowdWorker | None:
-    """The rater's crowd identity in the pool's study; None for every other rater."""
-    return CrowdWorker.objects.select_related("study", "user").filter(user_id=rater.pk, study__pool_id=pool_id).first()
-
-
-def crowd_quota_refusal(*, worker: CrowdWorker, now=None) -> str | None:
-    """For the queue, before it hands out new work: why the crowd worker gets no new pair (their
-    quota is used, by pairs judged and held or by time; they are done; or they have not gone
-    through consent and guidelines), or None."""
-    if worker.stage == CrowdWorker.Stage.DONE:
-        return QUOTA_REACHED
-    if worker.stage != CrowdWorker.Stage.WORK:
-        return NOT_STARTED
-    now = now or timezone.now()
-    if _minutes_up(worker, now):
-        return QUOTA_REACHED
-    return QUOTA_REACHED if _pairs_met(worker.study, sum(_judged_and_held(worker))) else None
-
-
-def crowd_quota_overrun(*, worker: CrowdWorker, lease: Lease, now=None) -> bool:
-    """For the queue, after it has leased a pair: True (and the pair given back) when this lease
-    takes the crowd worker past their quota, which only concurrent asks of one worker can do."""
-    if lease.pair.role == PooledPair.Role.TRAINING or worker.study.quota_pairs is None:
-        return False
-    if sum(_judged_and_held(worker)) <= worker.study.quota_pairs:
-        return False
-    lease_release(token=lease.token, rater=worker.user, now=now)
-    return True
-
-
 def worker_progress(*, worker: CrowdWorker, now=None) -> WorkerProgress:
     """Where the worker is; a worker whose quota is met is marked done here (their held pairs,
     if any, go back), so the page that asks is the one that sends them to the completion."""
     now = now or timezone.now()
     study = worker.study
-    judged, held = _judged_and_held(worker)
+    judged, held = judged_and_held(worker)
     done = worker.stage == CrowdWorker.Stage.DONE
-    if not done and worker.stage == CrowdWorker.Stage.WORK and (_pairs_met(study, judged) or _minutes_up(worker, now)):
+    if not done and worker.stage == CrowdWorker.Stage.WORK and (pairs_met(study, judged) or minutes_up(worker, now)):
         worker = worker_complete(worker=worker, now=now)
         done, held = True, 0
     seconds_left = None

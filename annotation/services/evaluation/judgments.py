@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from annotation.formats.errors import IssueCollector
-from annotation.formats.qrels import read_qrels
-from annotation.formats.sample_eval_qrels import StratumRow, load_sample_eval_qrels, stratum_table
+from annotation.formats.qrels import qrels_dict, read_qrels
+from annotation.formats.sample_eval_qrels import (StratumRow, load_sample_eval_qrels, sample_eval_qrels_dict,
+                                                  stratum_table)
 from annotation.formats.text_lines import LineSource
 
 
@@ -45,6 +46,9 @@ class Judgments:
 
 
 def read_trec_qrels(path: Path, *, originals: Path | None = None) -> Judgments:
+    fast = qrels_dict(path)
+    if fast is not None:
+        return Judgments("qrels", path.name, fast, originals=read_originals(originals))
     issues = IssueCollector(path.name)
     source = LineSource(path, issues)
     qrels: dict[str, dict[str, int]] = {}
@@ -85,9 +89,11 @@ def read_originals(path: Path | None) -> dict[str, set[str]] | None:
 
 
 def read_sample_eval(path: Path) -> Judgments:
-    issues = IssueCollector(path.name)
-    qrels = load_sample_eval_qrels(LineSource(path, issues), issues)
-    issues.raise_if_any()
+    qrels = sample_eval_qrels_dict(path)
+    if qrels is None:
+        issues = IssueCollector(path.name)
+        qrels = load_sample_eval_qrels(LineSource(path, issues), issues)
+        issues.raise_if_any()
     return Judgments("sample_eval", path.name, qrels, tuple(stratum_table(qrels)))
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from annotation.analysis.sample_eval import trec_order
 from annotation.formats.errors import IssueCollector
-from annotation.formats.runs import read_trec
+from annotation.formats.runs import read_trec, trec_scores
 from annotation.formats.text_lines import LineSource
 
 
@@ -33,6 +33,11 @@ class ScoredRun:
 def read_trec_run(path: Path) -> ScoredRun:
     """Reads a TREC run file; raises ImportRejected naming file, line and field of every problem."""
     path = Path(path)
+    fast = trec_scores(path)
+    if fast is not None:
+        tag, scores = fast
+        return ScoredRun(path.name, tag, {q: trec_order(list(docs), list(docs.values())) for q, docs in scores.items()},
+                         scores)
     issues = IssueCollector(path.name)
     source = LineSource(path, issues)
     scores: dict[str, dict[str, float]] = {}

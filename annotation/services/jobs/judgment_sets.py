@@ -18,6 +18,10 @@ from annotation.services.jobs.lifecycle import job_create
 from annotation.services.judgment_sets.agreement import LEVELS, AgreementOptionsError
 from annotation.services.judgment_sets.imports import REPEAT_RULES
 from annotation.services.machine_judges import judgment_set_machine_judge
+from annotation.services.reports.create import report_job_start
+from annotation.services.reports.kinds.evaluation import KIND as EVALUATION
+from annotation.services.reports.kinds.judgment_set_agreement import KIND as JUDGMENT_SET_AGREEMENT
+from annotation.services.reports.kinds.machine_judge import KIND as MACHINE_JUDGE
 from annotation.services.reports.kinds.machine_judge import machine_judge_set_params_clean
 
 
@@ -34,10 +38,9 @@ def evaluation_start(*, judgment_set: JudgmentSet, run_ids: list[int], conventio
         raise EvaluationError("only ranked clip runs stored one prediction a row can be scored here")
     if conventions and conventions not in CONVENTIONS:
         raise EvaluationError(f"unknown conventions '{conventions}' (choose from {', '.join(CONVENTIONS)})")
-    job = job_create(kind="evaluate", params={"judgment_set_id": judgment_set.pk, "run_ids": list(run_ids),
-                                              "conventions": conventions, "measures": measures},
-                     created_by=created_by)
-    return job_enqueue(job=job, task=task_names.EVALUATE_JUDGMENT_SET)
+    return report_job_start(kind=EVALUATION.name, job_kind="evaluate", params={
+        "judgment_set_id": judgment_set.pk, "run_ids": list(run_ids), "conventions": conventions, "measures": measures},
+        task=task_names.EVALUATE_JUDGMENT_SET, created_by=created_by)
 
 
 @transaction.atomic
@@ -50,10 +53,9 @@ def judgment_set_agreement_start(*, judgment_set: JudgmentSet, level: str, binar
         raise AgreementOptionsError(f"level must be one of {', '.join(LEVELS)}")
     if repeats and repeats not in REPEAT_RULES:
         raise AgreementOptionsError(f"repeats must be one of {', '.join(REPEAT_RULES)}")
-    job = job_create(kind="judgment_set_agreement", params={"judgment_set_id": judgment_set.pk, "level": level,
-                                                            "binarize_at": binarize_at, "repeats": repeats},
-                     created_by=created_by)
-    return job_enqueue(job=job, task=task_names.JUDGMENT_SET_AGREEMENT)
+    return report_job_start(kind=JUDGMENT_SET_AGREEMENT.name, job_kind="judgment_set_agreement", params={
+        "judgment_set_id": judgment_set.pk, "level": level, "binarize_at": binarize_at, "repeats": repeats},
+        task=task_names.JUDGMENT_SET_AGREEMENT, created_by=created_by)
 
 
 @transaction.atomic
@@ -71,7 +73,6 @@ def machine_judge_set_report_start(*, judgment_set: JudgmentSet, judge_id: int |
     """Raises MachineJudgeError (no such judge on the set) or ReportError (a bad parameter)."""
     judge = judgment_set_machine_judge(judgment_set=judgment_set, judge_id=judge_id)
     clean = machine_judge_set_params_clean(judge=judge, params=params)
-    job = job_create(kind="report_machine_judge", params={"judgment_set_id": judgment_set.pk, "judge_id": judge.pk,
-                                                          "kind": "machine_judge", "params": clean},
-                     created_by=created_by)
-    return job_enqueue(job=job, task=task_names.MACHINE_JUDGE_SET_REPORT)
+    return report_job_start(kind=MACHINE_JUDGE.name, job_kind="report_machine_judge", params={
+        "judgment_set_id": judgment_set.pk, "judge_id": judge.pk, "kind": MACHINE_JUDGE.name, "params": clean},
+        task=task_names.MACHINE_JUDGE_SET_REPORT, created_by=created_by)

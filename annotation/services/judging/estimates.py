@@ -16,8 +16,8 @@ from dataclasses import asdict
 
 from annotation.models import Pool, PooledPair
 from annotation.selectors.reports import pool_pairs, pool_runs
-from annotation.services.judging.simulation import (dataset_external_ids, original_positives, refuse_moment_pool,
-                                                    runs_rankings)
+from annotation.services.judging.inputs import (dataset_external_ids, original_positives, refuse_moment_pool,
+                                                runs_rankings)
 
 MEASURES = ("C@1", "C@5", "C@10", "AP", "nDCG@10")
 

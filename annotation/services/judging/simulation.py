@@ -34,15 +34,15 @@ import numpy as np
 from django.db import transaction
 from django.db.models import Count
 
-from annotation.models import Artefact, Caption, Clip, Job, Pool, PooledPair, Report, Run
+from annotation.models import Artefact, Job, Pool, PooledPair, Report, Run
 from annotation.provenance import report_versions
 from annotation.models.reports import JudgmentSet
-from annotation.selectors.reports import dataset_captions, pool_pairs, pool_runs, run_rankings
+from annotation.selectors.reports import pool_pairs, pool_runs
 from annotation.services.jobs import task_names
-from annotation.services.jobs.dispatch import job_enqueue
-from annotation.services.jobs.lifecycle import job_create
+from annotation.services.judging.inputs import (SimulationError, dataset_external_ids, original_positives,
+                                                refuse_moment_pool, runs_rankings)
 from annotation.services.reports.kinds.judging_simulation import KIND as JUDGING_SIMULATION
-from annotation.services.reports.store import report_store
+from annotation.services.reports.create import report_job_start, report_save
 from annotation.services.storage import stored_file_delete, stored_file_open, stored_file_write
 from annotation.services.storage.job_files import job_output_relative
 
@@ -63,10 +63,6 @@ MAX_REPLAYS = 10_000
 MAX_DEPTH = 1000
 
 
-class SimulationError(ValueError):
-    """A simulation that cannot be run as asked; the message says why."""
-
-
 @dataclass
 class JudgingInputs:
     """The contract's plain inputs, and where they came from."""
@@ -85,35 +81,6 @@ class JudgingInputs:
 
 def _pooled_pairs(rankings: dict[str, dict[str, list[str]]]) -> set[tuple[str, str]]:
     return {(query, item) for lists in rankings.values() for query, items in lists.items() for item in items}
-
-
-def dataset_external_ids(dataset_id: int) -> tuple[dict[int, str], dict[int, str]]:
-    """Caption and clip ids -> their benchmark ids: the keys of every input, so CSV rows and error
-    messages name pairs as the dataset does."""
-    return (dict(Caption.objects.filter(dataset_id=dataset_id).values_list("pk", "external_id")),
-            dict(Clip.objects.filter(dataset_id=dataset_id).values_list("pk", "external_id")))
-
-
-def original_positives(*, dataset_id: int, queries: set[str], captions: dict[int, str],
-               clips: dict[int, str]) -> dict[str, set[str]]:
-    ids, _, originals = dataset_captions(dataset_id=dataset_id)
-    out: dict[str, set[str]] = {}
-    for caption, clip in zip(ids.tolist(), originals.tolist()):
-        if clip >= 0 and captions[caption] in queries:
-            out[captions[caption]] = {clips[clip]}
-    return out
-
-
-def runs_rankings(runs: Sequence[Run], depth: int, captions: dict[int, str],
-              clips: dict[int, str]) -> dict[str, dict[str, list[str]]]:
-    return {run.name: {captions[q]: [clips[c] for c in ranked] for q, ranked in run_rankings(run=run, depth=depth).items()}
-            for run in runs}
-
-
-def refuse_moment_pool(pool: Pool) -> None:
-    if PooledPair.objects.filter(pool=pool, start__isnull=False).exists():
-        raise SimulationError(f"pool '{pool.name}' judges moments (spans of clips): judging strategies replay "
-                              f"caption-clip pools")
 
 
 def refuse_unfinished_pool(pool: Pool) -> None:
@@ -424,7 +391,7 @@ def judging_simulation_store(*, dataset_id: int, pool: Pool | None, inputs: Judg
     written: list[str] = []
     try:
         with transaction.atomic():
-            report = report_store(
+            report = report_save(
                 kind=JUDGING_SIMULATION.name, dataset_id=dataset_id, pool=pool, job=job, created_by=created_by,
                 title=f"{JUDGING_SIMULATION.title}: {what}", params=params | {"source": inputs.source},
                 versions=analysis_versions(),
@@ -491,5 +458,5 @@ def judging_simulation_start(*, pool: Pool | None = None, judgment_set: Judgment
         job_params = {"judgment_set_id": judgment_set.pk, "run_ids": list(run_ids), "depth": depth,
                       "with_originals": with_originals, "params": clean}
     with transaction.atomic():
-        job = job_create(kind="judging_simulation", params=job_params, created_by=created_by)
-        return job_enqueue(job=job, task=task_names.JUDGING_SIMULATION)
+        return report_job_start(kind=JUDGING_SIMULATION.name, job_kind="judging_simulation", params=job_params,
+                                task=task_names.JUDGING_SIMULATION, created_by=created_by)

@@ -27,7 +27,7 @@ from annotation.services.evaluation import Evaluation, EvaluationError, evaluate
 from annotation.services.evaluation.writers import as_json
 from annotation.services.reports.kinds.evaluation import KIND as EVALUATION
 from annotation.services.reports.kinds.judgment_set_agreement import KIND as JUDGMENT_SET_AGREEMENT
-from annotation.services.reports.store import report_store
+from annotation.services.reports.create import report_save
 
 from .agreement import AgreementOptionsError, agreement_file_compute
 from .storage import judgment_file_path
@@ -151,9 +151,9 @@ def evaluation_report_store(*, evaluation: Evaluation, judgment_set: JudgmentSet
               "runs": [json_ready(as_json(scores, evaluation.judgments, evaluation.conventions))
                        for scores in evaluation.runs]}
     with transaction.atomic():
-        return report_store(kind=EVALUATION.name, dataset_id=judgment_set.dataset_id, job=job,
-                            title=f"Evaluation against {judgment_set.name}", params=params, result=result,
-                            created_by=created_by)
+        return report_save(kind=EVALUATION.name, dataset_id=judgment_set.dataset_id, job=job,
+                           title=f"Evaluation against {judgment_set.name}", params=params, result=result,
+                           created_by=created_by)
 
 
 def judgment_set_agreement(*, judgment_set: JudgmentSet, level: str = "nominal", binarize_at: float | None = None,
@@ -173,6 +173,6 @@ def judgment_set_agreement(*, judgment_set: JudgmentSet, level: str = "nominal",
 def agreement_report_store(*, result: dict, judgment_set: JudgmentSet, params: dict, created_by=None,
                            job=None) -> Report:
     """Report(kind="judgment_set_agreement") with the agreement result and its parameters."""
-    return report_store(kind=JUDGMENT_SET_AGREEMENT.name, dataset_id=judgment_set.dataset_id, job=job,
-                        title=f"Agreement of {judgment_set.name}", params={"judgment_set_id": judgment_set.pk, **params},
-                        versions=result.get("versions"), result=result, created_by=created_by)
+    return report_save(kind=JUDGMENT_SET_AGREEMENT.name, dataset_id=judgment_set.dataset_id, job=job,
+                       title=f"Agreement of {judgment_set.name}", params={"judgment_set_id": judgment_set.pk, **params},
+                       versions=result.get("versions"), result=result, created_by=created_by)

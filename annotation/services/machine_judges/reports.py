@@ -8,9 +8,8 @@ from django.db import transaction
 
 from annotation.models import MachineJudge, Report
 from annotation.services.machine_judges import machine_judge_result
-from annotation.services.reports.create import report_create
+from annotation.services.reports.create import report_create, report_save
 from annotation.services.reports.kinds.machine_judge import KIND, machine_judge_set_params_clean
-from annotation.services.reports.store import report_store
 
 
 def machine_judge_report_create(*, judge: MachineJudge, params: dict | None = None, created_by=None, job=None,
@@ -23,7 +22,7 @@ def machine_judge_report_create(*, judge: MachineJudge, params: dict | None = No
     result = machine_judge_result(judge=judge, depth=clean["depth"], n_boot=clean["n_boot"], seed=clean["seed"],
                                   confidence=clean["confidence"])
     with transaction.atomic():
-        return report_store(kind=KIND.name, dataset_id=judge.dataset_id,
-                            title=f"{KIND.title}: {judge.name} on {judge.judgment_set.name}",
-                            params=clean | {"judgment_set_id": judge.judgment_set_id}, result=result, job=job,
-                            created_by=created_by)
+        return report_save(kind=KIND.name, dataset_id=judge.dataset_id,
+                           title=f"{KIND.title}: {judge.name} on {judge.judgment_set.name}",
+                           params=clean | {"judgment_set_id": judge.judgment_set_id}, result=result, job=job,
+                           created_by=created_by)

@@ -30,6 +30,7 @@ from django.utils import timezone
 
 from annotation.models import (Caption, Clip, CrowdStudy, CrowdWorker, Label, Lease, Pool, PooledPair, PoolMembership,
                                RaterProfile)
+from annotation.services.crowd import gate as crowd_gate
 
 MAX_HELD_PER_POOL = 2  # per device: the pair on screen and the next one, preloaded
 MAX_DEVICES = 3  # a rater's devices holding pairs at once in a pool (more get holding_max)
@@ -183,11 +184,9 @@ def lease_next(*, pool: Pool | int, rater, device: str = "", exclude_leases=(), 
             return Assignment(Lease.objects.select_related("pair__caption", "pair__clip").get(pk=pool.resume_lease_id))
     if pool.held_here >= MAX_HELD_PER_POOL or pool.held_total >= MAX_HELD_PER_POOL * MAX_DEVICES:
         return Assignment(None, "holding_max")
-    from annotation.services.crowd import quota as crowd_quota  # it imports this module
-
     # A crowd worker (None for everyone else) gets new work only within their study's quota.
-    crowd_worker = crowd_quota.crowd_worker_in_pool(pool_id=pool.pk, rater=rater) if pool.is_crowd_worker else None
-    if crowd_worker and (refusal := crowd_quota.crowd_quota_refusal(worker=crowd_worker, now=now)):
+    crowd_worker = crowd_gate.crowd_worker_in_pool(pool_id=pool.pk, rater=rater) if pool.is_crowd_worker else None
+    if crowd_worker and (refusal := crowd_gate.crowd_quota_refusal(worker=crowd_worker, now=now)):
         return Assignment(None, refusal)
 
     if pool.member_training != PoolMembership.Training.PASSED and pool.has_training:
@@ -204,16 +203,17 @@ def lease_next(*, pool: Pool | int, rater, device: str = "", exclude_leases=(), 
     if pool.gold_rate > 0 and rng.random() < pool.gold_rate:
         lease = _claim_gold_pair(pool, rater, device, now)
         if lease:
-            return _unless_crowd_overrun(crowd_worker, lease, now, crowd_quota)
+            return _unless_crowd_overrun(crowd_worker, lease, now)
     lease = _claim_pool_pair(pool, rater, device, now) or _claim_given_back(pool, rater, device, now)
     if lease:
-        return _unless_crowd_overrun(crowd_worker, lease, now, crowd_quota)
+        return _unless_crowd_overrun(crowd_worker, lease, now)
     return Assignment(None, "no_work_left")
 
 
-def _unless_crowd_overrun(crowd_worker, lease: Lease, now, crowd_quota) -> Assignment:
-    if crowd_worker and crowd_quota.crowd_quota_overrun(worker=crowd_worker, lease=lease, now=now):
-        return Assignment(None, crowd_quota.QUOTA_REACHED)
+def _unless_crowd_overrun(crowd_worker, lease: Lease, now) -> Assignment:
+    if crowd_worker and crowd_gate.crowd_quota_overrun(worker=crowd_worker, lease=lease):
+        lease_release(token=lease.token, rater=crowd_worker.user, now=now)
+        return Assignment(None, crowd_gate.QUOTA_REACHED)
     return Assignment(lease)
 
 
