@@ -150,6 +150,9 @@ def test_lambda_zero_is_the_human_only_estimator():
     for e in ppi.runs:
         assert e.estimate == pytest.approx(human[(e.run, e.measure)].estimate, abs=1e-12)
         assert e.se == pytest.approx(human[(e.run, e.measure)].se, abs=1e-12)
+        if e.measure.startswith("C@"):   # the same interval too (normal hull Fay-Feuer)
+            assert (e.ci_low, e.ci_high) == pytest.approx((human[(e.run, e.measure)].ci_low,
+                                                           human[(e.run, e.measure)].ci_high), abs=1e-12)
 
 
 def test_hand_worked_example():
@@ -165,8 +168,10 @@ def test_hand_worked_example():
     assert c1.estimate == pytest.approx(1.6, abs=1e-12) and c1.se == pytest.approx(np.sqrt(0.72), abs=1e-12)
     assert c2.estimate == pytest.approx(1.54, abs=1e-12) and c2.se == pytest.approx(np.sqrt(0.5832), abs=1e-12)
     assert c1.human_estimate == pytest.approx(2.0, abs=1e-12)   # 1/pi
-    # one query: df = 1, t_{0.975}(1) = 12.706
-    assert c1.ci_high - c1.estimate == pytest.approx(12.7062047 * np.sqrt(0.72), rel=1e-6)
+    # C@K interval: hull of the normal one (1.6 +- 1.96 sqrt(0.72) = [-0.063, 3.263]) and the
+    # Fay-Feuer one on the unsettled query (upper bound capped at 1 query): the normal one here
+    assert (c1.ci_low, c1.ci_high) == pytest.approx((1.6 - 1.959964 * np.sqrt(0.72), 1.6 + 1.959964 * np.sqrt(0.72)),
+                                                    rel=1e-6)
 
 
 def test_tuning_never_widens_and_picks_the_machine_when_it_is_good():
