@@ -3,8 +3,10 @@ verdicts into PPI++ estimates next to the human-only ones (issue 25)."""
 from __future__ import annotations
 
 import math
+from io import StringIO
 
 import pytest
+from django.core.management import call_command
 
 from annotation.models import Caption, Clip, MachineJudge, MachineJudgment, PooledPair, Report
 from annotation.services.reports.create import ReportError, report_create
@@ -78,3 +80,13 @@ def test_a_score_that_is_not_a_probability_and_a_missing_judge_are_refused():
     with pytest.raises(ReportError, match=r"score 3\.0 of \(q1, a\) \(line 3\) is not a probability"):
         report_create(pool=pool, kind="ppi_estimates")
     assert not Report.objects.filter(pool=pool).exists()
+
+
+def test_the_report_command_prints_the_estimates_table_as_csv():
+    _, pool, _ = tiny_world()
+    _judge(pool)
+    out = StringIO()
+    call_command("report", "--pool", str(pool.pk), "--kind", "ppi_estimates", "--param", "ks=[10]", "--csv", "estimates",
+                 stdout=out)
+    lines = out.getvalue().strip().splitlines()
+    assert lines[0].split(",")[:3] == ["run", "measure", "human_only"] and len(lines) == 1 + 2 * 3
