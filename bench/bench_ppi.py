@@ -8,7 +8,10 @@ pair's share of the runs' common noise (the noise that pushed a non-relevant cli
 top 10, or a relevant one down), ``e ~ N(0, 0.5^2)`` its own; ``b`` is set by bisection so that
 Cohen's kappa of ``f >= 0.5`` against the truth over the pool is 0.4, 0.6 or 0.8. Its errors
 therefore fall on the hard pairs, the ones that fooled the runs (the table prints the error rate
-on the hardest quarter of pairs against the rest), not on independent coin flips.
+on the hardest quarter of each class against the rest), not on independent coin flips. With
+``--calibration binned`` (default) the judge reports calibrated probabilities (the share of
+relevant pairs among the pool's pairs in the same fortieth of its latent score, so the kappa is
+set after calibration); ``raw`` keeps the sigmoid, which is over-confident on the hard negatives.
 
 Designs (expected number of human judgments n = sum of pi over the pool pairs that are not
 original positives, every one a complete Poisson sample):
@@ -20,7 +23,7 @@ original positives, every one a complete Poisson sample):
 - (c) PPI++ with the active design: the rank-1 pairs judged (pi = 1, as (a)'s top stratum), the
   others with pi proportional to the machine's uncertainty sqrt(f (1 - f)) times the pair's
   leverage on the runs' C@10 at the machine's beliefs (:func:`active_weights`), both floored,
-  capped at 1;
+  mixed 80/20 with the uniform design, capped at 1;
 - (d) PPI++ on (a)'s own design and sample: what the machine adds to today's queue.
 
 PPI++ estimates are annotation.analysis.judging.ppi's (the report's), vectorised over queries with
@@ -108,8 +111,11 @@ def kappa(pred: np.ndarray, truth: np.ndarray) -> float:
     return (po - pe) / (1 - pe)
 
 
-def machine_judge(w, target: float, seed: int):
-    """Predictions f (Q, N) whose thresholded kappa over the pool (originals aside) is ``target``."""
+def machine_judge(w, target: float, seed: int, calibration: str = "binned"):
+    """Predictions f (Q, N) whose thresholded kappa over the pool (originals aside) is ``target``.
+    ``calibration``: "raw" f = sigmoid(latent score); "binned" f = the share of relevant pairs among
+    the pool's pairs in the same fortieth of the latent score (a calibrated judge: f is what PPI
+    expects, a probability of relevant; the discrimination, hence kappa, is the latent score's)."""
     rng = np.random.default_rng(seed)
     e = 0.5 * rng.standard_normal(w["y"].shape)
     mask = w["valid"] & ~w["known"]
@@ -117,7 +123,13 @@ def machine_judge(w, target: float, seed: int):
     sign = 2 * w["y"] - 1
 
     def make(b):
-        return 1.0 / (1.0 + np.exp(-(b * sign + w["shared"] + e)))
+        z = b * sign + w["shared"] + e
+        if calibration == "raw":
+            return 1.0 / (1.0 + np.exp(-z))
+        idx = np.digitize(z, np.quantile(z[mask], np.linspace(0, 1, 41)[1:-1]))
+        rate = (np.bincount(idx[mask], weights=w["y"][mask], minlength=40)
+                / np.maximum(np.bincount(idx[mask], minlength=40), 1))
+        return rate[idx]
 
     lo, hi = 0.0, 20.0
     for _ in range(60):
@@ -128,10 +140,14 @@ def machine_judge(w, target: float, seed: int):
             hi = mid
     f = make(hi)
     wrong = (f >= 0.5) != (w["y"] > 0)
-    # hardness: how far the shared noise pushes the pair towards the wrong side
+    # hardness: how far the shared noise pushes the pair towards the wrong side, ranked within its
+    # class (relevant pairs are rare: across classes the quartile would be the negatives')
     hard = -sign * w["shared"]
-    cut = np.quantile(hard[mask], 0.75)
-    return f, kappa(f[mask] >= 0.5, truth), float(wrong[mask & (hard >= cut)].mean()), float(wrong[mask & (hard < cut)].mean())
+    hardest = np.zeros_like(mask)
+    for cls in (0.0, 1.0):
+        in_cls = mask & (w["y"] == cls)
+        hardest |= in_cls & (hard >= np.quantile(hard[in_cls], 0.75))
+    return f, kappa(f[mask] >= 0.5, truth), float(wrong[hardest].mean()), float(wrong[mask & ~hardest].mean())
 
 
 def active_weights(w, f) -> np.ndarray:
@@ -147,7 +163,11 @@ def active_weights(w, f) -> np.ndarray:
         total = np.where(mem, log_miss, 0.0).sum(axis=1, keepdims=True)
         others = np.exp(2.0 * (total - log_miss))
         sens2 += np.where(mem & unsettled[r][:, None], others, 0.0)
-    return (np.sqrt(f * (1.0 - f)) + 0.05) * (np.sqrt(sens2) + 0.05)
+    active = (np.sqrt(f * (1.0 - f)) + 0.05) * (np.sqrt(sens2) + 0.05)
+    # defensive mixture with the uniform design (Zrnic & Candes 2024): no pair's pi falls far below
+    # the rate, so a confident mistake caught at a tiny pi cannot dominate the estimate
+    valid = w["valid"] & ~w["known"]
+    return 0.8 * active / active[valid].mean() + 0.2
 
 
 def rank_one(w) -> np.ndarray:
@@ -311,12 +331,15 @@ def main() -> None:
     ap.add_argument("--kappas", default="0.4,0.6,0.8")
     ap.add_argument("--target", type=float, default=0.02, help="C@10 interval half-width to reach")
     ap.add_argument("--datasets", default="msrvtt,msvd")
+    ap.add_argument("--calibration", default="binned", choices=("binned", "raw"),
+                    help="simulated judges' probabilities: calibrated (binned) or sigmoid of the latent score (raw)")
     args = ap.parse_args()
     qualities = [float(x) for x in args.qualities.split(",")]
     args.out.mkdir(parents=True, exist_ok=True)
     curves = [["dataset", "judge_kappa", "design", "rate", "expected_judgments", "max_run_mean_half_width"]]
     summary = []
-    print(f"target C@10 half-width {args.target * 100:g} points, {args.replays} coverage replays, "
+    print(f"judges' probabilities: {args.calibration}; "
+          f"target C@10 half-width {args.target * 100:g} points, {args.replays} coverage replays, "
           f"{args.width_replays} per sweep rate, seed {args.seed}, runs mu={qualities}")
     for name in args.datasets.split(","):
         t0 = time.perf_counter()
@@ -351,7 +374,8 @@ def main() -> None:
             print(f"       coverage over runs: min {cov_a['human_cover'].min():.3f} "
                   f"(" + ", ".join(f"{c:.3f}" for c in cov_a["human_cover"]) + ")")
         for target_kappa in (float(k) for k in args.kappas.split(",")):
-            f, realised, err_hard, err_easy = machine_judge(w, target_kappa, args.seed + int(100 * target_kappa))
+            f, realised, err_hard, err_easy = machine_judge(w, target_kappa, args.seed + int(100 * target_kappa),
+                                                            args.calibration)
             uniform = lambda rate: np.where(mask, rate, 1.0)  # noqa: E731
             active_w = active_weights(w, f)
             active = lambda rate, a=active_w: stratified(a, mask, top, rate)  # noqa: E731
