@@ -34,7 +34,7 @@ mean 95% half-width is 2 points (``--target``; log-log interpolation), then draw
 samples at that rate for the coverage of every run's interval (full-pool C@10 as the truth) and the
 width ratio of PPI++ to human-only on the same labels.
 
-    .venv/bin/python bench/bench_ppi.py --data /work/shared/datasets [--out DIR] [--replays 200]
+    .venv/bin/python bench/bench_ppi.py [--data DATASETS_DIR] [--out DIR] [--replays 200] [--calibration raw]
 """
 
 from __future__ import annotations
@@ -320,7 +320,9 @@ def check_against_report(w, pi, seed) -> float:
 def main() -> None:
     np.seterr(divide="ignore", invalid="ignore")   # pi = 0 pairs (never drawn) are masked out
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--data", type=Path, default=Path("/work/shared/datasets"))
+    ap.add_argument("--data", type=Path, default=None,
+                    help="folder with msrvtt/msrvtt_1ka_test.csv and msvd/msvd_test.tsv (the full splits); "
+                         "default: the repository's excerpts (bench_judging_simulation's loaders)")
     ap.add_argument("--out", type=Path, default=Path("/tmp/ppi_bench"))
     ap.add_argument("--replays", type=int, default=200, help="samples for coverage at the rate reaching the target")
     ap.add_argument("--width-replays", type=int, default=20, help="samples per rate of the sweep")
