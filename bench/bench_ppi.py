@@ -100,7 +100,7 @@ def world(captions, clips, original, *, qualities, extra_relevant, seed):
     rankings = {run: {captions[qi]: [clips[c] for c in tops[r, qi]] for qi in range(q_n)} for r, run in enumerate(runs)}
     keys = [[(captions[qi], clips[c]) for c in its] + [None] * (n_max - len(its)) for qi, its in enumerate(items)]
     known_rel = {captions[qi]: {original[captions[qi]]} for qi in range(q_n)}
-    return {"y": y, "known": known, "shared": s, "valid": valid, "member": member, "runs": runs,
+    return {"y": y, "known": known, "common_noise": s, "valid": valid, "member": member, "runs": runs,
             "rankings": rankings, "keys": keys, "known_relevant": known_rel, "order": order}
 
 
@@ -123,7 +123,7 @@ def machine_judge(w, target: float, seed: int, calibration: str = "binned"):
     sign = 2 * w["y"] - 1
 
     def make(b):
-        z = b * sign + w["shared"] + e
+        z = b * sign + w["common_noise"] + e
         if calibration == "raw":
             return 1.0 / (1.0 + np.exp(-z))
         idx = np.digitize(z, np.quantile(z[mask], np.linspace(0, 1, 41)[1:-1]))
@@ -142,7 +142,7 @@ def machine_judge(w, target: float, seed: int, calibration: str = "binned"):
     wrong = (f >= 0.5) != (w["y"] > 0)
     # hardness: how far the shared noise pushes the pair towards the wrong side, ranked within its
     # class (relevant pairs are rare: across classes the quartile would be the negatives')
-    hard = -sign * w["shared"]
+    hard = -sign * w["common_noise"]
     hardest = np.zeros_like(mask)
     for cls in (0.0, 1.0):
         in_cls = mask & (w["y"] == cls)
