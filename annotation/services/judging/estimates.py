@@ -28,6 +28,23 @@ def pool_inclusion_probabilities(*, pool: Pool) -> dict[int, float]:
     return dict(rows.order_by().iterator(chunk_size=20_000))
 
 
+def pool_design_labels(*, pool: Pool, pairs, decided, captions, clips, known) -> tuple[dict, dict]:
+    """(judged, inclusion): (caption, clip) external ids -> the resolved label (no majority: not
+    relevant) and the inclusion probability the queue stored, for every decided pair that is not an
+    original positive."""
+    pis = pool_inclusion_probabilities(pool=pool)
+    judged: dict[tuple[str, str], bool] = {}
+    inclusion: dict[tuple[str, str], float] = {}
+    for pair, caption, clip, resolved, is_decided in zip(pairs.id.tolist(), pairs.caption.tolist(), pairs.clip.tolist(),
+                                                         pairs.resolved.tolist(), decided.tolist()):
+        key = (captions[caption], clips[clip])
+        if not is_decided or key[1] in known.get(key[0], ()):
+            continue
+        judged[key] = resolved == 1
+        inclusion[key] = float(pis[pair])
+    return judged, inclusion
+
+
 def judging_estimates_compute(*, pool: Pool, params: dict, progress: Callable | None = None) -> dict:
     """The report's result: per run and measure the estimate with its interval, adjacent pairs of
     the ranking with P(ordered right), judgments needed for the target width, and the counts."""
@@ -43,16 +60,8 @@ def judging_estimates_compute(*, pool: Pool, params: dict, progress: Callable | 
     pooled_queries = {q for lists in rankings.values() for q in lists}
     known = original_positives(dataset_id=pool.dataset_id, queries=pooled_queries, captions=captions, clips=clips)
     decided = (pairs.resolved >= 0) | (pairs.state == PooledPair.State.DISAGREEMENT)
-    pis = pool_inclusion_probabilities(pool=pool)
-    judged: dict[tuple[str, str], bool] = {}
-    inclusion: dict[tuple[str, str], float] = {}
-    for pair, caption, clip, resolved, is_decided in zip(pairs.id.tolist(), pairs.caption.tolist(), pairs.clip.tolist(),
-                                                         pairs.resolved.tolist(), decided.tolist()):
-        key = (captions[caption], clips[clip])
-        if not is_decided or key[1] in known.get(key[0], ()):
-            continue
-        judged[key] = resolved == 1
-        inclusion[key] = float(pis[pair])
+    judged, inclusion = pool_design_labels(pool=pool, pairs=pairs, decided=decided, captions=captions, clips=clips,
+                                           known=known)
     step(2, 3)
     report = estimate_metrics(rankings, judged, inclusion, known_relevant=known, measures=MEASURES,
                               target_width=params.get("target_width"), confidence=params.get("confidence", 0.95))

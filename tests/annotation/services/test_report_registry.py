@@ -24,14 +24,14 @@ KINDS_FOLDER = Path(kinds.__file__).parent
 def test_every_kind_module_is_registered_under_its_own_name():
     modules = sorted(path.stem for path in KINDS_FOLDER.glob("*.py") if path.stem != "__init__")
     assert sorted(REPORT_KINDS) == modules
-    assert len(REPORT_KINDS) == 14
+    assert len(REPORT_KINDS) == 15
     for name, kind in REPORT_KINDS.items():
         assert isinstance(kind, ReportKind) and kind.name == name
 
 
 def test_the_pool_report_kinds_are_those_with_a_computation_in_their_old_order():
     assert POOL_REPORT_KINDS == ("agreement", "metrics", "sample_estimate", "judging_estimates", "machine_judge",
-                                 "corrected_leaderboard")
+                                 "corrected_leaderboard", "ppi_estimates")
     assert all(REPORT_KINDS[name].params and REPORT_KINDS[name].title for name in POOL_REPORT_KINDS)
 
 
@@ -57,7 +57,7 @@ def test_defaults_fill_in_and_a_function_default_reads_the_pool():
 
 def test_unknown_kinds_and_parameters_are_refused_with_the_known_ones_named():
     with pytest.raises(ReportError, match="unknown report kind 'infap'; use one of agreement, metrics, sample_estimate, "
-                                          "judging_estimates, machine_judge"):
+                                          "judging_estimates, machine_judge, ppi_estimates"):
         report_params_clean(kind="infap", params={}, pool=None)
     with pytest.raises(ReportError, match=r"unknown parameter\(s\) depth for agreement reports; known: n_boot, seed, "
                                           r"confidence, with_mace"):

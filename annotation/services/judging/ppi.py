@@ -1,0 +1,103 @@
+"""The `ppi_estimates` report: prediction-powered (PPI++) estimates of each run's C@K, AP and
+nDCG@K, and of the differences of adjacent runs, next to the human-only estimates on the same
+labels (issue 25).
+
+Inputs: the judging estimates' (the runs' top-k lists, every decided pair's label with the
+inclusion probability the queue stored, the original positives: :func:`.estimates.pool_design_labels`)
+plus one machine judge's verdict on the pool's pairs (MachineJudgment: its score as the probability
+of relevant when the file gives one, else 1 for 'relevant' and 0 for 'not relevant'). Machine
+verdicts never become labels: they only enter the PPI estimator, whose estimate stays unbiased
+whatever the machine gets wrong.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict
+
+from annotation.analysis.judging.estimates import estimate_metrics
+from annotation.analysis.judging.ppi import ppi_estimates
+from annotation.models import MachineJudge, MachineJudgment, Pool, PooledPair
+from annotation.selectors.reports import pool_pairs, pool_runs
+from annotation.services.judging.estimates import pool_design_labels
+from annotation.services.judging.simulation import (dataset_external_ids, original_positives, refuse_moment_pool,
+                                                    runs_rankings)
+from annotation.services.machine_judges import MachineJudgeError, judge_named
+
+
+def ppi_measures(params: dict) -> list[str]:
+    return [f"C@{k}" for k in params["ks"]] + ["AP", f"nDCG@{params['ndcg_k']}"]
+
+
+def judge_predictions(*, judge: MachineJudge, captions: dict, clips: dict) -> dict[tuple[str, str], float]:
+    """(caption, clip) external ids -> the judge's probability of relevant. A score outside [0, 1]
+    (a grade, a logit) is refused: the estimator needs a probability."""
+    out = {}
+    rows = judge.judgments.values_list("caption_id", "clip_id", "label", "score", "source_record")
+    for caption, clip, label, score, where in rows.order_by().iterator(chunk_size=20_000):
+        if score is None:
+            value = 1.0 if label == MachineJudgment.Label.RELEVANT else 0.0
+        elif 0.0 <= score <= 1.0:
+            value = float(score)
+        else:
+            raise MachineJudgeError(f"machine judge '{judge.name}': score {score!r} of ({captions.get(caption)}, "
+                                    f"{clips.get(clip)}) ({where or 'no record'}) is not a probability in [0, 1]; "
+                                    "PPI estimates need one (import the judgments without scores to use the labels)")
+        out[(captions[caption], clips[clip])] = value
+    return out
+
+
+def ppi_estimates_compute(*, pool: Pool, params: dict, progress: Callable | None = None) -> dict:
+    """The report's result: per run and measure the human-only and the PPI++ estimate with their
+    intervals, lambda and the width ratio; the same for the differences of adjacent runs."""
+    step = progress or (lambda done, total=None, message="": None)
+    refuse_moment_pool(pool)
+    judge = judge_named(MachineJudge.objects.filter(pool=pool), params.get("judge"), f"pool '{pool.name}'")
+    captions, clips = dataset_external_ids(pool.dataset_id)
+    runs = pool_runs(pool=pool)
+    rankings = runs_rankings(runs, params.get("depth") or pool.depth, captions, clips)
+    pairs = pool_pairs(pool=pool)
+    pooled_queries = {q for lists in rankings.values() for q in lists}
+    known = original_positives(dataset_id=pool.dataset_id, queries=pooled_queries, captions=captions, clips=clips)
+    decided = (pairs.resolved >= 0) | (pairs.state == PooledPair.State.DISAGREEMENT)
+    judged, inclusion = pool_design_labels(pool=pool, pairs=pairs, decided=decided, captions=captions, clips=clips,
+                                           known=known)
+    predictions = judge_predictions(judge=judge, captions=captions, clips=clips)
+    step(1, 3)
+    measures = ppi_measures(params)
+    confidence = params["confidence"]
+    human = estimate_metrics(rankings, judged, inclusion, known_relevant=known, measures=measures,
+                             confidence=confidence)
+    intervals = {(e.run, e.measure): (e.ci_low, e.ci_high) for e in human.runs}
+    step(2, 3)
+    report = ppi_estimates(rankings, predictions, judged, inclusion, known_relevant=known, measures=measures,
+                           confidence=confidence, human_intervals=intervals)
+    step(3, 3)
+    by_key = {(e.run, e.measure): e for e in human.runs}
+    estimates = []
+    for e in report.runs:
+        h = by_key[(e.run, e.measure)]
+        human_width, width = h.ci_high - h.ci_low, e.ci_high - e.ci_low
+        estimates.append({"run": e.run, "measure": e.measure,
+                          "human_estimate": h.estimate, "human_se": h.se, "human_ci_low": h.ci_low,
+                          "human_ci_high": h.ci_high, "ppi_estimate": e.estimate, "ppi_se": e.se,
+                          "ppi_ci_low": e.ci_low, "ppi_ci_high": e.ci_high, "lambda": e.lam,
+                          "width_ratio": width / human_width if human_width > 0 else None})
+    pool_keys = {(captions[c], clips[k]) for c, k in zip(pairs.caption.tolist(), pairs.clip.tolist())}
+    counts = {"runs": len(runs), "queries": len(pooled_queries), "pool_pairs": int(pairs.id.size),
+              "judged": len(judged), "sampled_with_probability_below_1": sum(1 for v in inclusion.values() if v < 1),
+              "machine_judgments": len(predictions),
+              "pool_pairs_with_a_machine_verdict": len(pool_keys & set(predictions)),
+              "original_positives_known": sum(len(v) for v in known.values())}
+    return {
+        "estimator": report.estimator, "design": report.design, "interval": report.interval,
+        "human_estimator": human.estimator, "conventions": report.conventions, "confidence": confidence,
+        "judge": {"id": judge.pk, "name": judge.name, "model": judge.model_name,
+                  "prompt_version": judge.prompt_version},
+        "runs": [r.name for r in runs], "measures": measures, "estimates": estimates,
+        "differences": [asdict(d) for d in report.differences], "counts": counts,
+        "note": (f"PPI++ with machine judge '{judge.name}' on {counts['pool_pairs_with_a_machine_verdict']} of "
+                 f"{counts['pool_pairs']} pool pairs and {counts['judged']} human labels; design: {report.design}."),
+    }
+
+
+__all__ = ["ppi_estimates_compute", "ppi_measures", "judge_predictions", "MachineJudgeError"]
