@@ -154,3 +154,16 @@ def system_rank_correlation(systems: list[str], human_per_query: ArrayLike, mach
                 out[:] = [float(np.quantile(values, tail)), float(np.quantile(values, 1 - tail))]
     return RankCorrelation(measure, list(systems), h_mean.tolist(), m_mean.tolist(), tau, tau_iv, tap, tap_iv,
                            n_queries, n_boot, confidence)
+
+
+def relevance_probability(relevant: ArrayLike, score: ArrayLike) -> NDArray[np.float64]:
+    """The machine's probability that a pair is relevant, from its verdict and its score
+    (element-wise; score nan = none): a score in [0, 1] gives the certainty ``|score - 0.5|``
+    and the verdict the side, ``0.5 +- |score - 0.5|``, so a file that scores the probability of
+    relevance and one that scores the confidence in its own verdict read the same; a verdict
+    without a score in [0, 1] counts as certain (1 or 0)."""
+    rel = np.asarray(relevant, dtype=bool)
+    s = np.asarray(score, dtype=np.float64)
+    usable = np.isfinite(s) & (s >= 0) & (s <= 1)
+    certainty = np.where(usable, np.abs(np.where(usable, s, 0.5) - 0.5), 0.5)
+    return np.where(rel, 0.5 + certainty, 0.5 - certainty)
