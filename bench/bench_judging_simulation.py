@@ -175,7 +175,7 @@ def main() -> None:
     ap.add_argument("--top-stratum-depth", type=int, default=1)
     ap.add_argument("--sample-weights", default="c_at_k", choices=("uniform", "ap_prior", "c_at_k"))
     ap.add_argument("--datasets", default="msrvtt,msvd")
-    ap.add_argument("--estimate-replays", type=int, default=50,
+    ap.add_argument("--estimate-replays", type=int, default=200,
                     help="complete samples drawn for estimate_metrics' C@10/AP/nDCG@10 coverage (0: skip)")
     ap.add_argument("--strategies", default=",".join(s for s in STRATEGIES if s != "active"),
                     help="comma-separated subset of the strategies (default: all but active, which needs a "

@@ -161,7 +161,7 @@ class _Query:
     pi: np.ndarray | None = None     # item's inclusion probability where given (nan otherwise)
     worlds: object = None            # cache of _worlds: (matrix, weights), () when too many
     judged: np.ndarray | None = None  # item judged (in the sample)
-    depth: np.ndarray | None = None   # item's best rank over the runs (FLOOR_DEPTHS + 1: deeper or unranked)
+    stratum: np.ndarray | None = None  # item's stratum for the variance floor (best rank, runs ranking it)
 
 
 def _prepare(rankings, judged, inclusion, known_relevant) -> tuple[list[str], dict[str, _Query]]:
@@ -230,10 +230,13 @@ def _prepare(rankings, judged, inclusion, known_relevant) -> tuple[list[str], di
         for item, _ in judged_of[q]:
             judged_mask[index[item]] = True
         depth = np.full(len(index), FLOOR_DEPTHS + 1, dtype=np.int64)
+        runs_ranking = np.zeros(len(index), dtype=np.int64)
         for positions in lists.values():
             ranks = np.minimum(np.arange(1, len(positions) + 1), FLOOR_DEPTHS + 1)
             np.minimum.at(depth, positions, ranks)
-        out[q] = _Query(yhat, s, lists, len(judged_of[q]), open_, pis, judged=judged_mask, depth=depth)
+            runs_ranking[np.unique(positions)] += 1
+        depth = depth * (FLOOR_RUNS + 1) + np.minimum(runs_ranking, FLOOR_RUNS)  # the floor's stratum
+        out[q] = _Query(yhat, s, lists, len(judged_of[q]), open_, pis, judged=judged_mask, stratum=depth)
     return list(queries), out
 
 
@@ -257,9 +260,10 @@ def _str_keys(mapping) -> dict:
 # per query; with that many relevant pairs R is large and the ratio's bias small).
 MAX_EXACT_SAMPLED_RELEVANT = 12
 
-# Best-rank strata of the relevance rates behind the AP / nDCG variance floor (deeper or unranked
-# pairs share the last stratum).
-FLOOR_DEPTHS = 20
+# Strata of the relevance rates behind the AP / nDCG variance floor: a pair's best rank (deeper
+# or unranked pairs share the last) by the number of runs that rank it (more share the last).
+FLOOR_DEPTHS = 10
+FLOOR_RUNS = 6
 
 
 def _worlds(qd: _Query):
@@ -357,17 +361,20 @@ def _per_query(measure: str, k: int | None, qd: _Query, run: str):
 
 
 def _relevance_rates(prepared: Mapping[str, _Query]) -> np.ndarray:
-    """Share of relevant pairs among the pairs sampled with pi < 1, per best-rank stratum
-    (index = best rank, 1..FLOOR_DEPTHS, FLOOR_DEPTHS + 1 deeper or unranked): the Hajek estimate
-    sum(y / pi) / sum(1 / pi) over the judged ones; a stratum with none gets the overall share."""
-    hits = np.zeros(FLOOR_DEPTHS + 2)
-    sizes = np.zeros(FLOOR_DEPTHS + 2)
+    """Share of relevant pairs among the pairs sampled with pi < 1, per stratum (best rank
+    1..FLOOR_DEPTHS or deeper/unranked, by the number of runs ranking the pair, 0..FLOOR_RUNS or
+    more): the Hajek estimate sum(y / pi) / sum(1 / pi) over the judged ones; a stratum with none
+    gets the overall share. Why both: a pair many runs rank high is more often relevant than one
+    a single (weak) run ranks high, and a rate shared by the two made the weak runs' floor too high."""
+    strata = (FLOOR_DEPTHS + 2) * (FLOOR_RUNS + 1)
+    hits = np.zeros(strata)
+    sizes = np.zeros(strata)
     for qd in prepared.values():
         take = qd.judged & qd.open & np.isfinite(qd.pi) & (qd.pi < 1.0)
         if not take.any():
             continue
-        np.add.at(sizes, qd.depth[take], 1.0 / qd.pi[take])
-        np.add.at(hits, qd.depth[take], (qd.yhat[take] > 0) / qd.pi[take])
+        np.add.at(sizes, qd.stratum[take], 1.0 / qd.pi[take])
+        np.add.at(hits, qd.stratum[take], (qd.yhat[take] > 0) / qd.pi[take])
     overall = hits.sum() / sizes.sum() if sizes.sum() > 0 else 0.0
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(sizes > 0, hits / np.where(sizes > 0, sizes, 1.0), overall)
@@ -397,7 +404,7 @@ def _floor_variance(measure: str, k: int | None, qd: _Query, run: str, rates: np
     values = _measure_in_worlds(measure, k, pos, worlds)
     delta = values[:m] - values[m:]
     pi = qd.pi[sampled]
-    return float((rates[qd.depth[sampled]] * (1.0 - pi) / pi ** 2 * delta * delta).sum())
+    return float((rates[qd.stratum[sampled]] * (1.0 - pi) / pi ** 2 * delta * delta).sum())
 
 
 def _t_quantile(query_variances, confidence: float) -> float:
