@@ -43,7 +43,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from annotation.analysis.judging.estimates import estimate_metrics  # noqa: E402
 from annotation.analysis.judging.simulation import curves_svg, simulate  # noqa: E402
 from annotation.formats.judging_curves import curves_csv  # noqa: E402
-from annotation.analysis.judging.strategies import STRATEGIES, StrategyParams, inclusion_probabilities  # noqa: E402
+from annotation.analysis.judging.strategies import (REPLAYABLE_STRATEGIES, StrategyParams,  # noqa: E402
+                                                    inclusion_probabilities)
 
 DEPTH = 10
 
@@ -177,7 +178,7 @@ def main() -> None:
     ap.add_argument("--datasets", default="msrvtt,msvd")
     ap.add_argument("--estimate-replays", type=int, default=200,
                     help="complete samples drawn for estimate_metrics' C@10/AP/nDCG@10 coverage (0: skip)")
-    ap.add_argument("--strategies", default=",".join(s for s in STRATEGIES if s != "active"),
+    ap.add_argument("--strategies", default=",".join(REPLAYABLE_STRATEGIES),
                     help="comma-separated subset of the strategies (default: all but active, which needs a "
                          "machine judge)")
     args = ap.parse_args()

@@ -75,6 +75,7 @@ __all__ = [
     "sample_weights",
     "SAMPLE_WEIGHTS",
     "DESIGN_STRATEGIES",
+    "REPLAYABLE_STRATEGIES",
     "active_weights",
     "active_design",
 ]
@@ -83,6 +84,8 @@ STRATEGIES = ("pool_order", "shallow_first", "move_to_front", "bandit", "sampled
 # Strategies whose order is a probability sample: pairs outside it are never judged, and each
 # judged pair carries its inclusion probability into the estimates.
 DESIGN_STRATEGIES = ("sampled", "active")
+# What the judging simulation can replay: "active" needs a machine judge's verdicts.
+REPLAYABLE_STRATEGIES = tuple(s for s in STRATEGIES if s != "active")
 BANDIT_VARIANTS = ("mm_ns", "thompson")
 SAMPLE_WEIGHTS = ("ap_prior", "uniform", "c_at_k")
 
