@@ -18,6 +18,7 @@ from django.db import connection, transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
+from annotation.analysis.judging.strategies import DESIGN_STRATEGIES
 from annotation.analysis.pair_hashes import needs_second_label, queue_positions
 from annotation.formats.csv_uploads import csv_rows
 from annotation.formats.errors import IssueCollector
@@ -88,7 +89,7 @@ def pool_add_run(*, pool: Pool, run: Run, _with_originals: bool = False, _judgin
         raise PoolError(f"run '{run.name}' is a moment run; build a moment pool for it")
     if PoolRun.objects.filter(pool=pool, run=run).exists():
         raise PoolError(f"run '{run.name}' is already in pool '{pool.name}'")
-    sampled = pool.judging_strategy in ("sampled", "active")
+    sampled = pool.judging_strategy in DESIGN_STRATEGIES
     if _judging and sampled and PooledPair.objects.filter(pool=pool, role=PooledPair.Role.POOL, vote_count__gt=0).exists():
         raise PoolError(f"pool '{pool.name}' judges a sample and has labels: a new run would change the design's "
                         "inclusion probabilities; build a new pool")
