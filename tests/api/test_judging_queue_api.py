@@ -194,3 +194,13 @@ def test_active_strategy_from_the_command_line_and_the_api(world):
     assert response.status_code == 200, response.json()
     assert (response.json()["judging"]["strategy"], response.json()["judging"]["machine_judge"]) == ("active", "vlm")
     assert PooledPair.objects.filter(pool=pool, inclusion_probability__lt=1).exists()
+
+
+def test_the_build_form_and_the_judging_settings_offer_active_with_a_machine_judge(world, client):
+    pool = world["pool"]
+    client.force_login(make_user("admin"))
+    build = client.get(f"/admin-ui/datasets/{pool.dataset_id}/").content.decode()
+    assert '<option value="active">' in build
+    assert 'name="machine_judge"' in build and 'data-for-strategy="active"' in build
+    settings = client.get(f"/admin-ui/pools/{pool.pk}/").content.decode()
+    assert 'id="judging-machine-judge" name="machine_judge"' in settings
