@@ -27,7 +27,8 @@ With ``y_hat_i = I_i y_i / pi_i`` (unbiased for ``y_i``):
 
 Variance: per query, exact unbiased design-based estimates as above. Queries are sampled
 independently, so the variance of a mean over queries is the sum of per-query variances over Q^2
-(a negative sum is clipped to 0). Intervals: AP and nDCG estimate +- t se (:func:`_t_quantile`);
+(a negative sum is clipped to 0); for AP and nDCG at least :func:`_floor_variance`'s design
+variance. Intervals: AP and nDCG estimate +- t se (:func:`_t_quantile`);
 C@K see :func:`c_at_k_interval` (normal widened by a rare-event gamma interval on
 the unsettled queries: a sample that catches no relevant pair among a strong run's few unsettled
 queries has variance estimate 0, and a point interval would miss). Adjacent systems in the ranking: P(ordered right) = Phi(d / se_d) from the
@@ -52,7 +53,7 @@ MEASURES = ("C@1", "C@5", "C@10", "AP", "nDCG@10")
 ESTIMATOR_NAME = ("Horvitz-Thompson (Poisson design): C@K product estimator (unbiased, exact "
                   "variance estimate; interval: normal widened by a Fay-Feuer gamma interval on the "
                   "unsettled queries); AP and nDCG subset-expansion estimators (exactly unbiased, exact "
-                  "unbiased variance estimate, t interval with Satterthwaite df; ratio estimator with Taylor-linearised variance only "
+                  "unbiased variance estimate floored by the design's first-order variance, t interval with Satterthwaite df; ratio estimator with Taylor-linearised variance only "
                   "for a query with more than 12 relevant pairs caught at pi < 1)")
 C_AT_K_INTERVAL = (
     "hull of the normal interval (estimate +- z se) and a rare-event interval: queries whose top K "
@@ -119,7 +120,10 @@ CONVENTIONS = {
                          "mean over queries is what is reported). Variance: f_hat^2 - (f^2)_hat",
     "interval": "AP, nDCG: estimate +- t se, t the Student quantile at Satterthwaite's effective "
                 "degrees of freedom (sum of per-query variances)^2 / sum of their squares (z when many "
-                "queries share the variance; wider when a few heavy-weight catches carry it); C@K: "
+                "queries share the variance; wider when a few heavy-weight catches carry it); se^2 at least the "
+                "design's first-order variance sum over judged pairs with pi < 1 of p (1 - pi)/pi^2 delta^2, p the "
+                "relevant share of the pair's stratum (best rank, runs ranking it), delta the measure's change if "
+                "the pair turned relevant: a sample that catches few relevant pairs does not report a small se; C@K: "
                 + C_AT_K_INTERVAL,
     "judgments_for_width": "variance projected to fall as 1/n at the same design: "
                            "n * (width / target)^2 - n, width = 2 z se",
