@@ -43,7 +43,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from annotation.analysis.judging.estimates import estimate_metrics  # noqa: E402
 from annotation.analysis.judging.simulation import curves_svg, simulate  # noqa: E402
 from annotation.formats.judging_curves import curves_csv  # noqa: E402
-from annotation.analysis.judging.strategies import STRATEGIES, StrategyParams, inclusion_probabilities  # noqa: E402
+from annotation.analysis.judging.strategies import (REPLAYABLE_STRATEGIES, StrategyParams,  # noqa: E402
+                                                    inclusion_probabilities)
 
 DEPTH = 10
 
@@ -182,10 +183,11 @@ def main() -> None:
     ap.add_argument("--top-stratum-depth", type=int, default=1)
     ap.add_argument("--sample-weights", default="c_at_k", choices=("uniform", "ap_prior", "c_at_k"))
     ap.add_argument("--datasets", default="msrvtt,msvd")
-    ap.add_argument("--estimate-replays", type=int, default=50,
+    ap.add_argument("--estimate-replays", type=int, default=200,
                     help="complete samples drawn for estimate_metrics' C@10/AP/nDCG@10 coverage (0: skip)")
-    ap.add_argument("--strategies", default=",".join(STRATEGIES),
-                    help="comma-separated subset of the strategies (default: all)")
+    ap.add_argument("--strategies", default=",".join(REPLAYABLE_STRATEGIES),
+                    help="comma-separated subset of the strategies (default: all but active, which needs a "
+                         "machine judge)")
     args = ap.parse_args()
     qualities = [float(x) for x in args.qualities.split(",")]
     params = StrategyParams(warmup_depth=args.warmup_depth, seed=args.seed, sample_rate=args.sample_rate,

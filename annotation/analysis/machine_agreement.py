@@ -154,3 +154,60 @@ def system_rank_correlation(systems: list[str], human_per_query: ArrayLike, mach
                 out[:] = [float(np.quantile(values, tail)), float(np.quantile(values, 1 - tail))]
     return RankCorrelation(measure, list(systems), h_mean.tolist(), m_mean.tolist(), tau, tau_iv, tap, tap_iv,
                            n_queries, n_boot, confidence)
+
+
+def relevance_probability(relevant: ArrayLike, score: ArrayLike) -> NDArray[np.float64]:
+    """The machine's probability that a pair is relevant, from its verdict and its score
+    (element-wise; score nan = none): a score in [0, 1] gives the certainty ``|score - 0.5|``
+    and the verdict the side, ``0.5 +- |score - 0.5|``, so a file that scores the probability of
+    relevance and one that scores the confidence in its own verdict read the same; a verdict
+    without a score in [0, 1] counts as certain (1 or 0)."""
+    rel = np.asarray(relevant, dtype=bool)
+    s = np.asarray(score, dtype=np.float64)
+    usable = np.isfinite(s) & (s >= 0) & (s <= 1)
+    certainty = np.where(usable, np.abs(np.where(usable, s, 0.5) - 0.5), 0.5)
+    return np.where(rel, 0.5 + certainty, 0.5 - certainty)
+
+
+def reliability(probability: ArrayLike, human: ArrayLike, *, n_bins: int = 10, groups: ArrayLike | None = None) -> dict:
+    """Reliability curve and expected calibration error of a machine's probabilities of relevance
+    against the human labels (0/1) of the same pairs.
+
+    Equal-width bins over [0, 1] (bin ``b`` holds ``b / n_bins <= p < (b + 1) / n_bins``, the last
+    one closed at 1); per bin the pair count, the mean probability and the observed share of
+    relevant pairs (None for an empty bin). ECE (Guo et al. 2017) is the count-weighted mean of
+    ``|mean probability - observed share|`` over the bins: 0 for a calibrated judge, at most 1.
+    With ``groups`` (a label per pair, e.g. a query type) the same per group, in
+    ``by_group``."""
+    p = np.asarray(probability, dtype=np.float64).reshape(-1)
+    h = np.asarray(human, dtype=np.float64).reshape(-1)
+    if p.shape != h.shape:
+        raise ValueError("probability and human must have the same length")
+    if n_bins < 1:
+        raise ValueError("n_bins must be >= 1")
+    if p.size and (np.any(~np.isfinite(p)) or p.min() < 0 or p.max() > 1):
+        raise ValueError("probabilities must be in [0, 1]")
+    if h.size and np.any((h != 0) & (h != 1)):
+        raise ValueError("human labels must be 0 or 1")
+
+    def curve(pp, hh):
+        index = np.minimum((pp * n_bins).astype(np.int64), n_bins - 1)
+        count = np.bincount(index, minlength=n_bins)
+        conf = np.bincount(index, weights=pp, minlength=n_bins)
+        rel = np.bincount(index, weights=hh, minlength=n_bins)
+        bins = []
+        for b in range(n_bins):
+            n = int(count[b])
+            bins.append({"low": b / n_bins, "high": (b + 1) / n_bins, "count": n,
+                         "mean_probability": float(conf[b] / n) if n else None,
+                         "observed_relevant": float(rel[b] / n) if n else None})
+        ece = float(np.abs(conf - rel).sum() / pp.size) if pp.size else math.nan
+        return {"n": int(pp.size), "ece": ece, "bins": bins}
+
+    out = curve(p, h) | {"n_bins": n_bins}
+    if groups is not None:
+        g = np.asarray(groups, dtype=object).reshape(-1)
+        if g.shape != p.shape:
+            raise ValueError("groups must give one label per pair")
+        out["by_group"] = {str(name): curve(p[g == name], h[g == name]) for name in sorted(set(g.tolist()), key=str)}
+    return out

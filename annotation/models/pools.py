@@ -24,7 +24,12 @@ class Pool(models.Model):
     # order every pool had before; the others rewrite queue_order per query as labels arrive.
     judging_strategy = models.CharField(max_length=16, default="pool_order",
                                         choices=[(s, s) for s in ("pool_order", "shallow_first", "move_to_front",
-                                                                  "bandit", "sampled")])
+                                                                  "bandit", "sampled", "active")])
+    # 'active': the machine judge whose uncertainty draws the sample (its verdicts are read when
+    # the design is drawn; the pairs keep their inclusion probabilities after).
+    judging_machine_judge = models.ForeignKey("annotation.MachineJudge", on_delete=models.SET_NULL, null=True,
+                                              blank=True, related_name="+",
+                                              help_text="'active': the machine judge whose uncertainty draws the sample.")
     judging_warmup_depth = models.PositiveIntegerField(default=0, help_text="Pairs at rank <= this in any run go first.")
     judging_bandit_variant = models.CharField(max_length=10, default="mm_ns",
                                               choices=[("mm_ns", "MM-NS"), ("thompson", "Thompson sampling")])

@@ -11,6 +11,7 @@ STRATEGY_TEXT = {
     "move_to_front": "Move-to-front over runs",
     "bandit": "Bandit over runs",
     "sampled": "Probability sample (for estimates)",
+    "active": "Active sample: where a machine judge is least sure first (for estimates)",
 }
 
 STOP_REASON_TEXT = {

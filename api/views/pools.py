@@ -41,6 +41,8 @@ class JudgingSettingsFields(serializers.Serializer):
     pool_budget = serializers.IntegerField(min_value=1, required=False, allow_null=True)
     stop_remaining_below = serializers.FloatField(min_value=0.0001, max_value=1_000_000, required=False, allow_null=True)
     stop_misses_in_a_row = serializers.IntegerField(min_value=1, required=False, allow_null=True)
+    machine_judge = serializers.CharField(max_length=200, required=False, allow_null=True,
+                                          help_text="'active': name of a machine judge of the pool's dataset")
 
 
 class JudgingSettingsSerializer(JudgingSettingsFields):

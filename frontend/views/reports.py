@@ -166,6 +166,46 @@ def _length_scatter(chart_id: str, points: list[list[int]], by_length: list[dict
     return _svg("Positives per caption against caption length", width, height, body, chart_id)
 
 
+def _reliability_chart(chart_id: str, bins: list[dict]) -> SafeString:
+    """The machine judge's reliability curve: observed relevant share (human) against its mean
+    probability per bin, a circle per non-empty bin (area = pairs), and the diagonal a calibrated
+    judge would follow."""
+    size, left, bottom, top = 300, 46, 40, 12
+    span = size - left - 12
+
+    def x(v):
+        return left + v * span
+
+    def y(v):
+        return size - bottom - v * (size - bottom - top)
+
+    filled = [b for b in bins if b["count"]]
+    most = max((b["count"] for b in filled), default=1)
+    parts = [format_html('<line x1="{}" y1="{}" x2="{}" y2="{}" class="axis"/>', left, y(0), x(1), y(0)),
+             format_html('<line x1="{}" y1="{}" x2="{}" y2="{}" class="axis"/>', left, y(0), left, y(1)),
+             format_html('<line x1="{}" y1="{}" x2="{}" y2="{}" class="mean-line" stroke-dasharray="4 3">'
+                         '<title>perfect calibration</title></line>', x(0), f"{y(0):.1f}", f"{x(1):.1f}", f"{y(1):.1f}"),
+             format_html('<text x="{}" y="{}" class="axis-title">machine probability of relevance</text>',
+                         left + span / 2, size - 6),
+             format_html('<text x="12" y="{}" class="axis-title" transform="rotate(-90 12 {})">relevant (human)</text>',
+                         size / 2, size / 2)]
+    for v in (0, 0.5, 1):
+        parts.append(format_html('<text x="{}" y="{}" class="tick">{}</text>', f"{x(v):.1f}", y(0) + 14, v))
+        parts.append(format_html('<text x="{}" y="{}" class="tick-y">{}</text>', left - 6, f"{y(v) + 4:.1f}", v))
+    if filled:
+        line = " ".join(f"{x(b['mean_probability']):.1f},{y(b['observed_relevant']):.1f}" for b in filled)
+        parts.append(format_html('<polyline class="mean-line" points="{}"><title>reliability curve</title></polyline>',
+                                 line))
+    for b in filled:
+        parts.append(format_html('<circle class="dot" cx="{}" cy="{}" r="{}"><title>{}-{}: {} pairs, mean probability '
+                                 '{}, relevant {}</title></circle>', f"{x(b['mean_probability']):.1f}",
+                                 f"{y(b['observed_relevant']):.1f}", f"{2 + 8 * math.sqrt(b['count'] / most):.1f}",
+                                 f"{b['low']:g}", f"{b['high']:g}", b["count"], f"{b['mean_probability']:.3f}",
+                                 f"{b['observed_relevant']:.3f}"))
+    body = format_html_join("", "{}", ((p,) for p in parts))
+    return _svg("Reliability of the machine judge", size, size, body, chart_id)
+
+
 def _charts(report) -> list[dict]:
     result = report.result or {}
     charts = []
@@ -196,6 +236,11 @@ def _charts(report) -> list[dict]:
                 for r in result["per_rater"]]
         title = "Agreement per rater with the majority label of units labelled more than once"
         charts.append({"title": title, "svg": _share_bars("raters", title, rows)})
+    elif report.kind == "machine_judge" and (result.get("calibration") or {}).get("n"):
+        calibration = result["calibration"]
+        title = (f"Reliability: share of pairs people found relevant against the machine's probability, per bin "
+                 f"(circle area = pairs; dashed: perfect calibration). ECE {calibration['ece']:.3f}")
+        charts.append({"title": title, "svg": _reliability_chart("reliability", calibration["bins"])})
     elif report.kind == "judging_simulation":
         charts = judging_simulation_charts(report)
     elif report.kind == "corrected_leaderboard" and result.get("runs"):

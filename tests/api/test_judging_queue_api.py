@@ -167,3 +167,40 @@ def test_a_large_pool_recomputes_in_a_job(world, monkeypatch, django_capture_on_
     assert job.status == "succeeded", job.error if hasattr(job, "error") else job.status
     assert job.result["queries"] == 2 and job.result["reordered"] > 0
     assert dict(PooledPair.objects.filter(pool=pool).values_list("pk", "queue_order")) != before
+
+
+def test_active_strategy_from_the_command_line_and_the_api(world):
+    from django.core.management.base import CommandError
+
+    from annotation.models import MachineJudge
+
+    pool = world["pool"]
+    MachineJudge.objects.create(dataset=pool.dataset, pool=pool, name="vlm", checksum="0" * 64)  # no verdicts yet
+    runs = [arg for r in world["runs"] for arg in ("--run", r.name)]
+    out = StringIO()
+    call_command("build_pool", "--dataset", pool.dataset.name, "--name", "act", *runs, "--depth", "3",
+                 "--strategy", "active", "--machine-judge", "vlm", "--sample-rate", "0.5", stdout=out)
+    built = Pool.objects.get(name="act")
+    assert (built.judging_strategy, built.judging_machine_judge.name) == ("active", "vlm")
+    assert "judged in active order" in out.getvalue()
+    pi = list(PooledPair.objects.filter(pool=built).values_list("inclusion_probability", flat=True))
+    assert all(0 < p <= 1 for p in pi) and min(pi) < 1
+    with pytest.raises(CommandError, match="needs a machine_judge"):
+        call_command("build_pool", "--dataset", pool.dataset.name, "--name", "act2", *runs, "--strategy", "active")
+    url = f"/api/v1/pools/{pool.pk}/"
+    bad = world["admin"].patch(url, {"judging": {"strategy": "active", "machine_judge": "nope"}}, format="json")
+    assert bad.status_code == 400 and "no machine judge named 'nope'" in str(bad.json())
+    response = world["admin"].patch(url, {"judging": {"strategy": "active", "machine_judge": "vlm"}}, format="json")
+    assert response.status_code == 200, response.json()
+    assert (response.json()["judging"]["strategy"], response.json()["judging"]["machine_judge"]) == ("active", "vlm")
+    assert PooledPair.objects.filter(pool=pool, inclusion_probability__lt=1).exists()
+
+
+def test_the_build_form_and_the_judging_settings_offer_active_with_a_machine_judge(world, client):
+    pool = world["pool"]
+    client.force_login(make_user("admin"))
+    build = client.get(f"/admin-ui/datasets/{pool.dataset_id}/").content.decode()
+    assert '<option value="active">' in build
+    assert 'name="machine_judge"' in build and 'data-for-strategy="active"' in build
+    settings = client.get(f"/admin-ui/pools/{pool.pk}/").content.decode()
+    assert 'id="judging-machine-judge" name="machine_judge"' in settings

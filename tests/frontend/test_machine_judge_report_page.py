@@ -77,7 +77,13 @@ def test_pool_judge_report_page_shows_kappa_confusion_queries_and_tau(tmp_path):
     judge = machine_judge_import(dataset=pool.dataset, path=machine_file(tmp_path), name="gpt", pool=pool)
     report = machine_judge_report_create(judge=judge, params={"n_boot": 200, "seed": 2})
     tables = _page_tables(report)
-    assert list(tables) == ["summary", "kappa", "confusion", "per_query", "system_ranking", "runs"]
+    assert list(tables) == ["summary", "kappa", "confusion", "per_query", "system_ranking", "runs", "calibration"]
+    assert _row(tables["calibration"][2], "0.9")[2] == "4"
+    client = Client()
+    client.force_login(make_user("researcher"))
+    page = client.get(f"/reports/{report.pk}/").content.decode()
+    assert 'aria-labelledby="reliability-title"' in page and "ECE 0.360" in page
+    assert page.count('<circle class="dot"') == 2  # the two non-empty bins
     for _, headers, _ in tables.values():
         assert headers and not [h for h in headers if "_" in h], headers  # words, not names
 

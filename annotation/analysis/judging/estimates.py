@@ -27,7 +27,8 @@ With ``y_hat_i = I_i y_i / pi_i`` (unbiased for ``y_i``):
 
 Variance: per query, exact unbiased design-based estimates as above. Queries are sampled
 independently, so the variance of a mean over queries is the sum of per-query variances over Q^2
-(a negative sum is clipped to 0). Intervals: AP and nDCG estimate +- t se (:func:`_t_quantile`);
+(a negative sum is clipped to 0); for AP and nDCG at least :func:`_floor_variance`'s design
+variance. Intervals: AP and nDCG estimate +- t se (:func:`_t_quantile`);
 C@K see :func:`c_at_k_interval` (normal widened by a rare-event gamma interval on
 the unsettled queries: a sample that catches no relevant pair among a strong run's few unsettled
 queries has variance estimate 0, and a point interval would miss). Adjacent systems in the ranking: P(ordered right) = Phi(d / se_d) from the
@@ -52,7 +53,7 @@ MEASURES = ("C@1", "C@5", "C@10", "AP", "nDCG@10")
 ESTIMATOR_NAME = ("Horvitz-Thompson (Poisson design): C@K product estimator (unbiased, exact "
                   "variance estimate; interval: normal widened by a Fay-Feuer gamma interval on the "
                   "unsettled queries); AP and nDCG subset-expansion estimators (exactly unbiased, exact "
-                  "unbiased variance estimate, t interval with Satterthwaite df; ratio estimator with Taylor-linearised variance only "
+                  "unbiased variance estimate floored by the design's first-order variance, t interval with Satterthwaite df; ratio estimator with Taylor-linearised variance only "
                   "for a query with more than 12 relevant pairs caught at pi < 1)")
 C_AT_K_INTERVAL = (
     "hull of the normal interval (estimate +- z se) and a rare-event interval: queries whose top K "
@@ -119,7 +120,10 @@ CONVENTIONS = {
                          "mean over queries is what is reported). Variance: f_hat^2 - (f^2)_hat",
     "interval": "AP, nDCG: estimate +- t se, t the Student quantile at Satterthwaite's effective "
                 "degrees of freedom (sum of per-query variances)^2 / sum of their squares (z when many "
-                "queries share the variance; wider when a few heavy-weight catches carry it); C@K: "
+                "queries share the variance; wider when a few heavy-weight catches carry it); se^2 at least the "
+                "design's first-order variance sum over judged pairs with pi < 1 of p (1 - pi)/pi^2 delta^2, p the "
+                "relevant share of the pair's stratum (best rank, runs ranking it), delta the measure's change if "
+                "the pair turned relevant: a sample that catches few relevant pairs does not report a small se; C@K: "
                 + C_AT_K_INTERVAL,
     "judgments_for_width": "variance projected to fall as 1/n at the same design: "
                            "n * (width / target)^2 - n, width = 2 z se",
@@ -160,6 +164,8 @@ class _Query:
                                      # judged with pi < 1 (never a known relevant)
     pi: np.ndarray | None = None     # item's inclusion probability where given (nan otherwise)
     worlds: object = None            # cache of _worlds: (matrix, weights), () when too many
+    judged: np.ndarray | None = None  # item judged (in the sample)
+    stratum: np.ndarray | None = None  # item's stratum for the variance floor (best rank, runs ranking it)
 
 
 def _prepare(rankings, judged, inclusion, known_relevant) -> tuple[list[str], dict[str, _Query]]:
@@ -224,7 +230,17 @@ def _prepare(rankings, judged, inclusion, known_relevant) -> tuple[list[str], di
             yhat[index[item]] = 1.0
             s[index[item]] = 0.0
             open_[index[item]] = False
-        out[q] = _Query(yhat, s, lists, len(judged_of[q]), open_, pis)
+        judged_mask = np.zeros(len(index), dtype=bool)
+        for item, _ in judged_of[q]:
+            judged_mask[index[item]] = True
+        depth = np.full(len(index), FLOOR_DEPTHS + 1, dtype=np.int64)
+        runs_ranking = np.zeros(len(index), dtype=np.int64)
+        for positions in lists.values():
+            ranks = np.minimum(np.arange(1, len(positions) + 1), FLOOR_DEPTHS + 1)
+            np.minimum.at(depth, positions, ranks)
+            runs_ranking[np.unique(positions)] += 1
+        depth = depth * (FLOOR_RUNS + 1) + np.minimum(runs_ranking, FLOOR_RUNS)  # the floor's stratum
+        out[q] = _Query(yhat, s, lists, len(judged_of[q]), open_, pis, judged=judged_mask, stratum=depth)
     return list(queries), out
 
 
@@ -247,6 +263,11 @@ def _str_keys(mapping) -> dict:
 # Queries with more sampled relevant pairs than this fall back to the ratio estimator (2^m worlds
 # per query; with that many relevant pairs R is large and the ratio's bias small).
 MAX_EXACT_SAMPLED_RELEVANT = 12
+
+# Strata of the relevance rates behind the AP / nDCG variance floor: a pair's best rank (deeper
+# or unranked pairs share the last) by the number of runs that rank it (more share the last).
+FLOOR_DEPTHS = 10
+FLOOR_RUNS = 6
 
 
 def _worlds(qd: _Query):
@@ -341,6 +362,53 @@ def _per_query(measure: str, k: int | None, qd: _Query, run: str):
     g = np.full(len(yhat), -value * slope / idcg)
     np.add.at(g, top, d / idcg)
     return value, float((g * g * s).sum()), ("G", g)
+
+
+def _relevance_rates(prepared: Mapping[str, _Query]) -> np.ndarray:
+    """Share of relevant pairs among the pairs sampled with pi < 1, per stratum (best rank
+    1..FLOOR_DEPTHS or deeper/unranked, by the number of runs ranking the pair, 0..FLOOR_RUNS or
+    more): the Hajek estimate sum(y / pi) / sum(1 / pi) over the judged ones; a stratum with none
+    gets the overall share. Why both: a pair many runs rank high is more often relevant than one
+    a single (weak) run ranks high, and a rate shared by the two made the weak runs' floor too high."""
+    strata = (FLOOR_DEPTHS + 2) * (FLOOR_RUNS + 1)
+    hits = np.zeros(strata)
+    sizes = np.zeros(strata)
+    for qd in prepared.values():
+        take = qd.judged & qd.open & np.isfinite(qd.pi) & (qd.pi < 1.0)
+        if not take.any():
+            continue
+        np.add.at(sizes, qd.stratum[take], 1.0 / qd.pi[take])
+        np.add.at(hits, qd.stratum[take], (qd.yhat[take] > 0) / qd.pi[take])
+    overall = hits.sum() / sizes.sum() if sizes.sum() > 0 else 0.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(sizes > 0, hits / np.where(sizes > 0, sizes, 1.0), overall)
+
+
+def _floor_variance(measure: str, k: int | None, qd: _Query, run: str, rates: np.ndarray) -> float:
+    """The design's variance of one run's AP / nDCG on one query, to first order, with each
+    sampled pair's relevance replaced by its stratum's rate (:func:`_relevance_rates`):
+    ``sum_{judged i, pi_i < 1} p_i (1 - pi_i) / pi_i^2 * delta_i^2``, an HT sum over the judged
+    pairs of ``sum_i p_i (1 - pi_i) / pi_i delta_i^2``, ``delta_i`` the measure's change when pair
+    ``i`` turns relevant (the other pairs as estimated: fixed and caught relevant ones relevant).
+
+    Why: the unbiased variance estimate reads only the relevant pairs the sample caught. A sample
+    that catches few of a run's relevant pairs at small pi estimates the run low AND reports a
+    small variance; the floor reads every judged pair, so it does not shrink with the catch."""
+    pos = qd.lists.get(run)
+    if pos is None or qd.judged is None:
+        return 0.0
+    sampled = np.flatnonzero(qd.judged & qd.open & np.isfinite(qd.pi) & (qd.pi < 1.0))
+    if not sampled.size:
+        return 0.0
+    m = sampled.size
+    base = (qd.yhat > 0).astype(np.float64)
+    worlds = np.repeat(base[None, :], 2 * m, axis=0)
+    worlds[np.arange(m), sampled] = 1.0
+    worlds[m + np.arange(m), sampled] = 0.0
+    values = _measure_in_worlds(measure, k, pos, worlds)
+    delta = values[:m] - values[m:]
+    pi = qd.pi[sampled]
+    return float((rates[qd.stratum[sampled]] * (1.0 - pi) / pi ** 2 * delta * delta).sum())
 
 
 def _t_quantile(query_variances, confidence: float) -> float:
@@ -491,6 +559,7 @@ def estimate_metrics(rankings: Mapping[str, Mapping[str, Sequence[str]]],    # r
     # weight of a hit where no unsettled top-K pair's pi is given: the mean over the design
     fallback_weight = float(np.mean(given_weights)) if given_weights else 0.0
     n_judged = len(judged)
+    rates = _relevance_rates(prepared) if sampled else None
     out_runs: list[RunEstimate] = []
     ranking: list[tuple[str, str, float]] = []
     ranking_measures: list[str] = []
@@ -502,6 +571,7 @@ def estimate_metrics(rankings: Mapping[str, Mapping[str, Sequence[str]]],    # r
             per = []
             settled, hits, hits_var, n_unsettled, weights = 0.0, 0.0, 0.0, 0, []
             query_vars: list[float] = []
+            floor = 0.0
             for q in query_ids:
                 value, variance, extra = _per_query(kind, k, prepared[q], run)
                 total += value
@@ -509,6 +579,8 @@ def estimate_metrics(rankings: Mapping[str, Mapping[str, Sequence[str]]],    # r
                 per.append(extra)
                 if kind != "C":
                     query_vars.append(variance)
+                    if sampled:
+                        floor += _floor_variance(kind, k, prepared[q], run, rates)
                 if kind == "C" and sampled:
                     is_settled, w = _c_at_k_parts(k, prepared[q], run)
                     if is_settled:
@@ -520,7 +592,7 @@ def estimate_metrics(rankings: Mapping[str, Mapping[str, Sequence[str]]],    # r
                         weights.append(w)
             data[run] = per
             estimate = total / n_q
-            se = float(np.sqrt(max(var, 0.0))) / n_q
+            se = float(np.sqrt(max(var, floor, 0.0))) / n_q
             values[run] = estimate
             more = None
             width = 2.0 * z * se

@@ -396,6 +396,8 @@ def simulate(rankings, truth: Mapping[tuple[str, str], bool], *, strategies, rep
     strategies = list(strategies)
     for s in strategies:
         _validate(s, overrides.get(s, params))
+        if s == "active":  # its design reads a machine judge's verdicts, which a replay has none of
+            raise ValueError("the active strategy cannot be replayed: it needs a machine judge's verdicts")
     if replays < 1:
         raise ValueError("replays must be >= 1")
     if not measure.startswith("C@") or not measure[2:].isdigit() or int(measure[2:]) < 1:

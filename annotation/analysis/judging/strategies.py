@@ -74,9 +74,18 @@ __all__ = [
     "sampled_design",
     "sample_weights",
     "SAMPLE_WEIGHTS",
+    "DESIGN_STRATEGIES",
+    "REPLAYABLE_STRATEGIES",
+    "active_weights",
+    "active_design",
 ]
 
-STRATEGIES = ("pool_order", "shallow_first", "move_to_front", "bandit", "sampled")
+STRATEGIES = ("pool_order", "shallow_first", "move_to_front", "bandit", "sampled", "active")
+# Strategies whose order is a probability sample: pairs outside it are never judged, and each
+# judged pair carries its inclusion probability into the estimates.
+DESIGN_STRATEGIES = ("sampled", "active")
+# What the judging simulation can replay: "active" needs a machine judge's verdicts.
+REPLAYABLE_STRATEGIES = tuple(s for s in STRATEGIES if s != "active")
 BANDIT_VARIANTS = ("mm_ns", "thompson")
 SAMPLE_WEIGHTS = ("ap_prior", "uniform", "c_at_k")
 
@@ -92,6 +101,7 @@ class StrategyParams:
     top_stratum_depth: int = 0     # "sampled": ranks <= this get inclusion probability 1
     bandit_discount: float = 0.9   # "mm_ns": weight of an outcome per more recent outcome of the run
     sample_weights: str = "ap_prior"  # "sampled": "ap_prior" (favours top ranks: AP, nDCG) or "uniform" (C@K)
+    min_inclusion: float = 0.05    # "active": smallest inclusion probability of a pair outside the top stratum
 
 
 _DEPTH_SENTINEL = 1 << 30  # depth of a pair no run ranks: after every real depth
@@ -206,6 +216,8 @@ def _validate(strategy: str, params: StrategyParams) -> None:
         raise ValueError("bandit_discount must be in (0, 1]")
     if params.sample_weights not in SAMPLE_WEIGHTS:
         raise ValueError(f"unknown sample_weights {params.sample_weights!r}; expected ap_prior or uniform")
+    if not 0.0 < params.min_inclusion <= 1.0:
+        raise ValueError("min_inclusion must be in (0, 1]")
     if params.warmup_depth < 0 or params.top_stratum_depth < 0:
         raise ValueError("warmup_depth and top_stratum_depth must be >= 0")
 
@@ -324,7 +336,7 @@ def sampled_design(run_lists, *, params: StrategyParams, query_key: int = 0,
 
 def query_order(strategy: str, run_lists: Sequence[np.ndarray], judged: Mapping[int, bool], *,
                 params: StrategyParams, query_key: int = 0, n_pairs: int | None = None,
-                known=None) -> np.ndarray:
+                known=None, inclusion=None) -> np.ndarray:
     """One query. run_lists[r] = the query's pool-pair indices (0..n-1) that run r ranked, best
     first (a pair may be in several runs). judged = pair index -> relevant? for pairs already
     resolved (in the order the labels arrived: move_to_front replays them). Returns the
@@ -336,7 +348,9 @@ def query_order(strategy: str, run_lists: Sequence[np.ndarray], judged: Mapping[
     database id) so that queries get different random orders. ``known`` (optional pair indices:
     the caption's original positive) is used by "sampled" only: known pairs are relevant by
     convention, so they are never sampled (the other strategies still queue them, as a check
-    on raters).
+    on raters). ``inclusion`` ("active" only, required there): each pair's inclusion probability
+    in the complete sample, as :func:`active_design` drew them (the pool stores them), so the
+    order needs no machine verdicts once the design is drawn.
     """
     _validate(strategy, params)
     lists = _lists(run_lists)
@@ -348,6 +362,11 @@ def query_order(strategy: str, run_lists: Sequence[np.ndarray], judged: Mapping[
         done[int(pair)] = True
     if strategy == "sampled":
         order = sampled_design(lists, params=params, query_key=query_key, n_pairs=n, known=known)["order"]
+        return order[~done[order]]
+    if strategy == "active":
+        if inclusion is None:
+            raise ValueError("the active strategy's order needs the pairs' inclusion probabilities")
+        order = _active_from_pi(lists, inclusion, params=params, query_key=query_key, n=n)["order"]
         return order[~done[order]]
     tie = seeded_uniform(params.seed, query_key, np.arange(n), _TAG_PAIR)
     depth = pair_depths(lists, n)
@@ -394,31 +413,128 @@ def _first_occurrences(lst: np.ndarray, placed: np.ndarray) -> np.ndarray:
     return np.asarray(out, dtype=np.int64)
 
 
+def active_weights(run_lists, n_pairs: int | None, confidence) -> np.ndarray:
+    """How much a person's label on each pair is worth to the "active" design, in [0, 1]: the
+    mean of the machine's uncertainty ``1 - 2 |f - 0.5|`` (``f`` its probability that the pair
+    is relevant; 1 where the machine gave no verdict, nan) and the runs' disagreement
+    ``max_r g_r - min_r g_r``, ``g_r = 1 / log2(rank + 1)`` the pair's gain in run ``r`` (0
+    where the run does not rank it): 1 for a pair one run ranks first and another omits."""
+    lists = _lists(run_lists)
+    n = _n_pairs(lists, n_pairs)
+    f = np.asarray(confidence, dtype=np.float64).reshape(-1)
+    if f.size != n:
+        raise ValueError(f"confidence has {f.size} values for {n} pairs")
+    if np.any((f < 0) | (f > 1)):
+        raise ValueError("machine confidences must be probabilities in [0, 1] (nan: no verdict)")
+    uncertainty = np.where(np.isnan(f), 1.0, 1.0 - 2.0 * np.abs(f - 0.5))
+    if not lists:
+        return uncertainty / 2.0
+    gains = np.zeros((len(lists), n))
+    for r, lst in enumerate(lists):
+        if len(lst):
+            np.maximum.at(gains[r], lst, 1.0 / np.log2(np.arange(2, len(lst) + 2)))
+    return (uncertainty + gains.max(axis=0) - gains.min(axis=0)) / 2.0
+
+
+def _active_threshold(weights: np.ndarray, need: float, floor: float) -> float:
+    """``c`` such that ``sum_i clip(c w_i, floor, 1) = need`` (bisection)."""
+    if need <= floor * weights.size:
+        return 0.0
+    if need >= weights.size:
+        return float("inf")
+    lo, hi = 0.0, 1.0 / max(float(weights[weights > 0].min()) if (weights > 0).any() else 1.0, 1e-12)
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        if np.clip(mid * weights, floor, 1.0).sum() < need:
+            lo = mid
+        else:
+            hi = mid
+    return hi
+
+
+def active_design(run_lists, confidence, *, params: StrategyParams, query_key: int = 0,
+                  n_pairs: int | None = None, known=None) -> dict:
+    """The "active" design of one query (Zrnic & Candes 2024's active inference, with the
+    inclusion probabilities fixed in advance): top stratum (best rank ``<= top_stratum_depth``)
+    ``pi = 1``; every other pair ``pi_i = clip(c w_i, min_inclusion, 1)``, ``w`` from
+    :func:`active_weights`, ``c`` making the expected sample size ``sample_rate * n`` (known
+    pairs neither sampled nor counted). Pair ``i`` is in the sample when its seeded uniform
+    ``u_i < pi_i`` (independent: a Poisson sample), and the sample is judged in increasing
+    ``u_i / pi_i``: sequential Poisson sampling with weights ``pi``, so the pairs the machine is
+    least sure of tend to come first and any prefix is a Poisson sample too (see
+    :func:`prefix_inclusion_probabilities`'s ``inclusion``). Returns the same keys as
+    :func:`sampled_design`, ``weights`` being ``pi``."""
+    _validate("active", params)
+    lists = _lists(run_lists)
+    n = _n_pairs(lists, n_pairs)
+    known_mask = _known_mask(known, n)
+    top = (pair_depths(lists, n) <= params.top_stratum_depth) & ~known_mask
+    w = active_weights(lists, n, confidence)
+    free = ~top & ~known_mask
+    need = params.sample_rate * int((~known_mask).sum()) - int(top.sum())
+    c = _active_threshold(w[free], need, params.min_inclusion) if free.any() else 0.0
+    pi = np.ones(n)
+    pi[free] = np.clip(c * w[free], params.min_inclusion, 1.0) if np.isfinite(c) else 1.0
+    return _active_from_pi(lists, pi, params=params, query_key=query_key, n=n, top=top | known_mask,
+                           known=known_mask)
+
+
+def _active_from_pi(lists, pi, *, params: StrategyParams, query_key: int, n: int, top=None, known=None) -> dict:
+    """The active design's order from its inclusion probabilities (stored ones, when judging):
+    pairs with ``pi = 1`` first, shallow first; then the sample by ``u / pi``. Known pairs
+    (stored with ``pi = 1`` too) come with the top stratum when not told apart."""
+    pi = np.asarray([1.0 if p is None else float(p) for p in pi], dtype=np.float64) if not isinstance(
+        pi, np.ndarray) else pi.astype(np.float64)
+    if pi.size != n or np.any(~(pi > 0) | (pi > 1)):
+        raise ValueError(f"inclusion probabilities must be {n} values in (0, 1]")
+    known = np.zeros(n, dtype=bool) if known is None else known
+    top = (pi >= 1.0) if top is None else top
+    u = seeded_uniform(params.seed, query_key, np.arange(n), _TAG_SAMPLE)
+    key = u / pi
+    depth = pair_depths(lists, n)
+    tie = seeded_uniform(params.seed, query_key, np.arange(n), _TAG_PAIR)
+    top_order = _first_by_depth(depth, tie, np.flatnonzero(top & ~known))
+    rest = np.flatnonzero(~top & ~known & (u < pi))
+    order = np.concatenate([top_order, rest[np.argsort(key[rest], kind="stable")]]).astype(np.int64)
+    return {"weights": pi, "top": top | known, "n_top": len(top_order), "key": key, "c": 1.0, "order": order, "pi": pi}
+
+
 def inclusion_probabilities(run_lists, *, params: StrategyParams, query_key: int = 0,
-                            n_pairs: int | None = None, strategy: str = "sampled", known=None) -> np.ndarray:
+                            n_pairs: int | None = None, strategy: str = "sampled", known=None,
+                            confidence=None) -> np.ndarray:
     """Per pair of the query: its inclusion probability under the strategy's design (1.0 for every
     pair unless strategy is "sampled"). For "sampled" this is the design of the *complete* sample
     (expected size ``sample_rate * n``); call it with the params used to build the order.
 
     ``strategy`` (keyword, default "sampled") names the design; every other strategy judges the
-    whole pool (a census), hence 1.0."""
+    whole pool (a census), hence 1.0; "active" needs the machine's ``confidence`` per pair
+    (:func:`active_design`)."""
     _validate(strategy, params)
     lists = _lists(run_lists)
     n = _n_pairs(lists, n_pairs)
+    if strategy == "active":
+        if confidence is None:
+            raise ValueError("the active design needs the machine judge's confidence per pair")
+        return active_design(lists, confidence, params=params, query_key=query_key, n_pairs=n, known=known)["pi"]
     if strategy != "sampled":
         return np.ones(n)
     return sampled_design(lists, params=params, query_key=query_key, n_pairs=n, known=known)["pi"]
 
 
 def prefix_inclusion_probabilities(run_lists, n_taken: int, *, params: StrategyParams,
-                                   query_key: int = 0, n_pairs: int | None = None, known=None) -> np.ndarray:
-    """"sampled" only: inclusion probabilities when only the first ``n_taken`` pairs of the
+                                   query_key: int = 0, n_pairs: int | None = None, known=None,
+                                   inclusion=None) -> np.ndarray:
+    """"sampled" (or "active", given its complete sample's ``inclusion``): inclusion probabilities when only the first ``n_taken`` pairs of the
     sampled order were judged (judging stopped early: budget, stopping rule, checkpoint).
     Sequential Poisson sampling: ``pi_i = min(1, c w_i)`` with ``c`` the key of the first pair not
     taken (the complete sample's ``c`` once the sample is exhausted); top stratum 1. Before the
     top stratum is complete no deeper pair has been drawn (their pi is 0) and the top pairs not
     yet judged are missing: estimates are then not design-unbiased."""
-    design = sampled_design(run_lists, params=params, query_key=query_key, n_pairs=n_pairs, known=known)
+    if inclusion is not None:  # "active": its stored complete-sample probabilities
+        lists = _lists(run_lists)
+        design = _active_from_pi(lists, inclusion, params=params, query_key=query_key, n=_n_pairs(lists, n_pairs))
+    else:
+        design = sampled_design(run_lists, params=params, query_key=query_key, n_pairs=n_pairs, known=known)
     return _prefix_pi(design, n_taken)
 
 

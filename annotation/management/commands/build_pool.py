@@ -16,7 +16,7 @@ BUILD_OPTIONS = {"seed": 0, "depth": 10, "redundancy": 0.1, "gold_rate": 0.0, "t
 
 
 JUDGING_OPTIONS = ("strategy", "warmup_depth", "bandit_variant", "sample_rate", "top_stratum_depth", "query_budget",
-                   "pool_budget", "stop_remaining_below", "stop_misses_in_a_row")
+                   "pool_budget", "stop_remaining_below", "stop_misses_in_a_row", "machine_judge")
 
 
 class Command(BaseCommand):
@@ -41,8 +41,10 @@ class Command(BaseCommand):
                              help="Order to judge in (default pool_order: started pairs first, then seeded random).")
         judging.add_argument("--warmup-depth", type=int, help="Pairs at rank <= this in any run are judged first.")
         judging.add_argument("--bandit-variant", choices=BANDIT_VARIANTS, help="bandit: mm_ns (default) or thompson.")
-        judging.add_argument("--sample-rate", type=float, help="sampled: expected share of the pool to judge (0.3).")
-        judging.add_argument("--top-stratum-depth", type=int, help="sampled: ranks <= this are always judged.")
+        judging.add_argument("--sample-rate", type=float, help="sampled, active: expected share of the pool to judge (0.3).")
+        judging.add_argument("--top-stratum-depth", type=int, help="sampled, active: ranks <= this are always judged.")
+        judging.add_argument("--machine-judge", help="active: the machine judge (by name, of this dataset) whose "
+                                                     "uncertainty draws the sample.")
         judging.add_argument("--query-budget", type=int, help="Stop a query after this many judged pairs.")
         judging.add_argument("--pool-budget", type=int, help="Stop the pool after this many judged pairs.")
         judging.add_argument("--stop-remaining-below", type=float,

@@ -28,8 +28,9 @@ import numpy as np
 from django.db import connection
 
 from annotation.analysis.judging.stopping import StoppingRules, query_stop_reason
-from annotation.analysis.judging.strategies import StrategyParams, interleave, query_order
+from annotation.analysis.judging.strategies import DESIGN_STRATEGIES, StrategyParams, interleave, query_order
 from annotation.models import PairProvenance, Pool, PooledPair, PoolQuery
+from annotation.services.judging.active import active_inclusion
 
 OPEN, STOPPED, NOT_SAMPLED = PooledPair.State.OPEN, PooledPair.State.STOPPED, PooledPair.State.NOT_SAMPLED
 RESOLVED, DISAGREEMENT = PooledPair.State.RESOLVED, PooledPair.State.DISAGREEMENT
@@ -142,11 +143,13 @@ def snapshot_from_rows(rows) -> QuerySnapshot:
                          [pairs[p][6] for p in ids])
 
 
-def query_keys(pool: Pool, snapshot: QuerySnapshot, *, caption_id: int, slot: int, n_queries: int) -> dict[int, int]:
+def query_keys(pool: Pool, snapshot: QuerySnapshot, *, caption_id: int, slot: int, n_queries: int,
+               inclusion=None) -> dict[int, int]:
     """New queue_order per untouched pair id (strategies other than pool_order). Pairs the order
-    leaves out (a "sampled" design's pairs outside the sample) are not in the result."""
+    leaves out (a "sampled" or "active" design's pairs outside the sample) are not in the result.
+    `inclusion`: "active" only, the complete sample's inclusion probabilities (active_inclusion)."""
     order = query_order(pool.judging_strategy, snapshot.run_lists, snapshot.judged, params=strategy_params(pool),
-                        query_key=int(caption_id), n_pairs=len(snapshot.pair_ids))
+                        query_key=int(caption_id), n_pairs=len(snapshot.pair_ids), inclusion=inclusion)
     untouched = set(snapshot.untouched())
     taken = len(snapshot.pair_ids) - len(untouched) - snapshot.states.count(NOT_SAMPLED)
     keys, position = {}, taken
@@ -250,27 +253,32 @@ def query_refresh(pool: Pool, query: PoolQuery, *, now, n_queries: int, snapshot
             query_stop_pairs(pool.pk, query.caption_id)
     if fields:
         query.save(update_fields=fields)
+    # "active": the complete sample's pi from the machine's verdicts (the stored ones are a
+    # prefix's once the query stopped)
+    complete = (active_inclusion(pool.judging_machine_judge_id, query.caption_id, snapshot, strategy_params(pool))
+                if pool.judging_strategy == "active" and len(snapshot.pair_ids) else None)
     if pool.judging_strategy != "pool_order":
         # Stopped queries keep their order fresh too, so a resume needs no recomputation.
-        keys = query_keys(pool, snapshot, caption_id=query.caption_id, slot=query.slot, n_queries=n_queries)
+        keys = query_keys(pool, snapshot, caption_id=query.caption_id, slot=query.slot, n_queries=n_queries,
+                          inclusion=complete)
         current = dict(zip(snapshot.pair_ids.tolist(), snapshot.queue_orders))
         changed = {pair_id: key for pair_id, key in keys.items() if current.get(pair_id) != key}
         if keys_out is None:
             write_keys(changed)
         else:
             keys_out.update(changed)
-    if pool.judging_strategy == "sampled":
-        sample_probabilities_keep(pool, query, snapshot)
+    if pool.judging_strategy in DESIGN_STRATEGIES:
+        sample_probabilities_keep(pool, query, snapshot, complete=complete)
     return snapshot
 
 
-def sample_probabilities_keep(pool: Pool, query: PoolQuery, snapshot: QuerySnapshot) -> int:
+def sample_probabilities_keep(pool: Pool, query: PoolQuery, snapshot: QuerySnapshot, *, complete=None) -> int:
     """A "sampled" design is a sequential Poisson sample: judging a query's sample only up to a
     point (its query or the pool stopped) is itself a Poisson sample, with the inclusion
     probabilities of that prefix (analysis/judging/strategies.py prefix_inclusion_probabilities).
     A stopped query's pairs get those; a query judging on keeps its complete sample's, so the
     stored pi always describe the design the judged pairs were drawn under. Returns how many
-    pairs' pi changed."""
+    pairs' pi changed. "active" the same, from its complete sample's pi (`complete`)."""
     from annotation.analysis.judging.strategies import inclusion_probabilities, prefix_inclusion_probabilities
 
     n = len(snapshot.pair_ids)
@@ -280,10 +288,14 @@ def sample_probabilities_keep(pool: Pool, query: PoolQuery, snapshot: QuerySnaps
     if query.stopped_reason or pool.judging_stopped_reason:
         # Taken: the sample's pairs that left the order (judged, started, escalated); the queue
         # hands them out in the sample's order, so they are its first pairs.
-        order = query_order("sampled", snapshot.run_lists, {}, params=params, query_key=key, n_pairs=n).tolist()
+        order = query_order(pool.judging_strategy, snapshot.run_lists, {}, params=params, query_key=key, n_pairs=n,
+                            inclusion=complete).tolist()
         untouched = set(snapshot.untouched())
         taken = sum(1 for i in order if i not in untouched)
-        pi = prefix_inclusion_probabilities(snapshot.run_lists, taken, params=params, query_key=key, n_pairs=n)
+        pi = prefix_inclusion_probabilities(snapshot.run_lists, taken, params=params, query_key=key, n_pairs=n,
+                                            inclusion=complete)
+    elif complete is not None:
+        pi = np.asarray(complete)
     else:
         pi = inclusion_probabilities(snapshot.run_lists, params=params, query_key=key, n_pairs=n)
     changed = {int(pair_id): float(p) for pair_id, p, old in zip(snapshot.pair_ids.tolist(), pi.tolist(), snapshot.inclusion)
@@ -336,7 +348,7 @@ def pool_budget_check(pool: Pool, *, now) -> bool:
 _HOOK_POOL_FIELDS = ("seed", "judging_strategy", "judging_warmup_depth", "judging_bandit_variant", "judging_sample_rate",
                      "judging_top_stratum_depth", "judging_query_budget", "judging_pool_budget",
                      "judging_stop_remaining_below", "judging_stop_misses_in_a_row", "judging_stopped_reason",
-                     "judging_stopped_at", "judging_judged_at_resume")
+                     "judging_stopped_at", "judging_judged_at_resume", "judging_machine_judge_id")
 # What the hook needs of a query row `q` joined with its pool `pl`: the query, the pool's judging
 # settings and the number of queries. A caller that locks the query row anyway (the label
 # transaction, before the pair) selects these in that statement and hands the row to pair_judged.

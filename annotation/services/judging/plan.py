@@ -11,9 +11,11 @@ import numpy as np
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.analysis.judging.strategies import BANDIT_VARIANTS, STRATEGIES, inclusion_probabilities
+from annotation.analysis.judging.strategies import (BANDIT_VARIANTS, DESIGN_STRATEGIES, STRATEGIES,
+                                                    inclusion_probabilities)
 from annotation.analysis.pair_hashes import queue_positions
-from annotation.models import Pool, PooledPair, PoolQuery
+from annotation.models import MachineJudge, Pool, PooledPair, PoolQuery
+from annotation.services.judging.active import active_inclusion
 from annotation.services.judging.order import (NOT_SAMPLED, OPEN, STOPPED, n_queries_of, pair_column_write,
                                                queries_snapshots, query_lock, query_reopen_pairs, query_refresh,
                                                query_snapshot, strategy_params, write_keys)
@@ -31,10 +33,11 @@ JUDGING_SETTINGS = {
     "pool_budget": "judging_pool_budget",
     "stop_remaining_below": "judging_stop_remaining_below",
     "stop_misses_in_a_row": "judging_stop_misses_in_a_row",
+    "machine_judge": "judging_machine_judge",  # by name, a judge of the pool's dataset ("active")
 }
-# Settings that define a "sampled" design: fixed once judging started, or the inclusion
-# probabilities of pairs judged before and after would describe different designs.
-DESIGN_SETTINGS = ("sample_rate", "top_stratum_depth", "warmup_depth")
+# Settings that define a "sampled" or "active" design: fixed once judging started, or the
+# inclusion probabilities of pairs judged before and after would describe different designs.
+DESIGN_SETTINGS = ("sample_rate", "top_stratum_depth", "warmup_depth", "machine_judge")
 
 
 class JudgingError(ValueError):
@@ -45,8 +48,9 @@ class JudgingError(ValueError):
         super().__init__(message)
 
 
-def judging_settings_check(settings: dict) -> dict:
-    """Field name -> value for the Pool, from API names; raises JudgingError naming the setting."""
+def judging_settings_check(settings: dict, *, dataset=None) -> dict:
+    """Field name -> value for the Pool, from API names; raises JudgingError naming the setting.
+    `dataset`: where a `machine_judge` name is looked up (null clears it)."""
     unknown = set(settings) - set(JUDGING_SETTINGS)
     if unknown:
         raise JudgingError(f"unknown judging setting(s): {', '.join(sorted(unknown))}")
@@ -65,11 +69,24 @@ def judging_settings_check(settings: dict) -> dict:
             raise JudgingError(f"{name}: must be at least 1 (or null for no limit)")
     if s.get("stop_remaining_below") is not None and s["stop_remaining_below"] <= 0:
         raise JudgingError("stop_remaining_below: must be above 0 (or null for no rule)")
-    return {JUDGING_SETTINGS[name]: value for name, value in s.items()}
+    out = {JUDGING_SETTINGS[name]: value for name, value in s.items()}
+    if s.get("machine_judge") is not None:
+        judge = MachineJudge.objects.filter(dataset=dataset, name=s["machine_judge"]).first() if dataset else None
+        if judge is None:
+            raise JudgingError(f"machine_judge: no machine judge named '{s['machine_judge']}' in this dataset")
+        out["judging_machine_judge"] = judge
+    return out
+
+
+def active_judge_check(strategy: str, judge) -> None:
+    if strategy == "active" and judge is None:
+        raise JudgingError("strategy: 'active' needs a machine_judge (the judge whose uncertainty draws the sample)")
 
 
 def judging_settings_of(pool: Pool) -> dict:
-    return {name: getattr(pool, field) for name, field in JUDGING_SETTINGS.items()} | {
+    judge = pool.judging_machine_judge if pool.judging_machine_judge_id else None
+    return {name: getattr(pool, field) for name, field in JUDGING_SETTINGS.items() if name != "machine_judge"} | {
+        "machine_judge": judge.name if judge else None} | {
         "stopped_reason": pool.judging_stopped_reason or None, "stopped_at": pool.judging_stopped_at}
 
 
@@ -148,11 +165,15 @@ def _design_apply(pool: Pool, batch: list[PoolQuery], snapshots: dict) -> None:
         n = len(snap.pair_ids)
         if not n:
             continue
-        pi = inclusion_probabilities(snap.run_lists, params=params, query_key=int(query.caption_id), n_pairs=n) \
-            if pool.judging_strategy == "sampled" else np.ones(n)
+        if pool.judging_strategy == "active":
+            pi = active_inclusion(pool.judging_machine_judge_id, query.caption_id, snap, params)
+        elif pool.judging_strategy == "sampled":
+            pi = inclusion_probabilities(snap.run_lists, params=params, query_key=int(query.caption_id), n_pairs=n)
+        else:
+            pi = np.ones(n)
         in_sample = set(query_order(pool.judging_strategy, snap.run_lists, {}, params=params,
-                                    query_key=int(query.caption_id), n_pairs=n).tolist()) \
-            if pool.judging_strategy == "sampled" else set(range(n))
+                                    query_key=int(query.caption_id), n_pairs=n, inclusion=pi).tolist()) \
+            if pool.judging_strategy in DESIGN_STRATEGIES else set(range(n))
         for i, pair_id in enumerate(snap.pair_ids.tolist()):
             probability[pair_id] = float(pi[i])
             if snap.states[i] in (OPEN, STOPPED) and snap.vote_counts[i] == 0 and i not in in_sample:
@@ -186,10 +207,13 @@ def judging_settings_update(*, pool: Pool, changes: dict, now=None, recompute: b
     taken up, dropped or redrawn once any pair has a label."""
     if _own_design(pool):
         raise JudgingError(f"pool '{pool.name}' is a moment or sampled pool: its design sets its order", "conflict")
-    fields = judging_settings_check(changes)
+    fields = judging_settings_check(changes, dataset=pool.dataset)
     new_strategy = fields.get("judging_strategy", pool.judging_strategy)
-    design_changed = (new_strategy != pool.judging_strategy and "sampled" in (new_strategy, pool.judging_strategy)) or (
-        new_strategy == "sampled" and any(JUDGING_SETTINGS[n] in fields and fields[JUDGING_SETTINGS[n]] != getattr(
+    active_judge_check(new_strategy, fields.get("judging_machine_judge", pool.judging_machine_judge)
+                       if "judging_machine_judge" in fields or pool.judging_machine_judge_id else None)
+    design_changed = (new_strategy != pool.judging_strategy and (
+        new_strategy in DESIGN_STRATEGIES or pool.judging_strategy in DESIGN_STRATEGIES)) or (
+        new_strategy in DESIGN_STRATEGIES and any(JUDGING_SETTINGS[n] in fields and fields[JUDGING_SETTINGS[n]] != getattr(
             pool, JUDGING_SETTINGS[n]) for n in DESIGN_SETTINGS))
     if design_changed and judging_started(pool):
         raise JudgingError("the sampling design cannot change once pairs have labels: its inclusion probabilities "

@@ -25,6 +25,7 @@ against the pool's resolved labels or the judgment set's verdicts:
 """
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from dataclasses import asdict
 from pathlib import Path
@@ -32,7 +33,8 @@ from pathlib import Path
 import numpy as np
 from django.db import IntegrityError, transaction
 
-from annotation.analysis.machine_agreement import cohen_kappa, system_rank_correlation
+from annotation.analysis.machine_agreement import (cohen_kappa, relevance_probability, reliability,
+                                                   system_rank_correlation)
 from annotation.analysis.retrieval_metrics import corrected_qrels, evaluate_run
 from annotation.formats.errors import IssueCollector
 from annotation.formats.machine_judgments import file_format_from_name, read_machine_judgments
@@ -43,6 +45,7 @@ from annotation.selectors.reports import dataset_captions, pool_pairs, pool_runs
 
 MEASURE = "AP (trec_eval map at the pool depth, every caption averaged in)"
 QUERIES_LISTED = 1000
+CALIBRATION_BINS = 10  # equal-width bins of the reliability curve (the report's calibration_bins default)
 SET_DEPTH = 10
 BATCH = 5000
 
@@ -162,14 +165,23 @@ def _runs(judge: MachineJudge) -> list[Run]:
 
 
 def machine_judge_result(*, judge: MachineJudge, depth: int, n_boot: int = 1000, seed: int = 0,
-                         confidence: float = 0.95) -> dict:
-    machine = {(q, c): int(label == MachineJudgment.Label.RELEVANT)
-               for q, c, label in judge.judgments.values_list("caption_id", "clip_id", "label")}
+                         confidence: float = 0.95, calibration_bins: int = CALIBRATION_BINS) -> dict:
+    machine, score = {}, {}
+    for q, c, label, value in judge.judgments.values_list("caption_id", "clip_id", "label", "score"):
+        machine[(q, c)] = int(label == MachineJudgment.Label.RELEVANT)
+        score[(q, c)] = math.nan if value is None else value
     human = _human_labels(judge)
     both = sorted(set(machine) & set(human))
     h = np.array([human[k] for k in both], dtype=np.int64)
     m = np.array([machine[k] for k in both], dtype=np.int64)
     kappa = cohen_kappa(h, m, n_boot=n_boot, seed=seed, confidence=confidence)
+    # The datasets hold no query type (annotation/models/datasets.py), so no per-type curves.
+    calibration = reliability(relevance_probability(m.astype(bool), np.array([score[k] for k in both], dtype=np.float64)),
+                              h, n_bins=calibration_bins) | {
+        "probability": "the machine's probability of relevance: its score's distance from 0.5 as certainty, its "
+                       "verdict as the side (a verdict without a score in [0, 1] counts as certain)",
+        "with_score": int(sum(math.isfinite(score[k]) for k in both)),
+        "by_query_type": None, "query_type_note": "the dataset has no query types"}
 
     by_query: dict[int, list[int]] = defaultdict(lambda: [0, 0, 0, 0])  # compared, disagree, human rel, machine rel
     for (q, _), hv, mv in zip(both, h.tolist(), m.tolist()):
@@ -208,6 +220,7 @@ def machine_judge_result(*, judge: MachineJudge, depth: int, n_boot: int = 1000,
         "pairs_compared": len(both),
         "machine_pairs_without_human_label": len(set(machine) - set(human)),
         "kappa": asdict(kappa) | {"interval_method": "bootstrap percentile over pairs"},
+        "calibration": calibration,
         "confusion_note": "rows: human label, columns: machine label; 0 not relevant, 1 relevant",
         "per_query": per_query[:QUERIES_LISTED],
         "queries_with_disagreement": sum(1 for r in per_query if r["disagreements"]),

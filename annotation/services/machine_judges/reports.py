@@ -20,7 +20,7 @@ def machine_judge_report_create(*, judge: MachineJudge, params: dict | None = No
                              created_by=created_by, job=job, progress=progress)
     clean = machine_judge_set_params_clean(judge=judge, params=params)
     result = machine_judge_result(judge=judge, depth=clean["depth"], n_boot=clean["n_boot"], seed=clean["seed"],
-                                  confidence=clean["confidence"])
+                                  confidence=clean["confidence"], calibration_bins=clean["calibration_bins"])
     with transaction.atomic():
         return report_save(kind=KIND.name, dataset_id=judge.dataset_id,
                            title=f"{KIND.title}: {judge.name} on {judge.judgment_set.name}",

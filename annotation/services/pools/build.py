@@ -18,13 +18,14 @@ from django.db import connection, transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
+from annotation.analysis.judging.strategies import DESIGN_STRATEGIES
 from annotation.analysis.pair_hashes import needs_second_label, queue_positions
 from annotation.formats.csv_uploads import csv_rows
 from annotation.formats.errors import IssueCollector
 from annotation.models import Caption, Clip, PairProvenance, Pool, PooledPair, PoolRun, Prediction, Run
 from annotation.selectors.score_matrix_runs import score_matrix_top
 from annotation.services.bulk import rows_insert
-from annotation.services.judging import (JudgingError, judging_settings_check, pool_is_hooked, pool_judging_refresh,
+from annotation.services.judging import (JudgingError, active_judge_check, judging_settings_check, pool_is_hooked, pool_judging_refresh,
                                          queries_ensure)
 from annotation.models.reports import ImportedJudgment
 
@@ -45,7 +46,9 @@ def pool_create(*, dataset, name: str, runs: Iterable[Run], depth: int = 10, inc
     query_budget, pool_budget, stop_remaining_below, stop_misses_in_a_row)."""
     runs = list(runs)
     try:
-        judging_fields = judging_settings_check(judging or {})
+        judging_fields = judging_settings_check(judging or {}, dataset=dataset)
+        active_judge_check(judging_fields.get("judging_strategy", "pool_order"),
+                           judging_fields.get("judging_machine_judge"))
     except JudgingError as exc:
         raise PoolError(str(exc)) from exc
     if not runs:
@@ -86,7 +89,7 @@ def pool_add_run(*, pool: Pool, run: Run, _with_originals: bool = False, _judgin
         raise PoolError(f"run '{run.name}' is a moment run; build a moment pool for it")
     if PoolRun.objects.filter(pool=pool, run=run).exists():
         raise PoolError(f"run '{run.name}' is already in pool '{pool.name}'")
-    sampled = pool.judging_strategy == "sampled"
+    sampled = pool.judging_strategy in DESIGN_STRATEGIES
     if _judging and sampled and PooledPair.objects.filter(pool=pool, role=PooledPair.Role.POOL, vote_count__gt=0).exists():
         raise PoolError(f"pool '{pool.name}' judges a sample and has labels: a new run would change the design's "
                         "inclusion probabilities; build a new pool")

@@ -48,6 +48,8 @@ COLUMN_LABELS = {
     "machine_relevant": "Relevant (machine)", "statistic": "Statistic", "low": "Interval low",
     "high": "Interval high", "queries": "Queries", "human_score": "Score (human judgments)",
     "human_rank": "Rank (human)", "machine_score": "Score (machine judgments)", "machine_rank": "Rank (machine)",
+    "bin_low": "Probability from", "bin_high": "Probability to", "mean_probability": "Mean machine probability",
+    "observed_relevant": "Observed relevant share (human)",
 }
 
 

@@ -78,3 +78,26 @@ def test_system_rank_correlation_and_query_bootstrap():
     assert r.tau_ap_interval[0] <= r.tau_ap <= r.tau_ap_interval[1]
     same = system_rank_correlation(["s0", "s1", "s2"], human, human, measure="AP", n_boot=50)
     assert same.tau == pytest.approx(1.0) and same.tau_ap == pytest.approx(1.0)
+
+
+def test_reliability_curve_and_expected_calibration_error_by_hand():
+    from annotation.analysis.machine_agreement import reliability
+
+    # Two bins. [0, 0.5): 0.1, 0.15 with labels 0, 1 -> mean 0.125, observed 0.5, |gap| 0.375;
+    # [0.5, 1]: 0.8, 0.9, 1.0 with 1, 1, 0 -> mean 0.9, observed 2/3, |gap| 0.2333...
+    # ECE = 2/5 * 0.375 + 3/5 * 0.23333 = 0.15 + 0.14 = 0.29.
+    r = reliability([0.1, 0.15, 0.8, 0.9, 1.0], [0, 1, 1, 1, 0], n_bins=2, groups=["a", "a", "a", "b", "b"])
+    assert r["ece"] == pytest.approx(0.29)
+    assert [(b["count"], b["mean_probability"], b["observed_relevant"]) for b in r["bins"]] == [
+        (2, pytest.approx(0.125), 0.5), (3, pytest.approx(0.9), pytest.approx(2 / 3))]
+    # per group: a = {0.1: 0, 0.15: 1, 0.8: 1} -> bins (0.125 vs 0.5), (0.8 vs 1): (2*0.375 + 0.2)/3
+    #            b = {0.9: 1, 1.0: 0} -> one bin, mean 0.95 vs 0.5: 0.45
+    assert r["by_group"]["a"]["ece"] == pytest.approx((2 * 0.375 + 0.2) / 3)
+    assert r["by_group"]["b"]["ece"] == pytest.approx(0.45) and r["by_group"]["b"]["bins"][0]["count"] == 0
+    # a calibrated judge: ECE 0; empty bins have no mean
+    assert reliability([0.25, 0.25, 0.25, 0.25], [1, 0, 0, 0], n_bins=4)["ece"] == pytest.approx(0.0)
+    assert reliability([0.25], [1], n_bins=4)["bins"][0]["mean_probability"] is None
+    with pytest.raises(ValueError, match="in \\[0, 1\\]"):
+        reliability([1.2], [1])
+    with pytest.raises(ValueError, match="0 or 1"):
+        reliability([0.2], [2])

@@ -5,7 +5,8 @@ annotation.services.machine_judges.reports, with the same parameters."""
 from __future__ import annotations
 
 from annotation.models import MachineJudge, Pool
-from annotation.services.machine_judges import SET_DEPTH, MachineJudgeError, judge_named, machine_judge_result
+from annotation.services.machine_judges import (CALIBRATION_BINS, SET_DEPTH, MachineJudgeError, judge_named,
+                                                machine_judge_result)
 from annotation.services.reports.kind import Param, ReportError, ReportKind, kind_params_clean
 from annotation.services.reports.tables import ReportTable, interval_text
 
@@ -15,7 +16,7 @@ def machine_judge_report_compute(*, pool: Pool, params: dict, progress=None) -> 
     try:
         judge = judge_named(MachineJudge.objects.filter(pool=pool), params.get("judge"), f"pool '{pool.name}'")
         return machine_judge_result(judge=judge, depth=params["depth"], n_boot=params["n_boot"], seed=params["seed"],
-                                    confidence=params["confidence"])
+                                    confidence=params["confidence"], calibration_bins=params["calibration_bins"])
     except MachineJudgeError as exc:
         raise ReportError(str(exc)) from exc
 
@@ -55,6 +56,10 @@ def machine_judge_tables(result: dict) -> list[ReportTable]:
         ["runs ranked by", f"{ranking['measure']}, depth {ranking['depth']}"],
         ["queries with a disagreement", result["queries_with_disagreement"]],
     ]
+    calibration = result.get("calibration")  # reports stored before calibration have none
+    if calibration:
+        summary.append([f"expected calibration error ({calibration['n_bins']} equal-width bins, "
+                        f"{calibration['with_score']} of {calibration['n']} pairs with a score)", calibration["ece"]])
     (nn, nr), (rn, rr) = kappa["confusion"] if kappa["confusion"] else ((0, 0), (0, 0))
     confusion = [["not relevant", nn, nr, nn + nr], ["relevant", rn, rr, rn + rr],
                  ["total", nn + rn, nr + rr, nn + nr + rn + rr]]
@@ -86,7 +91,12 @@ def machine_judge_tables(result: dict) -> list[ReportTable]:
                     ["run", "human_score", "human_rank", "machine_score", "machine_rank"],
                     [[name, h, hr, m, mr] for name, h, hr, m, mr in zip(systems, ranking["human_scores"], human_ranks,
                                                                         ranking["machine_scores"], machine_ranks)]),
-    ]
+    ] + ([ReportTable("calibration", f"Reliability: the machine's probability of relevance against the human "
+                                     f"labels, {calibration['n_bins']} equal-width bins (ECE {calibration['ece']:.4f}; "
+                                     f"{calibration['query_type_note']})",
+                      ["bin_low", "bin_high", "pairs", "mean_probability", "observed_relevant"],
+                      [[b["low"], b["high"], b["count"], b["mean_probability"], b["observed_relevant"]]
+                       for b in calibration["bins"]])] if calibration else [])
 
 
 KIND = ReportKind(
@@ -100,6 +110,7 @@ KIND = ReportKind(
         "n_boot": Param(int, 1000, "bootstrap replicates of the intervals (0: no intervals)", 0, 20_000),
         "seed": Param(int, 0, "seed of the bootstrap"),
         "confidence": Param(float, 0.95, "level of the bootstrap intervals", 0, 1, open_interval=True),
+        "calibration_bins": Param(int, CALIBRATION_BINS, "equal-width bins of the reliability curve", 2, 100),
     },
     compute=machine_judge_report_compute,
     tables=machine_judge_tables,

@@ -381,3 +381,31 @@ def test_many_caught_relevant_pairs_fall_back_to_the_ratio_estimator_and_say_so(
     rep = estimate_metrics({"a": {"q": items[:12]}}, {("q", i): True for i in items[:12]},
                            {("q", i): 0.5 for i in items[:12]}, measures=("AP",))
     assert "AP_nDCG_ratio_fallback" not in rep.conventions
+
+
+def test_ap_ndcg_se_is_floored_by_the_design_variance_when_the_sample_catches_little():
+    # Two queries, each with a known relevant "k" no run ranks (so R >= 1). Run b ranks x_q first in
+    # both; run a ranks x1 first in q1, and f2 (judged not relevant, pi = 1) then x2 in q2. Both x
+    # are sampled with pi = 0.5 in the same floor stratum (best rank 1, ranked by 2 runs): x1 judged
+    # not relevant, x2 relevant (caught). nDCG@2 of run a, g = 1/log2(3), IDCG with 2 relevant 1 + g:
+    #   q1: 0, and x1 turning relevant would add delta1 = 1 / (1 + g)
+    #   q2: f({x2}) = g / (1 + g) = delta2; f_hat = 2 delta2; v_hat = (2 delta2)^2 - 2 delta2^2 = 2 delta2^2
+    # Relevant share of the stratum (Hajek): (1/0.5) / (1/0.5 + 1/0.5) = 0.5, so the floor is
+    #   0.5 * (1 - 0.5)/0.5^2 * (delta1^2 + delta2^2) = delta1^2 + delta2^2 > v_hat (the catch fell
+    # in the query where a relevant pair moves nDCG less). se = sqrt(floor) / 2, and the estimate
+    # stays the unbiased delta2.
+    g = 1 / np.log2(3)
+    d1, d2 = 1 / (1 + g), g / (1 + g)
+    rankings = {"a": {"q1": ["x1"], "q2": ["f2", "x2"]}, "b": {"q1": ["x1"], "q2": ["x2"]}}
+    judged = {("q1", "x1"): False, ("q2", "x2"): True, ("q2", "f2"): False}
+    inclusion = {("q1", "x1"): 0.5, ("q2", "x2"): 0.5, ("q2", "f2"): 1.0}
+    known = {"q1": {"k"}, "q2": {"k"}}
+    e = by_key(estimate_metrics(rankings, judged, inclusion, known_relevant=known, measures=("nDCG@2",)))[("a", "nDCG@2")]
+    assert e.estimate == pytest.approx(2 * d2 / 2, abs=1e-12)
+    assert e.se == pytest.approx(np.sqrt(d1 ** 2 + d2 ** 2) / 2, abs=1e-12)
+    assert 2 * d2 ** 2 < d1 ** 2 + d2 ** 2   # the unbiased estimate alone would have been narrower
+    # t quantile from the unbiased per-query variances (one query carries it: df 1)
+    assert e.ci_high == pytest.approx(e.estimate + 12.706205 * e.se, abs=1e-5)
+    # every pair judged with pi = 1: no floor, a point
+    census = by_key(estimate_metrics(rankings, judged, {}, known_relevant=known, measures=("nDCG@2",)))
+    assert census[("a", "nDCG@2")].se == 0.0

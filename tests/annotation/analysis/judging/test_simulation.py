@@ -18,7 +18,8 @@ from annotation.analysis.judging.simulation import (
     simulate,
 )
 from annotation.analysis.judging.stopping import StoppingRules, query_stop_reason
-from annotation.analysis.judging.strategies import STRATEGIES, StrategyParams, query_order
+from annotation.analysis.judging.strategies import REPLAYABLE_STRATEGIES as STRATEGIES
+from annotation.analysis.judging.strategies import StrategyParams, query_order
 from annotation.analysis.retrieval_metrics import evaluate_run
 from annotation.formats.judging_curves import curves_csv
 

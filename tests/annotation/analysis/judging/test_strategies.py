@@ -197,12 +197,14 @@ def test_orders_are_deterministic_and_exclude_judged(strategy):
     rng = np.random.default_rng(0)
     rl = [rng.permutation(12)[:6] for _ in range(3)]
     judged = {int(p): bool(rng.random() < 0.3) for p in rng.permutation(12)[:4]}
-    a = query_order(strategy, rl, judged, params=P, query_key=5, n_pairs=12)
-    b = query_order(strategy, rl, dict(judged), params=P, query_key=5, n_pairs=12)
+    pi = (inclusion_probabilities(rl, params=P, query_key=5, n_pairs=12, strategy="active",
+                                  confidence=np.linspace(0, 1, 12)) if strategy == "active" else None)
+    a = query_order(strategy, rl, judged, params=P, query_key=5, n_pairs=12, inclusion=pi)
+    b = query_order(strategy, rl, dict(judged), params=P, query_key=5, n_pairs=12, inclusion=pi)
     assert a.tolist() == b.tolist()
     assert not set(a.tolist()) & set(judged)
     assert len(set(a.tolist())) == len(a)
-    if strategy != "sampled":
+    if strategy not in ("sampled", "active"):
         assert sorted(a.tolist() + list(judged)) == list(range(12))
 
 

@@ -49,6 +49,15 @@ def test_report_by_hand(tmp_path):
     assert ranks["n_queries"] == 2 and ranks["depth"] == 3
     assert "map" in ranks["measure"]
     assert r["machine_pairs_without_human_label"] == 0
+    # Calibration: the file scores 0.9 for "relevant" and 0.2 for "not relevant", so the machine's
+    # probability is 0.9 on (q1,v3) (q1,v4) (q2,v5) (q2,v6), of which people found 2 relevant, and
+    # 0.2 on (q1,v5), not relevant. Bins of 0.1: [0.2, 0.3) holds 1 pair (|0.2 - 0| = 0.2), [0.9, 1]
+    # 4 pairs (|0.9 - 0.5| = 0.4): ECE = (1 * 0.2 + 4 * 0.4) / 5 = 0.36.
+    cal = r["calibration"]
+    assert (cal["n"], cal["n_bins"], cal["with_score"], cal["by_query_type"]) == (5, 10, 5, None)
+    assert cal["ece"] == pytest.approx(0.36)
+    filled = [(b["low"], b["count"], b["mean_probability"], b["observed_relevant"]) for b in cal["bins"] if b["count"]]
+    assert filled == [(0.2, 1, pytest.approx(0.2), 0.0), (0.9, 4, pytest.approx(0.9), 0.5)]
 
 
 def test_report_needs_a_judge_of_the_pool(tmp_path):

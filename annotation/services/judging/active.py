@@ -1,0 +1,36 @@
+"""The "active" judging design's inputs: a machine judge's verdicts on a query's pool pairs, as
+probabilities of relevance (annotation/analysis/machine_agreement.py relevance_probability), and
+its inclusion probabilities (annotation/analysis/judging/strategies.py active_design)."""
+from __future__ import annotations
+
+import numpy as np
+
+from annotation.analysis.judging.strategies import StrategyParams, active_design
+from annotation.analysis.machine_agreement import relevance_probability
+from annotation.models import MachineJudgment, PooledPair
+
+
+def pair_confidences(judge_id: int | None, caption_id: int, pair_ids) -> np.ndarray:
+    """Per pair id (in the given order): the judge's probability that the pair is relevant; nan
+    where it gave no verdict (the design then counts the pair as most uncertain)."""
+    pair_ids = [int(p) for p in pair_ids]
+    out = np.full(len(pair_ids), np.nan)
+    if judge_id is None or not pair_ids:
+        return out
+    clip_of = dict(PooledPair.objects.filter(pk__in=pair_ids).values_list("pk", "clip_id"))
+    verdicts = {clip: (label, score) for clip, label, score in MachineJudgment.objects.filter(
+        judge_id=judge_id, caption_id=caption_id, clip_id__in=set(clip_of.values())).values_list("clip_id", "label", "score")}
+    for i, pair_id in enumerate(pair_ids):
+        verdict = verdicts.get(clip_of.get(pair_id))
+        if verdict is not None:
+            label, score = verdict
+            out[i] = float(relevance_probability(label == MachineJudgment.Label.RELEVANT,
+                                                 np.nan if score is None else score))
+    return out
+
+
+def active_inclusion(judge_id: int | None, caption_id: int, snapshot, params: StrategyParams) -> np.ndarray:
+    """The complete sample's inclusion probability of each pair of a query snapshot."""
+    confidence = pair_confidences(judge_id, caption_id, snapshot.pair_ids.tolist())
+    return active_design(snapshot.run_lists, confidence, params=params, query_key=int(caption_id),
+                         n_pairs=len(snapshot.pair_ids))["pi"]

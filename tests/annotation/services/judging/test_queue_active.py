@@ -1,0 +1,70 @@
+"""The "active" judging strategy in the live queue (PostgreSQL): a machine judge's verdicts draw
+the sample, each pair keeps its inclusion probability, and the queue hands the sample out in the
+design's order (issue 25). Run A ranks v1, v2, v3 and run B v4, v5, v6 for caption q1."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from annotation.analysis.judging.strategies import StrategyParams, active_design
+from annotation.models import Caption, Clip, MachineJudge, MachineJudgment, PooledPair
+from annotation.services.judging import JudgingError, judging_settings_of, judging_settings_update
+from annotation.services.judging.order import query_snapshot
+from tests.annotation.services.judging.test_queue_strategies import handed_out, name, setup
+
+pytestmark = pytest.mark.django_db
+
+# verdict, score -> the machine's probability of relevance (machine_agreement.relevance_probability)
+VERDICTS = {"v1": ("relevant", 0.99), "v2": ("relevant", 0.5), "v3": ("not_relevant", 0.9),
+            "v4": ("relevant", 0.6), "v6": ("not_relevant", None)}   # v5: no verdict
+PROBABILITY = {"v1": 0.99, "v2": 0.5, "v3": 0.1, "v4": 0.6, "v5": np.nan, "v6": 0.0}
+
+
+def machine_judge(pool, name="vlm"):
+    judge = MachineJudge.objects.create(dataset=pool.dataset, pool=pool, name=name, checksum="0" * 64)
+    q1 = Caption.objects.get(dataset=pool.dataset, external_id="q1")
+    for clip, (label, score) in VERDICTS.items():
+        MachineJudgment.objects.create(judge=judge, caption=q1, clip=Clip.objects.get(dataset=pool.dataset, external_id=clip),
+                                       label=label, score=score)
+    return judge
+
+
+def test_active_design_stores_its_inclusion_probabilities_and_the_queue_follows_its_order():
+    pool, (rater,) = setup({})
+    machine_judge(pool)
+    done = judging_settings_update(pool=pool, changes={"strategy": "active", "machine_judge": "vlm", "sample_rate": 0.6})
+    assert done["design"] and judging_settings_of(pool)["machine_judge"] == "vlm"
+    q1 = Caption.objects.get(dataset=pool.dataset, external_id="q1")
+    snap = query_snapshot(pool.pk, q1.pk)
+    clips = [name(p)[1] for p in snap.pair_ids.tolist()]
+    design = active_design(snap.run_lists, [PROBABILITY[c] for c in clips], query_key=q1.pk, n_pairs=len(clips),
+                           params=StrategyParams(seed=int(pool.seed), sample_rate=0.6))
+    stored = dict(PooledPair.objects.filter(pool=pool, caption=q1).values_list("pk", "inclusion_probability"))
+    pi = np.array([stored[p] for p in snap.pair_ids.tolist()])
+    assert np.all((pi > 0) & (pi <= 1)) and pi.min() < 1
+    assert pi == pytest.approx(design["pi"], abs=1e-12)
+    assert pi.sum() == pytest.approx(0.6 * 6, abs=1e-6)
+    # the machine is sure about v1 (0.99) and v6 (0): they get the least chance among pairs
+    # at the same rank; v2 (0.5) the most among A's and v5 (no verdict) among B's
+    by_clip = dict(zip(clips, pi))
+    assert by_clip["v2"] > by_clip["v1"] and by_clip["v5"] > by_clip["v6"]
+    sample = [clips[i] for i in design["order"].tolist()]
+    out = set(clips) - set(sample)
+    assert set(PooledPair.objects.filter(pool=pool, caption=q1, state="not_sampled")
+               .values_list("clip__external_id", flat=True)) == out
+    assert [clip for _, clip in handed_out(pool, rater)] == sample
+    # the judged pairs kept the complete sample's pi
+    assert dict(PooledPair.objects.filter(pool=pool, caption=q1).values_list("pk", "inclusion_probability")) == \
+        pytest.approx(stored)
+    # once pairs have labels the design is fixed
+    with pytest.raises(JudgingError, match="cannot change"):
+        judging_settings_update(pool=pool, changes={"sample_rate": 0.4})
+
+
+def test_active_needs_a_machine_judge_of_the_dataset():
+    pool, _ = setup({})
+    with pytest.raises(JudgingError, match="needs a machine_judge"):
+        judging_settings_update(pool=pool, changes={"strategy": "active"})
+    with pytest.raises(JudgingError, match="no machine judge named 'gpt'"):
+        judging_settings_update(pool=pool, changes={"strategy": "active", "machine_judge": "gpt"})
+    assert pool.judging_strategy == "pool_order"
