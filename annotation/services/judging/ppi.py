@@ -19,8 +19,8 @@ from annotation.analysis.judging.ppi import ppi_estimates
 from annotation.models import MachineJudge, MachineJudgment, Pool, PooledPair
 from annotation.selectors.reports import pool_pairs, pool_runs
 from annotation.services.judging.estimates import pool_design_labels
-from annotation.services.judging.simulation import (dataset_external_ids, original_positives, refuse_moment_pool,
-                                                    runs_rankings)
+from annotation.services.judging.inputs import (dataset_external_ids, original_positives, refuse_moment_pool,
+                                                runs_rankings)
 from annotation.services.machine_judges import MachineJudgeError, judge_named
 
 

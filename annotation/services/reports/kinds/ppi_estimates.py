@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from annotation.models import Pool
 from annotation.services.judging.ppi import MachineJudgeError, ppi_estimates_compute
-from annotation.services.judging.simulation import SimulationError
+from annotation.services.judging.inputs import SimulationError
 from annotation.services.reports.kind import Param, ReportError, ReportKind, pool_depth
 from annotation.services.reports.tables import ReportTable, counts_rows
 
