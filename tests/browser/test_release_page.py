@@ -36,5 +36,5 @@ def test_admin_makes_a_release_from_the_pool_page_and_downloads_it(page, server,
     paths = page.eval_on_selector_all("#release-files-table tbody td:first-child", "cells => cells.map(c => c.innerText)")
     assert {"qrels.txt", "fire.json", "croissant.json", "release.json", "SHA256SUMS"} <= set(paths)
     snap(page, "release-page")
-    download = page.request.get(page.get_attribute("#release-download", "href"))
+    download = page.request.get(server + page.get_attribute("#release-download", "href"))
     assert download.status == 200 and hashlib.sha256(download.body()).hexdigest() == release.sha256
