@@ -14,6 +14,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
 from annotation import roles
+from annotation.analysis.leaderboard import leaderboard_svg
 from annotation.models import Dataset, Pool
 from annotation.models.reports import JudgmentSet
 from annotation.selectors.exports import artefact_list
@@ -197,6 +198,10 @@ def _charts(report) -> list[dict]:
         charts.append({"title": title, "svg": _share_bars("raters", title, rows)})
     elif report.kind == "judging_simulation":
         charts = judging_simulation_charts(report)
+    elif report.kind == "corrected_leaderboard" and result.get("runs"):
+        # leaderboard_svg escapes every text it writes, so its markup can go in as it is.
+        charts.append({"title": f"Original (grey) and corrected (blue) values with intervals: {result['interval']}",
+                       "svg": mark_safe(leaderboard_svg(result))})  # noqa: S308
     return charts
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from annotation.models import Report
 from annotation.services.reports.kind import ReportKind
-from annotation.services.reports.kinds import (agreement, evaluation, human_proxy, infap, judging_estimates,
+from annotation.services.reports.kinds import (agreement, corrected_leaderboard, evaluation, human_proxy, infap,
+                                               judging_estimates,
                                                judging_simulation, judgment_set_agreement, machine_judge, metrics,
                                                moment_metrics, proxy_analysis, proxy_ndcg, sample_estimate)
 from annotation.services.reports.tables import ReportTable
@@ -13,6 +14,7 @@ REPORT_KINDS: dict[str, ReportKind] = {kind.name: kind for kind in (
     agreement.KIND, metrics.KIND, sample_estimate.KIND, judging_estimates.KIND, machine_judge.KIND,
     judging_simulation.KIND, evaluation.KIND, judgment_set_agreement.KIND,
     moment_metrics.KIND, infap.KIND, proxy_ndcg.KIND, proxy_analysis.KIND, human_proxy.KIND,
+    corrected_leaderboard.KIND,
 )}
 
 #: The kinds `report_create` computes from a pool and its parameters (the pool report form, `POST

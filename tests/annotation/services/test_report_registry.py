@@ -24,13 +24,14 @@ KINDS_FOLDER = Path(kinds.__file__).parent
 def test_every_kind_module_is_registered_under_its_own_name():
     modules = sorted(path.stem for path in KINDS_FOLDER.glob("*.py") if path.stem != "__init__")
     assert sorted(REPORT_KINDS) == modules
-    assert len(REPORT_KINDS) == 13
+    assert len(REPORT_KINDS) == 14
     for name, kind in REPORT_KINDS.items():
         assert isinstance(kind, ReportKind) and kind.name == name
 
 
 def test_the_pool_report_kinds_are_those_with_a_computation_in_their_old_order():
-    assert POOL_REPORT_KINDS == ("agreement", "metrics", "sample_estimate", "judging_estimates", "machine_judge")
+    assert POOL_REPORT_KINDS == ("agreement", "metrics", "sample_estimate", "judging_estimates", "machine_judge",
+                                 "corrected_leaderboard")
     assert all(REPORT_KINDS[name].params and REPORT_KINDS[name].title for name in POOL_REPORT_KINDS)
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from django.db import transaction
 
@@ -28,7 +29,7 @@ from annotation.services.reports.store import report_store
 MOMENT_METRICS = "moment_metrics"
 
 
-def _moment_design(pool: Pool) -> MomentPoolDesign:
+def moment_design(pool: Pool) -> MomentPoolDesign:
     design = MomentPoolDesign.objects.filter(pool=pool).first()
     if design is None:
         raise ReportError(f"pool '{pool.name}' is not a moment pool")
@@ -47,13 +48,23 @@ def _original_moments(pool: Pool) -> dict[str, list[tuple[str, float, float]]]:
     return originals
 
 
-@transaction.atomic
-def moment_metrics_report_create(*, pool: Pool, run_ids: Sequence[int] | None = None, ks: Sequence[int] = (1, 5, 10),
-                                 iou_thresholds: Sequence[float] = (0.5, 0.7), created_by=None,
-                                 job: Job | None = None) -> Report:
-    design = _moment_design(pool)
-    runs = report_runs(pool, run_ids, Run.Kind.MOMENT)
-    ks, iou_thresholds = sorted({int(k) for k in ks}), [float(t) for t in iou_thresholds]
+@dataclass(frozen=True)
+class MomentPoolInputs:
+    """What a moment pool's runs are scored on: each run's predictions per caption in rank order
+    (``(video, start, end)``), the original and corrected positive moments per caption, the
+    captions scored (answered by some run and with a corrected positive), the judged spans and
+    their resolved labels."""
+
+    ranked: dict[str, dict[str, list[tuple[str, float, float]]]]
+    original: dict[str, list[tuple[str, float, float]]]
+    corrected: dict[str, list[tuple[str, float, float]]]
+    captions: list[str]
+    answered: set[str]
+    spans: list[tuple]
+    labels: dict[tuple[str, str, int], str]
+
+
+def moment_pool_inputs(pool: Pool, runs: Sequence[Run]) -> MomentPoolInputs:
     video_of = dict(Clip.objects.filter(dataset=pool.dataset_id).values_list("pk", "video_id"))
     name_of = {run.pk: run.name for run in runs}
     ranked: dict[str, dict[str, list[tuple[str, float, float]]]] = {run.name: defaultdict(list) for run in runs}
@@ -73,6 +84,19 @@ def moment_metrics_report_create(*, pool: Pool, run_ids: Sequence[int] | None = 
     original = _original_moments(pool)
     corrected = positive_moments_from_labels(original, groups, labels)
     captions = sorted(c for c in answered if corrected.get(c))
+    return MomentPoolInputs(ranked, original, corrected, captions, answered, spans, labels)
+
+
+@transaction.atomic
+def moment_metrics_report_create(*, pool: Pool, run_ids: Sequence[int] | None = None, ks: Sequence[int] = (1, 5, 10),
+                                 iou_thresholds: Sequence[float] = (0.5, 0.7), created_by=None,
+                                 job: Job | None = None) -> Report:
+    design = moment_design(pool)
+    runs = report_runs(pool, run_ids, Run.Kind.MOMENT)
+    ks, iou_thresholds = sorted({int(k) for k in ks}), [float(t) for t in iou_thresholds]
+    inputs = moment_pool_inputs(pool, runs)
+    ranked, original, corrected, captions = inputs.ranked, inputs.original, inputs.corrected, inputs.captions
+    answered, spans, labels = inputs.answered, inputs.spans, inputs.labels
     with_labels = moment_recall_table(ranked, {c: corrected[c] for c in captions}, ks=ks, iou_thresholds=iou_thresholds)
     original_only = moment_recall_table(ranked, {c: original.get(c, []) for c in captions}, ks=ks,
                                         iou_thresholds=iou_thresholds)
@@ -96,7 +120,7 @@ def moment_metrics_report_create(*, pool: Pool, run_ids: Sequence[int] | None = 
 @transaction.atomic
 def moment_metrics_report_start(*, pool: Pool, run_ids: list[int] | None, ks: list[int], iou_thresholds: list[float],
                                 created_by) -> Job:
-    _moment_design(pool)
+    moment_design(pool)
     report_runs(pool, run_ids, Run.Kind.MOMENT)
     job = job_create(kind=MOMENT_METRICS, params={"pool_id": pool.pk, "run_ids": run_ids, "ks": ks,
                                                   "iou_thresholds": iou_thresholds}, created_by=created_by)
