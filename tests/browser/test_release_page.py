@@ -29,6 +29,7 @@ def test_admin_makes_a_release_from_the_pool_page_and_downloads_it(page, server,
     page.fill("#release-licence", "CC-BY-4.0")
     page.click("#release-form [type=submit]")
     page.wait_for_url("**/releases/*/", timeout=120_000)
+    assert page.is_visible("#release-leaderboard-table") and page.is_visible("svg.leaderboard-chart")
     release = Release.objects.get()
     assert page.text_content("h1").strip() == "Example, corrected"
     assert page.text_content("#release-sha256").strip() == release.sha256
