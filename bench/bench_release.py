@@ -68,6 +68,35 @@ def _child(url: str, env: dict, *args: str) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def _generate(url: str, env: dict, captions: int) -> int:
+    t = time.perf_counter()
+    out = subprocess.run([sys.executable, os.path.join(HERE, "bench_reports.py"), "--database-url", url,
+                          "--generate", str(captions)], capture_output=True, text=True, env=os.environ | env)
+    if out.returncode:
+        sys.exit(f"generating failed:\n{out.stderr[-3000:]}")
+    print(out.stdout.strip().splitlines()[-2], f"({time.perf_counter() - t:.0f} s with migrations)")
+    return int(out.stdout.strip().splitlines()[-1])
+
+
+def _existing_pool(url: str) -> int | None:
+    """The bench pool of an earlier run, its releases removed (they are the bench's own)."""
+    import dj_database_url
+    import psycopg2
+
+    cfg = dj_database_url.parse(url)
+    conn = psycopg2.connect(dbname=cfg["NAME"], user=cfg["USER"], password=cfg["PASSWORD"] or None,
+                            host=cfg["HOST"], port=cfg["PORT"] or 5432)
+    conn.autocommit = True
+    with conn.cursor() as cur:
+        cur.execute("SELECT p.id FROM annotation_pool p JOIN annotation_dataset d ON d.id = p.dataset_id "
+                    "WHERE d.name = 'bench-reports' ORDER BY p.id LIMIT 1")
+        row = cur.fetchone()
+        if row:
+            cur.execute("DELETE FROM annotation_release WHERE name = 'bench-fire'")
+    conn.close()
+    return row[0] if row else None
+
+
 def _drop(url: str) -> None:
     import dj_database_url
     import psycopg2
@@ -87,6 +116,8 @@ def main() -> None:
     parser.add_argument("--database-url", default=None,
                         help="Default: a new database rejudge_bench_release_<pid> on 127.0.0.1:5432.")
     parser.add_argument("--keep", action="store_true", help="Keep the database and the archives.")
+    parser.add_argument("--reuse", action="store_true",
+                        help="Take the pool already in --database-url (an earlier --keep run) instead of generating.")
     parser.add_argument("--step", nargs=2, metavar=("KIND", "POOL_ID"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     url = args.database_url or f"postgres://postgres@127.0.0.1:5432/rejudge_bench_release_{os.getpid()}"
@@ -99,13 +130,9 @@ def main() -> None:
     captions = max(1, args.pairs // WINDOW)
     print(f"database {url}; archives under {export_root}")
     try:
-        t = time.perf_counter()
-        out = subprocess.run([sys.executable, os.path.join(HERE, "bench_reports.py"), "--database-url", url,
-                              "--generate", str(captions)], capture_output=True, text=True, env=os.environ | env)
-        if out.returncode:
-            sys.exit(f"generating failed:\n{out.stderr[-3000:]}")
-        print(out.stdout.strip().splitlines()[-2], f"({time.perf_counter() - t:.0f} s with migrations)")
-        pool_id = int(out.stdout.strip().splitlines()[-1])
+        pool_id = _existing_pool(url) if args.reuse else None
+        if pool_id is None:
+            pool_id = _generate(url, env, captions)
         print(f"{'step':<12}{'seconds':>9}{'peak RSS MB':>13}{'traced MB':>11}  result")
         for kind in ("release", "adjudicate", "release", "diff"):
             row = _child(url, env, "--step", kind, str(pool_id))
