@@ -35,7 +35,8 @@ from annotation.provenance import json_ready
 from annotation.models import Label, Pool, PooledPair, Release
 from annotation.models.releases import RELEASE_NAME_PATTERN
 from annotation.models.reports import JudgmentSet
-from annotation.selectors.releases import release_pair_rows, release_rater_pseudonyms
+from annotation.selectors.releases import (release_pair_rows, release_rater_pseudonyms, release_sample_eval_rows,
+                                           release_sampled_pools)
 from annotation.selectors.reports import pool_raters_without_profile
 from annotation.services.accounts.raters import rater_profile
 from annotation.services.exports import (EXPORTS, LABEL_COLUMNS, export_label_records, export_params_clean,
@@ -262,6 +263,19 @@ def _write_leaderboard(archive: ReleaseArchive, pools, step) -> dict | None:
     return result
 
 
+def _write_sample_eval(archive: ReleaseArchive, pools, step) -> int:
+    """TRECVID sample_eval qrels (`topic 0 shot stratum rel`) of each sampled pool: every pooled
+    document with its stratum, -1 where not judged, so sample_eval.pl / infAP read the design."""
+    sampled = release_sampled_pools(pools=pools)
+    for pool in sampled:
+        path = "sample_eval_qrels.txt" if len(sampled) == 1 else f"sample_eval_qrels-pool{pool.pk}.txt"
+        with archive.text(path) as out:
+            for topic, shot, stratum, rel in release_sample_eval_rows(pool=pool):
+                out.write(f"{topic} 0 {shot} {stratum} {rel}\n")
+        step(f"sample_eval qrels of {pool.name}")
+    return len(sampled)
+
+
 def _sources(pools, judgment_sets) -> list[dict]:
     sizes = dict(PooledPair.objects.filter(pool__in=list(pools), role=PooledPair.Role.POOL)
                  .values_list("pool_id").annotate(n=Count("id")).values_list("pool_id", "n"))
@@ -320,6 +334,7 @@ def release_create(*, pools: Sequence[Pool] = (), judgment_sets: Sequence[Judgme
                     counts["label_rows"] = _write_labels(archive, pools, names, step)
                     agreement, agreement_summary = _agreement(pools, names, step)
                     archive.write_text("agreement.json", json.dumps(agreement, indent=1, ensure_ascii=False) + "\n")
+                    counts["sample_eval_files"] = _write_sample_eval(archive, pools, step)
                     try:
                         leaderboard = _write_leaderboard(archive, pools, step)
                     except ReportError as exc:
