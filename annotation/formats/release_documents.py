@@ -31,6 +31,8 @@ FILE_NOTES = {
     "leaderboard.json": "the corrected leaderboard (original and corrected measures per run)",
     "leaderboard.csv": "the corrected leaderboard as a table",
     "leaderboard.svg": "the corrected leaderboard as a chart",
+    "sample_eval_qrels.txt": "TRECVID sample_eval qrels of the sampled pool: every pooled clip with its stratum, -1 "
+                             "where not judged (sample_eval.pl, infAP)",
     "changes.json": "pairs added, changed and removed since the previous version, with the reason",
     "README.md": "this datasheet",
     "croissant.json": "Croissant 1.0 metadata",

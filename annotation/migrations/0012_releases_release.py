@@ -55,6 +55,7 @@ class Migration(migrations.Migration):
                 ('aggregation', models.CharField(default='majority', max_length=40)),
                 ('counts', models.JSONField(blank=True, default=dict)),
                 ('files', models.JSONField(blank=True, default=list, help_text='[{path, bytes, sha256}] inside the archive.')),
+                ('leaderboard', models.JSONField(blank=True, help_text="The corrected leaderboard in the archive (first pool's runs), for the page.", null=True)),
                 ('archive', models.CharField(help_text="The zip's name in the exports storage area.", max_length=500)),
                 ('pairs_file', models.CharField(help_text='The resolved pairs, for diffs (exports area).', max_length=500)),
                 ('bytes', models.BigIntegerField()),

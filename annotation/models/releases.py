@@ -35,6 +35,8 @@ class Release(models.Model):
     aggregation = models.CharField(max_length=40, default="majority")
     counts = models.JSONField(default=dict, blank=True)
     files = models.JSONField(default=list, blank=True, help_text="[{path, bytes, sha256}] inside the archive.")
+    leaderboard = models.JSONField(null=True, blank=True,
+                                   help_text="The corrected leaderboard in the archive (first pool's runs), for the page.")
     archive = models.CharField(max_length=500, help_text="The zip's name in the exports storage area.")
     pairs_file = models.CharField(max_length=500, help_text="The resolved pairs, for diffs (exports area).")
     bytes = models.BigIntegerField()

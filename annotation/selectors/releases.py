@@ -6,7 +6,7 @@ from collections.abc import Iterator, Sequence
 
 from django.db.models import QuerySet
 
-from annotation.models import Label, Pool, RaterProfile, Release
+from annotation.models import Label, Pool, RaterProfile, Release, SampledDocument
 from annotation.models.reports import JudgmentSet
 from annotation.selectors.exports import _stream, _tables
 
@@ -95,3 +95,23 @@ def release_by_slug(slug: str) -> Release | None:
     if not version.isdigit():
         return None
     return release_get(name=name, version=int(version))
+
+
+def release_sample_eval_rows(*, pool: Pool) -> Iterator[tuple[str, str, str, int]]:
+    """A sampled pool's full depth as TRECVID sample_eval rows, ordered by caption then clip:
+    (topic, shot, stratum, rel), stratum numbered from 1 as the design lists it, rel 1 / 0 for a
+    resolved pair and -1 for a pooled document not sampled, or sampled but not (yet) resolved."""
+    t = _tables()
+    sql = (f"SELECT c.external_id, cl.external_id, sd.stratum + 1, CASE WHEN sd.sampled AND pp.state = 'resolved' "
+           f"THEN (CASE WHEN pp.resolved_label = 'relevant' THEN 1 ELSE 0 END) ELSE -1 END "
+           f"FROM {SampledDocument._meta.db_table} sd JOIN {t['caption']} c ON c.id = sd.caption_id "
+           f"JOIN {t['clip']} cl ON cl.id = sd.clip_id LEFT JOIN {t['pair']} pp ON pp.id = sd.pair_id "
+           f"WHERE sd.pool_id = %s ORDER BY sd.caption_id, sd.clip_id")
+    for topic, shot, stratum, rel in _stream(sql, [pool.pk]):
+        yield topic, shot, str(stratum), int(rel)
+
+
+def release_sampled_pools(*, pools: Sequence[Pool]) -> list[Pool]:
+    """The pools among `pools` built with a sampled design (they get sample_eval qrels)."""
+    sampled = set(SampledDocument.objects.filter(pool__in=list(pools)).values_list("pool_id", flat=True).distinct())
+    return [pool for pool in pools if pool.pk in sampled]

@@ -11,10 +11,21 @@ from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.csrf import ensure_csrf_cookie
 
+from django.utils.safestring import mark_safe
+
 from annotation import roles
+from annotation.analysis.leaderboard import leaderboard_csv_rows, leaderboard_svg
 from annotation.models import Pool
 from annotation.selectors.releases import release_list
 from annotation.selectors.reports import judgment_sets_listed
+
+
+def _cell(value) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
 
 
 def release_reader(view):
@@ -50,6 +61,13 @@ def release_detail(request, release_id: int):
     versions = release_list(name=release.name)
     counts = dict(release.counts)
     changes, agreement = counts.pop("changes", {}), counts.pop("agreement", {})
+    board = release.leaderboard
+    leaderboard = None
+    if board and board.get("runs"):
+        header, *rows = leaderboard_csv_rows(board)
+        # leaderboard_svg escapes every text it writes, so its markup can go in as it is.
+        leaderboard = {"header": header, "rows": [[_cell(v) for v in row] for row in rows], "interval": board.get("interval"), "pool": board.get("pool"),
+                       "svg": mark_safe(leaderboard_svg(board))}  # noqa: S308
     return render(request, "frontend/releases/detail.html",
-                  {"release": release, "versions": versions, "counts": sorted(counts.items()), "changes": changes,
+                  {"release": release, "leaderboard": leaderboard, "versions": versions, "counts": sorted(counts.items()), "changes": changes,
                    "agreement": agreement, "is_admin": roles.is_admin(request.user)})

@@ -17,6 +17,7 @@ from annotation.services.reports.kinds.infap import infap_report_create
 from annotation.services.reports.kinds.moment_metrics import moment_metrics_report_create
 from annotation.services.proxy_matrices import (proxy_analysis_report_create, proxy_matrices_compute,
                                                 proxy_ndcg_report_create)
+from annotation.services.releases.create import release_create
 from annotation.services.reports.create import report_create
 from annotation.services.pools.sampled import sampled_pool_create
 from tests.browser.conftest import log_in, snap
@@ -134,7 +135,8 @@ def site():
     ranked = run_of(proxy_data, "proxy-run", [(f"q{q}", f"v{v}") for q in range(1, 5) for v in range(1, 5)])
     proxy_reports = [proxy_ndcg_report_create(run=ranked, artefact=modern),
                      proxy_analysis_report_create(dataset=proxy_data, artefacts=[modern, paper], thresholds=[0.3, 1.0])]
-    return {"demo": demo, "accounts": accounts, "reports": reports, "job": job, "spans": spans,
+    release = release_create(pools=[demo["pool"]], name="demo-fire")
+    return {"demo": demo, "accounts": accounts, "reports": reports, "job": job, "spans": spans, "release": release,
             "moment_metrics": moment_metrics, "deep": deep, "infap": infap, "proxy_reports": proxy_reports}
 
 
@@ -188,6 +190,8 @@ def test_every_page_passes_the_content_security_policy(browser, server, site, tm
         researcher.visit("/reports/")
         researcher.visit(f"/moments/pools/{site['spans'].pk}/")
         researcher.visit("/account/token/")
+        researcher.visit("/releases/")
+        researcher.visit(f"/releases/{site['release'].pk}/")
 
         # An admin: every admin page, with their forms and charts.
         admin = session("admin")
@@ -198,7 +202,8 @@ def test_every_page_passes_the_content_security_policy(browser, server, site, tm
                      f"/moments/pools/{site['spans'].pk}/", f"/moments/pools/{site['deep'].pk}/",
                      f"/moments/pools/{site['spans'].pk}/moment-metrics/{site['moment_metrics'].pk}/",
                      f"/moments/pools/{site['deep'].pk}/infap/{site['infap'].pk}/", "/proxies/",
-                     *(f"/proxies/reports/{r.pk}/" for r in site["proxy_reports"])):
+                     *(f"/proxies/reports/{r.pk}/" for r in site["proxy_reports"]),
+                     "/releases/", f"/releases/{site['release'].pk}/"):
             admin.visit(path)
         # A refused form shows its problems inline (elements made by the page script).
         refused = tmp_path / "known.csv"

@@ -31,18 +31,22 @@ from annotation.formats.fire_json import FireJsonWriter
 from annotation.formats.release_documents import (RELEASE_FORMAT, citation_cff, croissant, datasheet,
                                                   release_manifest, sha256sums)
 from annotation.formats.release_pairs import read_release_pairs, write_release_pair
+from annotation.provenance import json_ready
 from annotation.models import Label, Pool, PooledPair, Release
 from annotation.models.releases import RELEASE_NAME_PATTERN
 from annotation.models.reports import JudgmentSet
-from annotation.selectors.releases import release_pair_rows, release_rater_pseudonyms
+from annotation.selectors.releases import (release_pair_rows, release_rater_pseudonyms, release_sample_eval_rows,
+                                           release_sampled_pools)
 from annotation.selectors.reports import pool_raters_without_profile
 from annotation.services.accounts.raters import rater_profile
 from annotation.services.exports import (EXPORTS, LABEL_COLUMNS, export_label_records, export_params_clean,
                                          fire_records_write, fire_resolution_note)
 from annotation.services.releases.archive import ReleaseArchive
 from annotation.services.releases.diff import release_pairs_lines
-from annotation.services.reports.kind import kind_params_clean
+from annotation.analysis.leaderboard import leaderboard_csv_rows, leaderboard_svg
+from annotation.services.reports.kind import ReportError, kind_params_clean
 from annotation.services.reports.kinds import agreement as agreement_kind
+from annotation.services.reports.kinds import corrected_leaderboard as leaderboard_kind
 from annotation.services.storage import stored_file_delete, stored_file_write
 
 AGGREGATION = "majority"
@@ -227,12 +231,49 @@ def _agreement(pools, names: dict, step) -> tuple[dict, dict]:
         for listed in result.get("disagreements", []):
             for vote in listed.get("votes", []):
                 vote["rater"] = names.get(vote.get("rater"))
-        whole[pool.name] = {"params": params, **result}
+        whole[pool.name] = json_ready({"params": params, **result})
         first_two = result["agreement"]["first_two"]
         summary[pool.name] = {"alpha": first_two.get("alpha"), "percent_agreement": first_two.get("percent_agreement"),
                               "multiply_labelled_pairs": result["summary"]["multiply_labelled_pairs"]}
         step(f"agreement of {pool.name}")
     return whole, summary
+
+
+def _write_leaderboard(archive: ReleaseArchive, pools, step) -> dict | None:
+    """The corrected leaderboard of the first pool's runs (the report kind corrected_leaderboard,
+    with its declared defaults) as leaderboard.json, .csv and .svg; None when there is no pool or
+    the kind refuses it (the reason goes to the counts)."""
+    if not pools:
+        return None
+    pool = pools[0]
+    params = kind_params_clean(kind=leaderboard_kind.KIND, params={}, pool=pool)
+    if leaderboard_kind.KIND.check:
+        leaderboard_kind.KIND.check(pool=pool, params=params)
+    result = leaderboard_kind.KIND.compute(pool=pool, params=params, progress=None)
+    result = json_ready({"pool": pool.name, "params": params, **result})
+    archive.write_text("leaderboard.json", json.dumps(result, indent=1, ensure_ascii=False) + "\n")
+    with archive.text("leaderboard.csv") as out:
+        writer = safe_csv_writer(out)
+        header, *rows = leaderboard_csv_rows(result)
+        writer.writeheader(header)
+        for row in rows:
+            writer.writerow(row)
+    archive.write_text("leaderboard.svg", leaderboard_svg(result) + "\n")
+    step(f"leaderboard of {pool.name}")
+    return result
+
+
+def _write_sample_eval(archive: ReleaseArchive, pools, step) -> int:
+    """TRECVID sample_eval qrels (`topic 0 shot stratum rel`) of each sampled pool: every pooled
+    document with its stratum, -1 where not judged, so sample_eval.pl / infAP read the design."""
+    sampled = release_sampled_pools(pools=pools)
+    for pool in sampled:
+        path = "sample_eval_qrels.txt" if len(sampled) == 1 else f"sample_eval_qrels-pool{pool.pk}.txt"
+        with archive.text(path) as out:
+            for topic, shot, stratum, rel in release_sample_eval_rows(pool=pool):
+                out.write(f"{topic} 0 {shot} {stratum} {rel}\n")
+        step(f"sample_eval qrels of {pool.name}")
+    return len(sampled)
 
 
 def _sources(pools, judgment_sets) -> list[dict]:
@@ -293,6 +334,11 @@ def release_create(*, pools: Sequence[Pool] = (), judgment_sets: Sequence[Judgme
                     counts["label_rows"] = _write_labels(archive, pools, names, step)
                     agreement, agreement_summary = _agreement(pools, names, step)
                     archive.write_text("agreement.json", json.dumps(agreement, indent=1, ensure_ascii=False) + "\n")
+                    counts["sample_eval_files"] = _write_sample_eval(archive, pools, step)
+                    try:
+                        leaderboard = _write_leaderboard(archive, pools, step)
+                    except ReportError as exc:
+                        leaderboard, counts["leaderboard_left_out"] = None, str(exc)
                     counts["labels"] = Label.objects.filter(pair__pool__in=pools, pair__role=PooledPair.Role.POOL).count()
                     counts["raters"] = len(names)
                     counts["agreement"] = agreement_summary
@@ -319,7 +365,7 @@ def release_create(*, pools: Sequence[Pool] = (), judgment_sets: Sequence[Judgme
                         release = Release.objects.create(
                             name=name, version=version, dataset_id=dataset_id, title=title or slug, licence=licence,
                             authors=authors, sources=sources, aggregation=AGGREGATION, counts=counts,
-                            files=archive.files, archive=archive_name, pairs_file=pairs_name, bytes=archive.size,
+                            files=archive.files, leaderboard=leaderboard, archive=archive_name, pairs_file=pairs_name, bytes=archive.size,
                             sha256=archive.sha256, created_by=created_by, created_at=created_at)
                 except IntegrityError as exc:
                     raise ReleaseError(f"release {slug} was made by someone else meanwhile; try again") from exc

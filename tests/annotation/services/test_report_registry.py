@@ -57,7 +57,7 @@ def test_defaults_fill_in_and_a_function_default_reads_the_pool():
 
 def test_unknown_kinds_and_parameters_are_refused_with_the_known_ones_named():
     with pytest.raises(ReportError, match="unknown report kind 'infap'; use one of agreement, metrics, sample_estimate, "
-                                          "judging_estimates, machine_judge, ppi_estimates"):
+                                          "judging_estimates, machine_judge, corrected_leaderboard, ppi_estimates"):
         report_params_clean(kind="infap", params={}, pool=None)
     with pytest.raises(ReportError, match=r"unknown parameter\(s\) depth for agreement reports; known: n_boot, seed, "
                                           r"confidence, with_mace"):

@@ -17,6 +17,7 @@ from annotation.models import PooledPair, Release
 from annotation.models.releases import ReleaseImmutable
 from annotation.services.queue.labels import pair_adjudicate
 from annotation.services.releases.create import ReleaseError, release_create
+from annotation.services.reports.create import report_create
 from annotation.services.releases.diff import release_diff
 from annotation.services.exports import EXPORTS
 from annotation.services.storage import stored_file_chunks
@@ -27,7 +28,7 @@ from tests.factories import make_user
 pytestmark = pytest.mark.django_db
 
 LAYOUT = {"release.json", "SHA256SUMS", "qrels.txt", "fire.json", "labels.csv", "agreement.json", "changes.json",
-          "README.md", "croissant.json", "CITATION.cff"}
+          "README.md", "croissant.json", "CITATION.cff", "leaderboard.json", "leaderboard.csv", "leaderboard.svg"}
 
 
 def release_archive_bytes(*, release: Release) -> bytes:
@@ -79,6 +80,13 @@ def test_a_release_holds_the_documented_files_with_their_checksums(tmp_path):
     assert json.loads(files["changes.json"]) == {"from": None, "to": "example-fire@v1",
                                                  "counts": {"added": 0, "changed": 0, "removed": 0},
                                                  "added": [], "changed": [], "removed": []}
+    # The corrected leaderboard is the report kind's, over the same corrected labels as qrels.txt.
+    board = json.loads(files["leaderboard.json"])
+    assert {r["run"] for r in board["runs"]} == {"A", "B"} and release.leaderboard == board
+    report = report_create(pool=pool, kind="corrected_leaderboard")
+    assert [r["corrected"] for r in board["runs"]] == [r["corrected"] for r in report.result["runs"]]
+    assert files["leaderboard.csv"].decode().splitlines()[0].startswith("run,run_id,measure,original")
+    assert files["leaderboard.svg"].startswith(b"<svg")
     readme = files["README.md"].decode()
     assert "CC-BY-4.0" in readme and "Krippendorff" in readme and "A. Author" in readme
 

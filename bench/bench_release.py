@@ -1,0 +1,149 @@
+"""A release of a FIRE-scale pool: build time, archive size and peak memory, then a second
+version after 1,000 adjudications (changes.json) and `release diff` between the two.
+
+The pool is bench_reports.py's (FIRE's MSVD shape: --pairs 555000 pooled pairs = 27,750 captions x
+20, ~650,000 votes from 40 raters, bulk-loaded with COPY). Each step runs in a fresh process so its
+peak RSS (getrusage) is its own; tracemalloc's peak counts the Python objects the step allocated.
+The database is new for each run (its name carries the process id; --database-url names another)
+and dropped at the end unless --keep; the archives go to a temporary EXPORT_ROOT.
+
+    .venv/bin/python bench/bench_release.py --pairs 555000 [--database-url URL] [--keep]
+
+Goal (issue 26): built within minutes at FIRE scale, memory flat (not growing with the pool).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import tracemalloc
+
+from _setup import django_for_bench, peak_rss_mb
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+WINDOW = 20  # bench_reports.py pools 20 clips a caption
+
+
+def _step(kind: str, pool_id: int) -> None:
+    from annotation.models import PooledPair, Pool, Release
+    from annotation.services.releases.create import release_create
+    from annotation.services.releases.diff import release_diff
+
+    tracemalloc.start()
+    t = time.perf_counter()
+    if kind == "adjudicate":
+        # 1,000 pairs flipped by an admin's decision, as adjudication does it (state, label, flag).
+        pairs = list(PooledPair.objects.filter(pool_id=pool_id, role="pool", state="resolved")
+                     .order_by("id").values_list("id", "resolved_label")[:1000])
+        for pair_id, label in pairs:
+            PooledPair.objects.filter(pk=pair_id).update(
+                resolved_label="not_relevant" if label == "relevant" else "relevant", resolved_by_admin=True)
+        summary = {"adjudicated": len(pairs)}
+    elif kind == "diff":
+        releases = list(Release.objects.filter(name="bench-fire").order_by("version"))
+        diff = release_diff(old=releases[0], new=releases[-1], limit=5)
+        summary = {"counts": diff["counts"]}
+    else:
+        release = release_create(pools=[Pool.objects.get(pk=pool_id)], name="bench-fire", title="Bench FIRE",
+                                 licence="CC-BY-4.0", authors=["Bench"])
+        summary = {"release": release.slug, "archive_mb": round(release.bytes / 1e6, 1),
+                   "qrels_pairs": release.counts["qrels_pairs"], "label_rows": release.counts["label_rows"],
+                   "changes": release.counts["changes"],
+                   "files_mb": {f["path"]: round(f["bytes"] / 1e6, 1) for f in release.files if f["bytes"] > 1e6}}
+    elapsed = time.perf_counter() - t
+    print(json.dumps({"step": kind, "seconds": elapsed, "peak_rss_mb": peak_rss_mb(),
+                      "traced_peak_mb": tracemalloc.get_traced_memory()[1] / 1e6, "summary": summary}))
+
+
+def _child(url: str, env: dict, *args: str) -> dict:
+    out = subprocess.run([sys.executable, __file__, "--database-url", url, *args], capture_output=True, text=True,
+                         env=os.environ | env)
+    if out.returncode:
+        sys.exit(f"step {args} failed:\n{out.stderr[-3000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _generate(url: str, env: dict, captions: int) -> int:
+    t = time.perf_counter()
+    out = subprocess.run([sys.executable, os.path.join(HERE, "bench_reports.py"), "--database-url", url,
+                          "--generate", str(captions)], capture_output=True, text=True, env=os.environ | env)
+    if out.returncode:
+        sys.exit(f"generating failed:\n{out.stderr[-3000:]}")
+    print(out.stdout.strip().splitlines()[-2], f"({time.perf_counter() - t:.0f} s with migrations)")
+    return int(out.stdout.strip().splitlines()[-1])
+
+
+def _existing_pool(url: str) -> int | None:
+    """The bench pool of an earlier run, its releases removed (they are the bench's own)."""
+    import dj_database_url
+    import psycopg2
+
+    cfg = dj_database_url.parse(url)
+    conn = psycopg2.connect(dbname=cfg["NAME"], user=cfg["USER"], password=cfg["PASSWORD"] or None,
+                            host=cfg["HOST"], port=cfg["PORT"] or 5432)
+    conn.autocommit = True
+    with conn.cursor() as cur:
+        cur.execute("SELECT p.id FROM annotation_pool p JOIN annotation_dataset d ON d.id = p.dataset_id "
+                    "WHERE d.name = 'bench-reports' ORDER BY p.id LIMIT 1")
+        row = cur.fetchone()
+        if row:
+            cur.execute("DELETE FROM annotation_release WHERE name = 'bench-fire'")
+    conn.close()
+    return row[0] if row else None
+
+
+def _drop(url: str) -> None:
+    import dj_database_url
+    import psycopg2
+
+    cfg = dj_database_url.parse(url)
+    conn = psycopg2.connect(dbname="postgres", user=cfg["USER"], password=cfg["PASSWORD"] or None,
+                            host=cfg["HOST"], port=cfg["PORT"] or 5432)
+    conn.autocommit = True
+    with conn.cursor() as cur:
+        cur.execute(f'DROP DATABASE IF EXISTS "{cfg["NAME"]}" WITH (FORCE)')
+    conn.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--pairs", type=int, default=555_000, help="Pooled pairs (20 per caption).")
+    parser.add_argument("--database-url", default=None,
+                        help="Default: a new database rejudge_bench_release_<pid> on 127.0.0.1:5432.")
+    parser.add_argument("--keep", action="store_true", help="Keep the database and the archives.")
+    parser.add_argument("--reuse", action="store_true",
+                        help="Take the pool already in --database-url (an earlier --keep run) instead of generating.")
+    parser.add_argument("--step", nargs=2, metavar=("KIND", "POOL_ID"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    url = args.database_url or f"postgres://postgres@127.0.0.1:5432/rejudge_bench_release_{os.getpid()}"
+    if args.step:
+        django_for_bench(url)
+        _step(args.step[0], int(args.step[1]))
+        return
+    export_root = tempfile.mkdtemp(prefix="bench-release-")
+    env = {"EXPORT_ROOT": export_root, "REJUDGE_STORAGE": "local"}
+    captions = max(1, args.pairs // WINDOW)
+    print(f"database {url}; archives under {export_root}")
+    try:
+        pool_id = _existing_pool(url) if args.reuse else None
+        if pool_id is None:
+            pool_id = _generate(url, env, captions)
+        print(f"{'step':<12}{'seconds':>9}{'peak RSS MB':>13}{'traced MB':>11}  result")
+        for kind in ("release", "adjudicate", "release", "diff"):
+            row = _child(url, env, "--step", kind, str(pool_id))
+            print(f"{kind:<12}{row['seconds']:>9.1f}{row['peak_rss_mb']:>13.0f}{row['traced_peak_mb']:>11.1f}  "
+                  f"{row['summary']}")
+    finally:
+        if not args.keep:
+            shutil.rmtree(export_root, ignore_errors=True)
+            if not args.database_url:
+                _drop(url)
+
+
+if __name__ == "__main__":
+    main()
