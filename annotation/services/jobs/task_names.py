@@ -31,6 +31,7 @@ JUDGING_SIMULATION = "annotation.tasks.judging_simulation"
 JUDGING_REORDER = "annotation.tasks.judging_reorder"
 MACHINE_JUDGE_SET_REPORT = "annotation.tasks.machine_judge_set_report"
 IMPORT_MACHINE_JUDGMENTS = "annotation.tasks.import_machine_judgments"
+RUN_MACHINE_JUDGE = "annotation.tasks.run_machine_judge"
 
 # Periodic (celery beat) tasks: they take no job.
 RELEASE_EXPIRED_LEASES = "annotation.tasks.release_expired_leases"
@@ -43,5 +44,5 @@ JOB_TASKS = frozenset({
     BUILD_MOMENT_POOL, BUILD_SAMPLED_POOL, MOMENT_METRICS_REPORT, INFAP_REPORT, COMPUTE_PROXY_MATRICES,
     PROXY_NDCG_REPORT, PROXY_ANALYSIS_REPORT, BUILD_RANKING_STUDY, RANKING_STUDY_REPORT,
     EVALUATE_JUDGMENT_SET, JUDGMENT_SET_AGREEMENT, JUDGMENT_SET_FROM_POOL, JUDGING_SIMULATION, JUDGING_REORDER,
-    MACHINE_JUDGE_SET_REPORT, IMPORT_MACHINE_JUDGMENTS,
+    MACHINE_JUDGE_SET_REPORT, IMPORT_MACHINE_JUDGMENTS, RUN_MACHINE_JUDGE,
 })
