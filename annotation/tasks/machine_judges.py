@@ -6,12 +6,12 @@ from __future__ import annotations
 from celery import shared_task
 from django.urls import reverse
 
-from annotation.models import Dataset, JudgeEndpoint, MachineJudge, Pool
+from annotation.models import Dataset, MachineJudge, Pool
 from annotation.models.reports import JudgmentSet
 from annotation.services.jobs import job_execute, task_names
 from annotation.services.machine_judges import machine_judge_import
 from annotation.services.machine_judges.reports import machine_judge_report_create
-from annotation.services.machine_judges.runner.run import machine_judge_run
+from annotation.services.machine_judges.runner.run import machine_judge_run_work
 from annotation.services.storage.uploads import upload_local_path
 
 
@@ -48,11 +48,7 @@ def machine_judge_set_report(job_id: int) -> None:
 @shared_task(name=task_names.RUN_MACHINE_JUDGE)
 def run_machine_judge(job_id: int) -> None:
     def work(job, progress):
-        p = job.params
-        endpoint = JudgeEndpoint.objects.get(pk=p["endpoint_id"])
-        pool = Pool.objects.get(pk=p["pool_id"]) if p.get("pool_id") else None
-        judgment_set = JudgmentSet.objects.get(pk=p["judgment_set_id"]) if p.get("judgment_set_id") else None
-        result = machine_judge_run(job=job, endpoint=endpoint, pool=pool, judgment_set=judgment_set, progress=progress)
+        result = machine_judge_run_work(job, progress)
         return result | {"url": reverse("api:machine-judge-detail", args=[result["judge_id"]])}
 
     job_execute(job_id=job_id, work=work)

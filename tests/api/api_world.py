@@ -46,7 +46,9 @@ class World:
                   "lease_id": ids["ranking_lease"] if path.startswith("/api/v1/ranking-leases/") else ids["lease"],
                   "caption_id": PooledPair.objects.get(pk=ids["pair"]).caption_id,
                   # No machine judge in the world: readers get a 404, which the table counts as admitted.
-                  "judge_id": ids.get("machine_judge", 999_999)}
+                  "judge_id": ids.get("machine_judge", 999_999),
+                  # No registered judge either (a DELETE must not remove the world's): a 404 for admins.
+                  "endpoint_id": ids.get("judge_endpoint", 999_999)}
         return values
 
     def headers(self, role: str) -> dict:

@@ -291,3 +291,14 @@ def _store_verdicts(*, job: Job, endpoint: JudgeEndpoint, pool, judgment_set, pa
     MachineJudgment.objects.bulk_create(rows, batch_size=5000)
     judge.counts = {"judged": len(rows), **by_label, "score_sources": by_source, "frames_per_clip": n}
     return judge
+
+
+def machine_judge_run_work(job: Job, progress: Callable) -> dict:
+    """The job's work, from its params (endpoint_id, and pool_id or judgment_set_id)."""
+    p = job.params
+    endpoint = JudgeEndpoint.objects.filter(pk=p["endpoint_id"]).first()
+    if endpoint is None:
+        raise JudgeRunError(f"the judge '{p.get('endpoint', p['endpoint_id'])}' was removed after the run was started")
+    pool = Pool.objects.get(pk=p["pool_id"]) if p.get("pool_id") else None
+    judgment_set = JudgmentSet.objects.get(pk=p["judgment_set_id"]) if p.get("judgment_set_id") else None
+    return machine_judge_run(job=job, endpoint=endpoint, pool=pool, judgment_set=judgment_set, progress=progress)
