@@ -51,13 +51,15 @@ class JudgeEndpointInputSerializer(serializers.Serializer):
                                                                 "server; the worker will send clip frames there.")
     model = serializers.CharField(max_length=300)
     prompt_version = serializers.CharField(max_length=40, required=False)
-    frames_per_clip = serializers.IntegerField(required=False)
-    concurrency = serializers.IntegerField(required=False)
-    max_requests = serializers.IntegerField(required=False, allow_null=True)
-    max_tokens = serializers.IntegerField(required=False, allow_null=True)
-    temperature = serializers.FloatField(required=False)
-    timeout_seconds = serializers.FloatField(required=False)
-    max_retries = serializers.IntegerField(required=False)
+    frames_per_clip = serializers.IntegerField(required=False, min_value=1, max_value=64)
+    concurrency = serializers.IntegerField(required=False, min_value=1, max_value=256)
+    max_requests = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=2**31 - 1,
+                                            help_text="Per run: HTTP requests, retries included.")
+    max_tokens = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=2**63 - 1,
+                                          help_text="Per run: prompt + completion tokens the server reports.")
+    temperature = serializers.FloatField(required=False, min_value=0, max_value=2)
+    timeout_seconds = serializers.FloatField(required=False, min_value=1, max_value=3600)
+    max_retries = serializers.IntegerField(required=False, min_value=0, max_value=10)
     key_env = serializers.CharField(max_length=100, required=False, allow_blank=True, write_only=True,
                                     help_text="NAME of the worker's environment variable REJUDGE_JUDGE_KEY_<NAME> "
                                               "holding the key (never the key itself).")
@@ -119,7 +121,7 @@ class JudgeEndpointDetailApi(APIView):
 
 
 class _RunInput(serializers.Serializer):
-    endpoint = serializers.IntegerField(min_value=1, help_text="The registered judge (GET /judge-endpoints/).")
+    endpoint = serializers.IntegerField(min_value=1, max_value=2**63 - 1, help_text="The registered judge (GET /judge-endpoints/).")
 
 
 def _start(request, *, pool=None, judgment_set=None) -> Response:

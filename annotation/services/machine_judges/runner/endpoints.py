@@ -74,13 +74,13 @@ def _clean(values: dict) -> dict:
     if "key_env" in out:
         out["key_env"] = key_env_check(out["key_env"])
     ranges = {"frames_per_clip": (1, 64), "concurrency": (1, 256), "max_retries": (0, 10), "temperature": (0, 2),
-              "timeout_seconds": (1, 3600), "max_requests": (1, None), "max_tokens": (1, None)}
+              "timeout_seconds": (1, 3600), "max_requests": (1, 2**31 - 1), "max_tokens": (1, 2**63 - 1)}
     for field, (low, high) in ranges.items():
         value = out.get(field)
         if value is None:
             continue
         if value < low or (high is not None and value > high):
-            raise JudgeEndpointError(f"{field}: must be from {low}" + (f" to {high}" if high is not None else " up"))
+            raise JudgeEndpointError(f"{field}: must be from {low} to {high}")
     return out
 
 
