@@ -150,3 +150,36 @@ def test_demo_truth_is_what_the_server_is_checked_against():
     # The agreement above is only meaningful if the truth has both answers in the pool.
     answers = {true_answer(t, s.clip_id) for t in ("a red shape moves across the screen",) for s in SCENES}
     assert answers == {"relevant", "not_relevant"}
+
+
+def test_a_moment_pool_s_span_is_what_is_sampled_and_one_pair_over_two_spans_is_refused(judge_server):
+    from annotation.models import PooledPair
+
+    pool = mini_pool(clips=("demo01",), captions=("cap01", "cap13"))
+    PooledPair.objects.filter(pool=pool).update(start=1.0, end=3.0)
+    endpoint = endpoint_for(judge_server)
+    job = _run(endpoint, pool)
+    assert job.status == "succeeded", job.message
+    assert set(JudgeCall.objects.filter(job=job).values_list("sampling", flat=True)) == {"even:4@1.000-3.000;jpeg:w336q4"}
+    pair = PooledPair.objects.filter(pool=pool).first()
+    PooledPair.objects.create(pool=pool, caption_id=pair.caption_id, clip_id=pair.clip_id, start=0.0, end=1.0)
+    refused = _run(endpoint, pool)
+    assert refused.status == "failed" and "pooled over several spans" in refused.message
+
+
+def test_a_judgment_set_s_pairs_are_judged(judge_server):
+    from annotation.models.reports import ImportedJudgment, JudgmentSet
+
+    pool = mini_pool(clips=("demo01", "demo08"), captions=("cap01", "cap08"))
+    judgment_set = JudgmentSet.objects.create(dataset=pool.dataset, name="published", source_format="qrels",
+                                              checksum="0" * 64)
+    ImportedJudgment.objects.bulk_create([
+        ImportedJudgment(judgment_set=judgment_set, dataset=pool.dataset, caption=p.caption, clip=p.clip, label="relevant")
+        for p in pool.pairs.select_related("caption", "clip")[:3]])
+    job = machine_judge_run_start(endpoint=endpoint_for(judge_server), judgment_set=judgment_set,
+                                  created_by=make_user("admin"))
+    job.refresh_from_db()
+    assert job.status == "succeeded", job.message
+    judge = _judge(job)
+    assert judge.judgment_set == judgment_set and judge.pool is None
+    assert judge.counts["judged"] == 3 and agreement(judge) == 1.0
