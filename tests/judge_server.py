@@ -102,6 +102,7 @@ class State:
         self.lock = threading.Lock()
         self.requests = 0
         self.answered = 0
+        self.admitted = 0
         self.by_pair: dict[str, int] = {}
         self.answered_by_pair: dict[str, int] = {}
         self.limited: dict[str, set[str]] = {"429": set(), "500": set()}
@@ -205,8 +206,11 @@ class Handler(BaseHTTPRequestHandler):
         if limit == 500:
             self._json(503, {"error": {"message": "overloaded"}})
             return
-        if flags.get("hold-after") and STATE.answered >= flags["hold-after"]:
-            while not STATE.release.wait(0.2):
+        if flags.get("hold-after"):
+            with STATE.lock:  # admitted under the lock: concurrent requests never pass N together
+                admitted = STATE.admitted < flags["hold-after"]
+                STATE.admitted += admitted
+            while not admitted and not STATE.release.wait(0.2):
                 if STATE.stop.is_set():
                     return
         if flags.get("hang") and bucket % flags["hang"] == 0:

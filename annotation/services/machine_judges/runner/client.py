@@ -71,7 +71,7 @@ class CallOutcome:
     error: str = ""
     requests: int = 0
     tokens: int = 0
-    unreachable: bool = False  # the last failure was the network, not an answer
+    unreachable: bool = False  # the last failure was reaching the server (refused, reset, no connection)
     budget_stop: bool = False  # never answered because the budget ran out
     statuses: list[int] = field(default_factory=list)
 
@@ -109,8 +109,12 @@ def call_pair(*, client: httpx.Client, base_url: str, headers: dict, body: dict,
         wait = None
         try:
             response = client.post(url, json=body, headers=headers)
+        except httpx.ConnectTimeout:
+            out.error, out.unreachable = f"no connection within the timeout (attempt {attempt + 1})", True
         except httpx.TimeoutException:
-            out.error, out.unreachable = f"no answer within the timeout (attempt {attempt + 1})", True
+            # The server took the request but did not answer in time: that pair's trouble (a long
+            # video, a busy GPU), not a sign that the server is gone.
+            out.error, out.unreachable = f"no answer within the timeout (attempt {attempt + 1})", False
         except httpx.TransportError as exc:
             out.error, out.unreachable = f"{type(exc).__name__} (attempt {attempt + 1})", True
         else:

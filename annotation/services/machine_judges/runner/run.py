@@ -185,7 +185,6 @@ def machine_judge_run(*, job: Job, endpoint: JudgeEndpoint, pool: Pool | None = 
     total = len(pairs)
     tally = {"answered": 0, "errors": 0, "unsent": 0}
     errors: list[dict] = []
-    stopped = None
     recorder = _Recorder()
     started = time.monotonic()
 
@@ -204,7 +203,7 @@ def machine_judge_run(*, job: Job, endpoint: JudgeEndpoint, pool: Pool | None = 
             running: dict[Future, PairToJudge] = {}
             unreachable_in_a_row = 0
             while True:
-                while stopped is None and len(running) < endpoint.concurrency and not budget.spent:
+                while len(running) < endpoint.concurrency and not budget.spent:
                     item = next(queue, None)
                     if item is None:
                         break
@@ -245,22 +244,20 @@ def machine_judge_run(*, job: Job, endpoint: JudgeEndpoint, pool: Pool | None = 
                                 f"after their retries: {outcome.error}); the {tally['answered']} answers received are "
                                 "cached, and a retry of the job sends only the rest")
                 report()
-                if budget.spent and stopped is None:
-                    stopped = budget.spent
-            unsent = len(todo) - tally["answered"] - tally["errors"]
-            if unsent and stopped is None:
-                stopped = budget.spent or "stopped"
     except EndpointRefused as exc:
         raise JudgeRunError(str(exc)) from None
     finally:
         pool_threads.shutdown(wait=False, cancel_futures=True)
         recorder.close()
     seconds = time.monotonic() - started
+    # Stopped early only when pairs were left unsent: a budget spent by the last pair stopped nothing.
+    unsent = len(todo) - tally["answered"] - tally["errors"]
+    stopped = (budget.spent or "stopped before every pair was sent") if unsent else ""
     judge = _store_verdicts(job=job, endpoint=endpoint, pool=pool, judgment_set=judgment_set, pairs=pairs, n=n)
     spent_requests, spent_tokens = _spent_before(job)
     counts = {"pairs": total, "cached": total - len(todo), "answered": tally["answered"], "errors": tally["errors"],
               "unjudged": total - judge.counts["judged"], "requests": spent_requests, "tokens": spent_tokens,
-              "stopped": stopped or ""}
+              "stopped": stopped}
     judge.counts |= counts
     judge.save(update_fields=["counts"])
     return {"judge_id": judge.pk, "name": judge.name, **judge.counts, "seconds": round(seconds, 3),

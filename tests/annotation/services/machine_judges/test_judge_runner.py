@@ -183,3 +183,10 @@ def test_a_judgment_set_s_pairs_are_judged(judge_server):
     judge = _judge(job)
     assert judge.judgment_set == judgment_set and judge.pool is None
     assert judge.counts["judged"] == 3 and agreement(judge) == 1.0
+
+
+def test_a_budget_spent_by_the_last_pair_stopped_nothing(judge_server):
+    job = _run(endpoint_for(judge_server, concurrency=1, max_requests=4), mini_pool(clips=("demo01", "demo04"),
+                                                                                     captions=("cap01", "cap13")))
+    assert job.status == "succeeded", job.message
+    assert _judge(job).counts["judged"] == 4 and _judge(job).counts["stopped"] == ""

@@ -13,7 +13,7 @@ from .judge_world import agreement, endpoint_for, judge_server, mini_pool  # noq
 
 pytestmark = [pytest.mark.worker, pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
-TIMEOUT = 240  # seconds: a worker start, stale-after and the run, on a loaded machine, many times over
+TIMEOUT = 400  # seconds: a worker start, stale-after and the run, on a loaded machine, many times over
 SECRET = "sk-worker-test-0a1b2c3d-never-logged"
 
 
