@@ -13,7 +13,7 @@ from django.db.models import Q
 
 from .datasets import Caption, Clip, Dataset
 
-__all__ = ["MachineJudge", "MachineJudgment"]
+__all__ = ["MachineJudge", "MachineJudgment", "JudgeEndpoint", "JudgeCall"]
 
 
 class MachineJudge(models.Model):
@@ -35,6 +35,10 @@ class MachineJudge(models.Model):
     source_name = models.CharField(max_length=500, blank=True)
     checksum = models.CharField(max_length=64, help_text="SHA-256 of the imported file.")
     counts = models.JSONField(default=dict, blank=True, help_text="Records read, judgments by label.")
+    # A judge run by the platform (runner): the endpoint it asked and the job that ran it.
+    endpoint = models.ForeignKey("annotation.JudgeEndpoint", on_delete=models.SET_NULL, null=True, blank=True,
+                                 related_name="runs")
+    job = models.ForeignKey("annotation.Job", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
                                    related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
@@ -65,6 +69,85 @@ class MachineJudgment(models.Model):
     label = models.CharField(max_length=14, choices=Label.choices)
     score = models.FloatField(null=True, blank=True, help_text="The model's confidence or grade, as the file gives it.")
     source_record = models.CharField(max_length=100, blank=True, help_text="Where in the file, e.g. 'line 12'.")
+    # For a judge run by the platform: where `score` came from ('logprob': the verdict token's
+    # probability; 'stated': the model's stated confidence). Blank for imported files.
+    score_source = models.CharField(max_length=10, blank=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["judge", "caption", "clip"], name="machinejudgment_unique_pair")]
+
+
+class JudgeEndpoint(models.Model):
+    """A machine judge the platform runs itself: an OpenAI-compatible chat-completions server and
+    how to ask it (see annotation/services/machine_judges/runner/).
+
+    The API key is never stored: `key_env` names an environment variable REJUDGE_JUDGE_KEY_<NAME>
+    of the worker that runs the judge; its value is the key, or else <that name>_FILE names a file
+    holding it (the convention of SECRET_KEY / SECRET_KEY_FILE)."""
+
+    name = models.CharField(max_length=100, unique=True)
+    base_url = models.CharField(max_length=500, help_text="http(s)://host[:port][/prefix]; /v1/chat/completions is added.")
+    model = models.CharField(max_length=300, help_text="The model name the server serves (sent as `model`).")
+    prompt_version = models.CharField(max_length=40, default="v1")
+    frames_per_clip = models.PositiveSmallIntegerField(default=8)
+    concurrency = models.PositiveSmallIntegerField(default=4)
+    max_requests = models.PositiveIntegerField(null=True, blank=True, help_text="Per run; HTTP requests, retries included.")
+    max_tokens = models.PositiveBigIntegerField(null=True, blank=True, help_text="Per run; prompt + completion tokens.")
+    temperature = models.FloatField(default=0.0)
+    timeout_seconds = models.FloatField(default=120.0)
+    max_retries = models.PositiveSmallIntegerField(default=4)
+    key_env = models.CharField(max_length=100, blank=True,
+                               help_text="Name of the environment variable holding the key (or its _FILE twin).")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
+                                   related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.CheckConstraint(condition=Q(frames_per_clip__gte=1) & Q(frames_per_clip__lte=64),
+                                   name="judgeendpoint_frames_range"),
+            models.CheckConstraint(condition=Q(concurrency__gte=1) & Q(concurrency__lte=256),
+                                   name="judgeendpoint_concurrency_range"),
+            models.CheckConstraint(condition=Q(timeout_seconds__gt=0), name="judgeendpoint_timeout_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class JudgeCall(models.Model):
+    """One pair asked of a machine judge: the cache that makes a rerun or a resumed job send nothing
+    twice (an `ok` row per model, prompt version, pair and frame sampling), and the record of what
+    each run spent (requests and tokens, errors included).
+
+    Written on its own connection as each answer arrives, outside the job's transaction, so a
+    worker killed mid-run keeps what it paid for."""
+
+    class Status(models.TextChoices):
+        OK = "ok"
+        ERROR = "error"
+
+    model = models.CharField(max_length=300)
+    prompt_version = models.CharField(max_length=40)
+    sampling = models.CharField(max_length=100, help_text="Frame sampling spec (count, span, size, quality).")
+    caption = models.ForeignKey(Caption, on_delete=models.CASCADE, related_name="+")
+    clip = models.ForeignKey(Clip, on_delete=models.CASCADE, related_name="+")
+    endpoint = models.ForeignKey(JudgeEndpoint, on_delete=models.SET_NULL, null=True, blank=True, related_name="calls")
+    job = models.ForeignKey("annotation.Job", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    status = models.CharField(max_length=5, choices=Status.choices)
+    relevant = models.BooleanField(null=True, blank=True)
+    score = models.FloatField(null=True, blank=True, help_text="P(relevant) from the answer.")
+    score_source = models.CharField(max_length=10, blank=True)
+    requests = models.PositiveIntegerField(default=1, help_text="HTTP requests sent for this pair, retries included.")
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    completion_tokens = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["model", "prompt_version", "sampling", "caption", "clip"],
+                                    condition=Q(status="ok"), name="judgecall_unique_ok"),
+        ]
+        indexes = [models.Index(fields=["job"], name="judgecall_job")]

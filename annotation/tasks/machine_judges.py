@@ -1,5 +1,6 @@
-"""Jobs of machine judges: importing an uploaded file of machine judgments, and measuring a
-judgment set's machine judge against the set's verdicts (a pool's judge is a pool report)."""
+"""Jobs of machine judges: importing an uploaded file of machine judgments, measuring a judgment
+set's machine judge against the set's verdicts (a pool's judge is a pool report), and running a
+registered judge over a pool or a set."""
 from __future__ import annotations
 
 from celery import shared_task
@@ -10,6 +11,7 @@ from annotation.models.reports import JudgmentSet
 from annotation.services.jobs import job_execute, task_names
 from annotation.services.machine_judges import machine_judge_import
 from annotation.services.machine_judges.reports import machine_judge_report_create
+from annotation.services.machine_judges.runner.run import machine_judge_run_work
 from annotation.services.storage.uploads import upload_local_path
 
 
@@ -39,5 +41,14 @@ def machine_judge_set_report(job_id: int) -> None:
         report = machine_judge_report_create(judge=judge, params=p["params"], created_by=job.created_by, job=job,
                                              progress=progress)
         return {"report_id": report.pk, "kind": report.kind, "url": reverse("api:report-detail", args=[report.pk])}
+
+    job_execute(job_id=job_id, work=work)
+
+
+@shared_task(name=task_names.RUN_MACHINE_JUDGE)
+def run_machine_judge(job_id: int) -> None:
+    def work(job, progress):
+        result = machine_judge_run_work(job, progress)
+        return result | {"url": reverse("api:machine-judge-detail", args=[result["judge_id"]])}
 
     job_execute(job_id=job_id, work=work)

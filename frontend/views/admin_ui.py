@@ -10,7 +10,7 @@ from django.shortcuts import get_object_or_404, render
 from annotation.analysis.judging.strategies import BANDIT_VARIANTS
 from annotation.formats.datasets import DATASET_FORMATS
 from annotation.formats.runs import RUN_FORMATS
-from annotation.models import CrowdStudy, Job, Pool, PooledPair, QualityRule
+from annotation.models import CrowdStudy, Job, JudgeEndpoint, MachineJudge, Pool, PooledPair, QualityRule
 from annotation.selectors.dashboard import (dataset_runs, datasets_overview, pool_agreement, pool_live, pools_overview,
                                             raters_overview, recent_jobs)
 from annotation.selectors.known_pairs import known_pair_sources
@@ -82,6 +82,7 @@ def pool_detail(request, pool_id: int):
         "preview_assignment": PREVIEW_ASSIGNMENT,
         # An unsaved rule shows the model's defaults: what the first save stores unless changed.
         "rule": QualityRule.objects.filter(pool=pool).first() or QualityRule(pool=pool),
+        "judge_endpoints": JudgeEndpoint.objects.all(), "machine_judges": MachineJudge.objects.filter(pool=pool),
     })
 
 

@@ -1,0 +1,48 @@
+"""Starting a run of a registered machine judge (JudgeEndpoint) over a pool or a judgment set, as a
+background job (annotation/services/machine_judges/runner/run.py does the work)."""
+from __future__ import annotations
+
+from django.db import transaction
+
+from annotation.models import Job, JudgeEndpoint, Pool
+from annotation.models.reports import JudgmentSet
+from annotation.services.jobs import task_names
+from annotation.services.jobs.dispatch import job_enqueue
+from annotation.services.jobs.lifecycle import job_create, job_execute
+from annotation.services.machine_judges.runner.run import JudgeRunError, machine_judge_run_work
+
+JOB_KIND = "machine_judge_run"
+
+
+def _job(endpoint, pool, judgment_set, created_by) -> Job:
+    if (pool is None) == (judgment_set is None):
+        raise JudgeRunError("name a pool or a judgment set (one of them)")
+    params = {"endpoint_id": endpoint.pk, "endpoint": endpoint.name,
+              "pool_id": pool.pk if pool is not None else None,
+              "judgment_set_id": judgment_set.pk if judgment_set is not None else None}
+    return job_create(kind=JOB_KIND, params=params, created_by=created_by)
+
+
+@transaction.atomic
+def machine_judge_run_start(*, endpoint: JudgeEndpoint, pool: Pool | None = None,
+                            judgment_set: JudgmentSet | None = None, created_by=None) -> Job:
+    """Queues the run for a worker."""
+    return job_enqueue(job=_job(endpoint, pool, judgment_set, created_by), task=task_names.RUN_MACHINE_JUDGE)
+
+
+def machine_judge_run_here(*, endpoint: JudgeEndpoint, pool: Pool | None = None, judgment_set: JudgmentSet | None = None,
+                           created_by=None, progress=None) -> Job:
+    """Runs it in this process (the CLI), as a job all the same: the job page shows it, its
+    answers are cached under it, and an admin can retry it on a worker."""
+    job = _job(endpoint, pool, judgment_set, created_by)
+    job.task_name = task_names.RUN_MACHINE_JUDGE
+    job.save(update_fields=["task_name"])
+
+    def work(job, report):
+        def both(done, total=None, message=""):
+            report(done, total, message)
+            if progress:
+                progress(done, total, message)
+        return machine_judge_run_work(job, both)
+
+    return job_execute(job_id=job.pk, work=work)
