@@ -20,6 +20,7 @@ from annotation.services.crowd.quality import quality_rule_after_answer
 from annotation.services.judging import HOOK_COLUMNS_SQL, JUDGING_HOOKED_SQL, pair_judged, pool_is_hooked, query_lock
 from annotation.services.judging.order import JUDGED_STATES
 from annotation.services.queue.leases import PAIR_FLAG_FIELDS, min_watch_seconds, refresh_pair_flags
+from annotation.services.queue.rows import raw_first, raw_rows
 
 PAIR_FIELDS = PAIR_FLAG_FIELDS + ["vote_count", "required_labels", "state", "resolved_label", "resolved_at", "broken_reports"]
 
@@ -136,7 +137,7 @@ def _sql(template: str) -> str:
 
 
 def _label_by_client_id(rater, client_id: str) -> Label | None:
-    return next(iter(Label.objects.raw(_sql(_LABEL_BY_CLIENT_ID_SQL), {"rater": rater.pk, "client_id": client_id})), None)
+    return raw_first(Label, _sql(_LABEL_BY_CLIENT_ID_SQL), {"rater": rater.pk, "client_id": client_id})
 
 
 # Ends the rater's live lease on the pair (if any) and says which it was, in one statement; the
@@ -160,14 +161,14 @@ def _complete_lease(pair_id: int, rater, now) -> int | None:
 
 def _submit_locked(rater, client_id, token, value, seconds, comment, now) -> SubmitResult:
     # The query row, locked, when the pool is hooked. SQLite has one writer at a time: the hook reads it.
-    query = next(iter(PoolQuery.objects.raw(_sql(_QUERY_OF_LEASE_LOCKED_SQL), {"token": token, "rater": rater.pk})),
-                 None) if connection.features.has_select_for_update else None
-    pair = next(iter(PooledPair.objects.raw(_sql(_LEASED_PAIR_LOCKED_SQL), {"rater": rater.pk, "token": token,
-                                                                          "training": PooledPair.Role.TRAINING})), None)
+    query = raw_first(PoolQuery, _sql(_QUERY_OF_LEASE_LOCKED_SQL), {"token": token, "rater": rater.pk}
+                      ) if connection.features.has_select_for_update else None
+    pair = raw_first(PooledPair, _sql(_LEASED_PAIR_LOCKED_SQL), {"rater": rater.pk, "token": token,
+                                                                "training": PooledPair.Role.TRAINING})
     if pair is None:
         # The same answer for a lease that never existed and for another rater's lease.
         raise LabelRefused("not_found", "no such lease")
-    for earlier in Label.objects.raw(_sql(_EARLIER_LABELS_SQL), {"rater": rater.pk, "pair": pair.pk, "client_id": client_id}):
+    for earlier in raw_rows(Label, _sql(_EARLIER_LABELS_SQL), {"rater": rater.pk, "pair": pair.pk, "client_id": client_id}):
         if earlier.client_id == client_id:
             # A replay returns the stored label whatever has changed since (a pause, a training
             # reset): the answer was taken, and the page must hear so, not that it was refused.
