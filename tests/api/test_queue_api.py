@@ -261,8 +261,11 @@ def test_next_and_submit_stay_within_their_statement_budget(pool_and_rater):
         assert submitted.status_code == 201
         assert next_queries and submit_queries, "nothing captured: the counts would prove nothing"
         if attempt:
-            assert len(next_queries) <= 3, next_queries
-            assert len(submit_queries) <= 6, submit_queries
+            # SQLite has no INSERT inside WITH: it keeps the claim, the lease and the pair to show
+            # apart, and the label apart from the pair.
+            postgres = connection.vendor == "postgresql"
+            assert len(next_queries) <= (3 if postgres else 5), next_queries
+            assert len(submit_queries) <= (6 if postgres else 7), submit_queries
 
 
 def test_a_judged_label_on_a_bandit_pool_stays_within_its_statement_budget():
