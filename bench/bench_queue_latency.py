@@ -17,6 +17,15 @@ pair then rewrites its query's order inside the label transaction); `--pool-runs
 whose lists overlap (run r is run 0 shifted down r ranks), so a label updates several runs, and
 raters answer "relevant" for about 10% of pairs. `--time-recompute` also times switching the
 built pool's strategy (PATCH pools/{id}/ judging), which recomputes every query's order.
+
+Cost, which a busy machine does not distort as it does wall-clock time: every cell also prints
+"CPU ms per label: web X, db Y", the CPU seconds (utime + stime from /proc) that the gunicorn
+workers and the PostgreSQL backends serving the bench database spent during the cell, per label
+(a label = one next + one submit). At 2 cores, 185 labels/s leaves 10.8 ms of CPU per label in
+all. `--explain` runs a few next + submit in this process before the cells and prints each SQL
+statement of the last pair with its EXPLAIN ANALYZE (inside a savepoint rolled back, so a write
+is not made twice); `--profile N` runs N pairs in this process under cProfile and prints the CPU
+ms per label of the Django side and the functions that took it.
 """
 from __future__ import annotations
 
@@ -88,7 +97,8 @@ def build(size: int, strategy: str = "pool_order", n_runs: int = 1):
 
 
 def rater_loop(port: int, pool_id: int, token: str, stop: float, samples: list, errors: list, think: float) -> None:
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    # Generous: on a machine shared with other work a request can wait long for a core.
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=180)
     headers = {"Authorization": f"Token {token}", "Content-Type": "application/json"}
     rng = random.Random(token)
     while time.monotonic() < stop:
@@ -113,8 +123,93 @@ def rater_loop(port: int, pool_id: int, token: str, stop: float, samples: list, 
     conn.close()
 
 
-def measure(port, pool, tokens, n_raters, seconds, think=0.0):
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def proc_cpu_seconds(pid: int) -> float | None:
+    """utime + stime of one process, or None once it has gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS  # fields 14 and 15 of stat(5), after "pid (comm)"
+
+
+def gunicorn_workers(master: int) -> list[int]:
+    try:
+        with open(f"/proc/{master}/task/{master}/children") as f:
+            return [int(pid) for pid in f.read().split()]
+    except OSError:
+        return []
+
+
+class CpuMeter:
+    """CPU seconds spent by the gunicorn workers and the database's backends while it runs.
+
+    Polls every half second so that a process that starts during the cell (a backend replacing
+    one older than CONN_MAX_AGE, a restarted worker) is counted from its start, and one that ends
+    is counted up to its last reading."""
+
+    def __init__(self, master: int, database: str) -> None:
+        self.master, self.database = master, database
+        self.own: set[int] = set()
+        self.first: dict[tuple[str, int], float] = {}
+        self.last: dict[tuple[str, int], float] = {}
+        self.done = threading.Event()
+
+    def _backends(self) -> list[int]:
+        from django.db import connection
+
+        with connection.cursor() as cursor:
+            # Client backends only: an autovacuum worker's turn depends on when the cell starts.
+            # Not the meter's own (this thread's connection, the poller's): polling is not the queue's cost.
+            cursor.execute("SELECT pid, pg_backend_pid() FROM pg_stat_activity WHERE datname = %s "
+                           "AND backend_type = 'client backend'", [self.database])
+            rows = cursor.fetchall()
+        if rows:
+            self.own.add(rows[0][1])
+        return [pid for pid, _ in rows if pid not in self.own]
+
+    def _read(self, initial: bool) -> None:
+        for kind, pids in (("web", gunicorn_workers(self.master)), ("db", self._backends())):
+            for pid in pids:
+                value = proc_cpu_seconds(pid)
+                if value is None:
+                    continue
+                key = (kind, pid)
+                if key not in self.first:
+                    self.first[key] = value if initial else 0.0  # a process born during the cell: all of it
+                self.last[key] = value
+
+    def _poll(self) -> None:
+        from django.db import connection
+
+        self._backends()  # the poller's own connection is known before its first reading
+        while not self.done.wait(0.5):
+            self._read(initial=False)
+        connection.close()
+
+    def __enter__(self):
+        self._read(initial=True)
+        self.thread = threading.Thread(target=self._poll, daemon=True)
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.done.set()
+        self.thread.join()
+        self._read(initial=False)
+
+    def seconds(self, kind: str) -> float:
+        return sum(self.last[k] - self.first[k] for k in self.last if k[0] == kind and k[1] not in self.own)
+
+
+def measure(port, pool, tokens, n_raters, seconds, think=0.0, server=None):
     samples, errors = [], []
+    meter = CpuMeter(server.pid, os.environ["REJUDGE_BENCH_DB"]) if server else None
+    if meter:
+        meter.__enter__()
     stop = time.monotonic() + seconds
     threads = [threading.Thread(target=rater_loop, args=(port, pool.pk, tokens[i], stop, samples, errors, think))
                for i in range(n_raters)]
@@ -122,11 +217,132 @@ def measure(port, pool, tokens, n_raters, seconds, think=0.0):
         t.start()
     for t in threads:
         t.join()
+    if meter:
+        meter.__exit__()
     if errors:
         raise SystemExit(f"errors: {errors[:3]}")
     samples.sort()
-    return {"n": len(samples), "p50": statistics.median(samples), "p95": samples[int(0.95 * (len(samples) - 1))],
-            "throughput": len(samples) / seconds}
+    out = {"n": len(samples), "p50": statistics.median(samples), "p95": samples[int(0.95 * (len(samples) - 1))],
+           "throughput": len(samples) / seconds}
+    if meter and samples:
+        out["web_ms"] = 1000 * meter.seconds("web") / len(samples)
+        out["db_ms"] = 1000 * meter.seconds("db") / len(samples)
+    return out
+
+
+def in_process_pairs(pool, token: str, n: int, on_statement=None) -> list[tuple[list, list]]:
+    """n next + submit through Django's whole stack (middleware, DRF, views) in this process, as
+    gunicorn's workers run them; returns the statements of each request."""
+    from django.db import connection
+    from django.test import Client
+
+    client = Client(HTTP_AUTHORIZATION=f"Token {token}", HTTP_HOST="127.0.0.1")
+    rng = random.Random(token)
+    out = []
+
+    def run(path, body):
+        statements = []
+
+        def wrapper(execute, sql, params, many, context):
+            statements.append(sql)
+            if on_statement:
+                on_statement(sql, params, context)
+            return execute(sql, params, many, context)
+
+        with connection.execute_wrapper(wrapper):
+            response = client.post(path, data=json.dumps(body), content_type="application/json")
+        return response, statements
+
+    for _ in range(n):
+        response, next_statements = run(f"/api/v1/pools/{pool.pk}/next/", {})
+        body = response.json()
+        if response.status_code != 200 or body["assignment"] is None:
+            raise SystemExit(f"next: {response.status_code} {body}")
+        value = "relevant" if rng.random() < 0.1 else "not_relevant"
+        response, submit_statements = run("/api/v1/labels/", {"client_id": uuid.uuid4().hex, "value": value, "seconds": 1,
+                                                              "lease_id": body["assignment"]["lease_id"]})
+        if response.status_code != 201:
+            raise SystemExit(f"label: {response.status_code} {response.content[:300]}")
+        out.append((next_statements, submit_statements))
+    return out
+
+
+def _real(statements: list[str]) -> list[str]:
+    return [s for s in statements if not s.startswith(("SAVEPOINT", "RELEASE SAVEPOINT")) and s not in ("BEGIN", "COMMIT")]
+
+
+def explain(pool, token: str) -> None:
+    """Statements of one next + submit, each with its EXPLAIN ANALYZE on this pool."""
+    from django.db import connection
+
+    plans = []
+
+    def on_statement(sql, params, context):
+        if sql.startswith(("SAVEPOINT", "RELEASE SAVEPOINT", "BEGIN", "COMMIT", "ROLLBACK")):
+            return
+        cursor = context["cursor"].cursor  # psycopg2's own cursor: not through the wrapper again
+        if connection.in_atomic_block:
+            cursor.execute("SAVEPOINT bench_explain")
+        else:
+            cursor.execute("BEGIN")
+        try:
+            cursor.execute("EXPLAIN (ANALYZE, BUFFERS) " + sql, params)
+            plans.append((sql, [row[0] for row in cursor.fetchall()]))
+        finally:
+            cursor.execute("ROLLBACK TO SAVEPOINT bench_explain" if connection.in_atomic_block else "ROLLBACK")
+
+    in_process_pairs(pool, token, 3)  # past the first next (it also expires overdue leases)
+    plans.clear()
+    [(next_statements, submit_statements)] = in_process_pairs(pool, token, 1, on_statement)
+    print(f"  statements: next {len(_real(next_statements))}, submit {len(_real(submit_statements))}")
+    for sql, plan in plans:
+        print("  --- " + " ".join(sql.split())[:300])
+        for line in plan:
+            if "Execution Time" in line or "Planning Time" in line or "actual" in line and "->" not in line:
+                print("      " + line.strip())
+        print("      plan top: " + plan[0].strip()[:160])
+
+
+def profile(pool, token: str, n: int) -> None:
+    """CPU of the Django side per label, and where it went."""
+    import cProfile
+    import pstats
+
+    from django.db import connection
+
+    in_process_pairs(pool, token, 3)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        backend = cursor.fetchone()[0]
+    cpu, db_cpu = time.process_time(), proc_cpu_seconds(backend)
+    in_process_pairs(pool, token, n)
+    cpu, db_cpu = time.process_time() - cpu, proc_cpu_seconds(backend) - db_cpu
+    print(f"  in process, one rater (Django's stack without gunicorn): CPU ms per label: web {1000 * cpu / n:.2f}, "
+          f"db {1000 * db_cpu / n:.2f} ({n} labels)")
+    profiler = cProfile.Profile()
+    profiler.enable()
+    in_process_pairs(pool, token, n)
+    profiler.disable()
+    stats = pstats.Stats(profiler)
+    # The same on any machine, however busy: what the Python side does per label.
+    print(f"  Python function calls per label: {stats.total_calls / n:,.0f}")
+    stats.sort_stats("cumulative").print_stats(40)
+    stats.sort_stats("tottime").print_stats(25)
+    # Python's own time by package (time in the database driver's calls is waiting, listed apart).
+    by_package: dict[str, float] = {}
+    for (filename, _, name), (_, _, tottime, _, _) in stats.stats.items():
+        if name in ("<method 'execute' of 'psycopg2.extensions.cursor' objects>",
+                    "<method 'commit' of 'psycopg2.extensions.connection' objects>"):
+            key = "(waiting for PostgreSQL)"
+        elif "site-packages/" in filename:
+            key = "/".join(filename.split("site-packages/")[1].split("/")[:2 if os.environ.get("BENCH_PROFILE_MODULES") else 1])
+        elif str(REPO) in filename:
+            key = filename.replace(str(REPO) + "/", "").split("/")[0]
+        else:
+            key = "(python itself)"
+        by_package[key] = by_package.get(key, 0.0) + tottime
+    for key, seconds in sorted(by_package.items(), key=lambda kv: -kv[1])[:20]:
+        print(f"    {key:<28} {1000 * seconds / n:6.2f} ms per label (under cProfile)")
 
 
 def main() -> None:
@@ -145,18 +361,30 @@ def main() -> None:
                         choices=["pool_order", "shallow_first", "move_to_front", "bandit", "sampled"],
                         help="Judging strategy of the pool (issue 15).")
     parser.add_argument("--pool-runs", type=int, default=1, help="Runs pooled (overlapping lists).")
+    parser.add_argument("--explain", action="store_true",
+                        help="Print each statement of a next + submit with its EXPLAIN ANALYZE on the built pool.")
+    parser.add_argument("--profile", type=int, default=0, metavar="N",
+                        help="Run N pairs in this process under cProfile: CPU ms per label and where it went.")
     parser.add_argument("--time-recompute", action="store_true",
                         help="Also time switching the strategy (every query's order recomputed).")
     args = parser.parse_args()
     django_for_bench(args.database_url)
     args.port = args.port or free_port()
+    from django.db import connection
+
+    os.environ["REJUDGE_BENCH_DB"] = connection.settings_dict["NAME"]
     results = {}
     for size in args.sizes:
         pool, tokens, built = build(size, args.strategy, args.pool_runs)
         print(f"pool of {pool.pairs.count():,} pairs ({args.pool_runs} run(s), {args.strategy}) built in {built:.1f}s")
+        if args.explain:
+            explain(pool, tokens[-1])
+        if args.profile:
+            profile(pool, tokens[-2], args.profile)
         env = os.environ | {"DATABASE_URL": os.environ["DATABASE_URL"], "DEBUG": "0", "LOG_LEVEL": "WARNING"}
         server = subprocess.Popen([sys.executable, "-m", "gunicorn", "config.wsgi:application", "-b", f"127.0.0.1:{args.port}",
-                                   "--workers", str(args.workers), "--threads", str(args.threads), "--log-level", "warning"],
+                                   "--workers", str(args.workers), "--threads", str(args.threads), "--log-level", "warning",
+                                   "--timeout", "180"],
                                   cwd=REPO, env=env)
         try:
             for _ in range(100):
@@ -165,13 +393,17 @@ def main() -> None:
                     break
                 except OSError:
                     time.sleep(0.1)
-            measure(args.port, pool, tokens, 1, 2)  # warm-up: connections, caches
+            # Warm-up with enough raters to reach every worker: a worker's first requests load the
+            # URLconf and views, and a new backend its catalog caches, which no cell should count.
+            measure(args.port, pool, tokens, 2 * args.workers, 3)
             for think in args.think:
                 for n in args.raters:
-                    r = measure(args.port, pool, tokens, n, args.paced_seconds if think else args.seconds, think)
+                    load = os.getloadavg()[0]
+                    r = measure(args.port, pool, tokens, n, args.paced_seconds if think else args.seconds, think, server)
                     results[(size, n, think)] = r
                     print(f"  {n:>2} rater(s), think {think:g}s: next+submit p50 {r['p50']:.1f} ms, p95 {r['p95']:.1f} ms "
-                          f"({r['n']:,} pairs, {r['throughput']:.0f} labels/s)")
+                          f"({r['n']:,} pairs, {r['throughput']:.0f} labels/s; load average {load:.1f} at the start)")
+                    print(f"      CPU ms per label: web {r['web_ms']:.2f}, db {r['db_ms']:.2f} (2 cores: {2000 / (r['web_ms'] + r['db_ms']):.0f} labels/s at most)")
         finally:
             server.send_signal(signal.SIGTERM)
             server.wait(timeout=30)

@@ -222,12 +222,14 @@ def test_admin_manages_raters_members_and_adjudication(as_role, pool_and_rater):
 
 def test_next_and_submit_stay_within_their_statement_budget(pool_and_rater):
     """The rater's hot path: authentication with the role, the pool with membership and the
-    rater's held leases, the claim, the lease, the pair to show; then the query row locked
+    rater's held leases, and one statement that claims the pair, leases it and reads it to show
+    (three before the queue-speed work); then the query row locked
     (judging strategies order a query's pairs under it, and it comes before the pair in the lock
     order; one key lookup that finds nothing on a pool without a strategy), the locked pair,
-    earlier labels (a replay among them), the lease, the label, the pair. A regression here (an
-    N+1, a lost join) costs every rater. Issue 22 took one statement off each: held leases were
-    read apart, and a replay was looked for twice."""
+    earlier labels (a replay among them), the lease, and the label with the pair in one statement.
+    A regression here (an N+1, a lost join) costs every rater. Issue 22 took one statement off each:
+    held leases were read apart, and a replay was looked for twice; its queue-speed work took two
+    more off "next" and one off "submit"."""
     from django.db import connection, reset_queries
     from django.test.utils import CaptureQueriesContext
 
@@ -259,15 +261,18 @@ def test_next_and_submit_stay_within_their_statement_budget(pool_and_rater):
         assert submitted.status_code == 201
         assert next_queries and submit_queries, "nothing captured: the counts would prove nothing"
         if attempt:
-            assert len(next_queries) <= 5, next_queries
-            assert len(submit_queries) <= 7, submit_queries
+            # SQLite has no INSERT inside WITH: it keeps the claim, the lease and the pair to show
+            # apart, and the label apart from the pair.
+            postgres = connection.vendor == "postgresql"
+            assert len(next_queries) <= (3 if postgres else 5), next_queries
+            assert len(submit_queries) <= (6 if postgres else 7), submit_queries
 
 
 def test_a_judged_label_on_a_bandit_pool_stays_within_its_statement_budget():
     """A label that judges a pair under a judging strategy also recounts and reorders its query:
     authentication, the query row locked with what the hook needs (read once, not again by the
-    hook), the locked pair, earlier labels, the lease, the label, the pair, the query's pairs,
-    the query's counts, and the new order when it changed."""
+    hook), the locked pair, earlier labels, the lease, the label with the pair (one statement),
+    the query's pairs, the query's counts, and the new order when it changed."""
     from django.db import connection, reset_queries
     from django.test.utils import CaptureQueriesContext
     from rest_framework.test import APIClient
@@ -290,4 +295,28 @@ def test_a_judged_label_on_a_bandit_pool_stays_within_its_statement_budget():
         counts.append(sum(1 for q in captured.captured_queries if "SAVEPOINT" not in q["sql"]
                           and q["sql"] not in ("BEGIN", "BEGIN IMMEDIATE", "COMMIT")))
     assert PooledPair.objects.filter(pool=pool, state="resolved").count() == 4  # each label judged its pair
-    assert max(counts) <= 10, counts
+    assert max(counts) <= 9, counts
+
+
+@pytest.mark.parametrize("pair_span, clip_span, role, seconds", [
+    ((None, None), (None, None, None), "pool", 1.5),
+    ((2.0, 4.5), (None, None, 30.0), "gold", None),  # a moment pair: its own span, not the clip's
+    ((None, None), (1.0, 3.0, 10.0), "training", 0),
+    ((None, None), (None, None, 0.4), "pool", 7),  # seconds stored as an int still come out a float
+])
+def test_the_hot_path_answers_are_exactly_what_their_serializers_declare(pair_span, clip_span, role, seconds):
+    """next and submit build their bodies by hand (a serializer per request cost more CPU than the
+    queue's work); the serializers stay the declared shape, so the two must not drift apart."""
+    from datetime import datetime, timezone
+
+    from annotation.models import Caption
+    from api.views.queue import AssignmentSerializer, RaterLabelSerializer, assignment_data, rater_label_data
+
+    clip = Clip(pk=3, external_id="v3", media="demo/v3.mp4", start=clip_span[0], end=clip_span[1], duration=clip_span[2])
+    pair = PooledPair(pk=11, role=role, start=pair_span[0], end=pair_span[1], caption=Caption(pk=5, text="a dog"), clip=clip)
+    lease = Lease(pk=7, pair=pair, token="tok-123", expires_at=datetime(2026, 1, 2, 3, 4, 5, 678000, tzinfo=timezone.utc))
+    assert assignment_data(lease) == AssignmentSerializer(lease).data
+    label = Label(pk=9, pair=pair, client_id="c-1", value=Label.Value.RELEVANT, seconds=seconds, comment="hm",
+                  created_at=datetime(2026, 1, 2, 3, 4, 6, tzinfo=timezone.utc))
+    assert rater_label_data(label) == RaterLabelSerializer(label).data
+    assert [type(v) for v in rater_label_data(label).values()] == [type(v) for v in RaterLabelSerializer(label).data.values()]

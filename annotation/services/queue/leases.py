@@ -30,7 +30,9 @@ from django.utils import timezone
 
 from annotation.models import (Caption, Clip, CrowdStudy, CrowdWorker, Label, Lease, Pool, PooledPair, PoolMembership,
                                RaterProfile)
+from annotation.models.labels import new_lease_token
 from annotation.services.crowd import gate as crowd_gate
+from annotation.services.queue.rows import raw_first
 
 MAX_HELD_PER_POOL = 2  # per device: the pair on screen and the next one, preloaded
 MAX_DEVICES = 3  # a rater's devices holding pairs at once in a pool (more get holding_max)
@@ -129,7 +131,7 @@ def _pool_for_rater(pool_id: int, rater, device: str, excluded: list[str]) -> Po
     padding = [""] * (MAX_EXCLUDED - len(excluded))  # no lease token is empty
     params = {"pool": pool_id, "rater": rater.pk, "training": PooledPair.Role.TRAINING, "live": Lease.State.ACTIVE,
               "device": device, **{f"x{i}": token for i, token in enumerate(excluded + padding)}}
-    return next(iter(Pool.objects.raw(_sql(_POOL_FOR_RATER_SQL), params)), None)
+    return raw_first(Pool, _sql(_POOL_FOR_RATER_SQL), params)
 
 # A pair with the caption and clip the judging screen shows.
 _PAIR_FOR_DISPLAY_SQL = """
@@ -150,7 +152,7 @@ def _sql(template: str) -> str:
 
 def pair_for_display(pair_id: int) -> PooledPair:
     """The pair with its caption and clip attached, read in one query."""
-    pair = next(iter(PooledPair.objects.raw(_sql(_PAIR_FOR_DISPLAY_SQL), {"pair": pair_id})))
+    pair = raw_first(PooledPair, _sql(_PAIR_FOR_DISPLAY_SQL), {"pair": pair_id})
     pair.caption = Caption(pk=pair.caption_id, text=pair.caption_text)
     pair.clip = Clip(pk=pair.clip_id, external_id=pair.clip_external_id, media=pair.clip_media, start=pair.clip_start,
                      end=pair.clip_end, duration=pair.clip_duration)
@@ -240,6 +242,62 @@ RETURNING id
 """
 
 
+# On PostgreSQL a pair is picked (claimed, for a pool pair: counted as held), leased, and read with
+# the caption and clip the screen shows, in one statement and one transaction: {pick} is a
+# statement that yields the pair's whole row (an UPDATE ... RETURNING: the row as the claim left
+# it, since the outer query's snapshot would show it as before). Three statements and two
+# transactions before; each statement is planned anew, and planning costs PostgreSQL more CPU
+# than running these. SQLite (no INSERT in a WITH) keeps the separate statements.
+_PAIR_COLUMNS = [f.column for f in PooledPair._meta.concrete_fields]
+_LEASE_AND_SHOW_SQL = """
+WITH picked AS ({pick}),
+leased AS (
+  INSERT INTO {lease} (pair_id, rater_id, token, state, device, created_at, expires_at)
+  SELECT picked.id, %(rater)s, %(token)s, %(live)s, %(device)s, %(created)s, %(expires)s FROM picked
+  RETURNING id, pair_id, created_at)
+SELECT leased.id, leased.created_at, <pair_columns>,
+       c.text, v.external_id, v.media, v.start, v."end", v.duration
+FROM leased JOIN picked pp ON pp.id = leased.pair_id
+     JOIN {caption} c ON c.id = pp.caption_id JOIN {clip} v ON v.id = pp.clip_id
+"""
+_KNOWN_PAIR_PICK_SQL = "SELECT p.* FROM {pair} p WHERE p.id = %(pair)s"
+
+
+def _in_one_statement() -> bool:
+    return connection.vendor == "postgresql"
+
+
+def _lease_picked(pick_sql: str, params: dict, pool: Pool, rater, device: str, now) -> Lease | None:
+    """Runs _LEASE_AND_SHOW_SQL around `pick_sql` (table names already filled in): the new lease
+    with its pair, caption and clip attached, or None when the pick found nothing."""
+    token, expires_at = new_lease_token(), now + timedelta(seconds=pool.lease_seconds)
+    sql = _lease_and_show_sql().replace("{pick}", pick_sql)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, {**params, "rater": rater.pk, "token": token, "live": Lease.State.ACTIVE, "device": device,
+                             "created": timezone.now(), "expires": expires_at})
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    n = len(_PAIR_COLUMNS)
+    lease_pk, created_at, pair_values, (text, external_id, media, start, end, duration) = (
+        row[0], row[1], row[2:2 + n], row[2 + n:])
+    pair = PooledPair.from_db(connection.alias, [f.attname for f in PooledPair._meta.concrete_fields], pair_values)
+    pair.caption = Caption(pk=pair.caption_id, text=text)
+    pair.clip = Clip(pk=pair.clip_id, external_id=external_id, media=media, start=start, end=end, duration=duration)
+    lease = Lease.from_db(connection.alias, ["id", "pair_id", "rater_id", "token", "state", "device", "created_at",
+                                             "expires_at", "ended_at"],
+                          [lease_pk, pair.pk, rater.pk, token, Lease.State.ACTIVE, device, created_at, expires_at, None])
+    lease.pair, lease.rater = pair, rater
+    return lease
+
+
+@functools.cache
+def _lease_and_show_sql() -> str:
+    columns = ", ".join("pp." + connection.ops.quote_name(c) for c in _PAIR_COLUMNS)
+    return _LEASE_AND_SHOW_SQL.replace("<pair_columns>", columns).format(
+        lease=Lease._meta.db_table, caption=Caption._meta.db_table, clip=Clip._meta.db_table, pick="{pick}")
+
+
 def _claim_pool_pair(pool: Pool, rater, device: str, now) -> Lease | None:
     """SKIP LOCKED first, so raters never queue behind each other; if that finds nothing, look
     again waiting for locks, because pairs that are locked for an instant (another rater's
@@ -247,6 +305,12 @@ def _claim_pool_pair(pool: Pool, rater, device: str, now) -> Lease | None:
     locking = connection.features.has_select_for_update_skip_locked
     params = {"pool": pool.pk, "role": PooledPair.Role.POOL, "gold": PooledPair.Role.GOLD, **_not_mine_params(rater)}
     for lock in ("FOR UPDATE OF p SKIP LOCKED", "FOR UPDATE OF p") if locking else ("",):
+        if _in_one_statement():
+            pick = _sql(_CLAIM_SQL.replace("{not_mine}", _NOT_MINE).replace("RETURNING id", "RETURNING *")).format(lock=lock)
+            lease = _lease_picked(pick, params, pool, rater, device, now)
+            if lease is not None:
+                return lease
+            continue
         with transaction.atomic():
             with connection.cursor() as cursor:
                 cursor.execute(_sql(_CLAIM_SQL.replace("{not_mine}", _NOT_MINE)).format(lock=lock), params)
@@ -275,6 +339,8 @@ def _not_mine_params(rater) -> dict:
 
 
 def _lease_known_pair(pool: Pool, rater, device: str, pair_id: int, now) -> Lease:
+    if _in_one_statement():
+        return _lease_picked(_sql(_KNOWN_PAIR_PICK_SQL), {"pair": pair_id}, pool, rater, device, now)
     with transaction.atomic():
         lease = Lease.objects.create(pair_id=pair_id, rater=rater, device=device,
                                      expires_at=now + timedelta(seconds=pool.lease_seconds))
@@ -311,8 +377,11 @@ _GOLD_TWIN_SEEN = """
 def _claim_gold_pair(pool: Pool, rater, device: str, now) -> Lease | None:
     params = {"pool": pool.pk, "role": PooledPair.Role.GOLD, "pool_role": PooledPair.Role.POOL,
               "open": PooledPair.State.OPEN, **_not_mine_params(rater)}
+    sql = _sql(_GOLD_PAIR_SQL.replace("{not_mine}", _NOT_MINE).replace("{twin}", _GOLD_TWIN_SEEN))
+    if _in_one_statement():
+        return _lease_picked(sql.replace("SELECT p.id FROM", "SELECT p.* FROM", 1), params, pool, rater, device, now)
     with connection.cursor() as cursor:
-        cursor.execute(_sql(_GOLD_PAIR_SQL.replace("{not_mine}", _NOT_MINE).replace("{twin}", _GOLD_TWIN_SEEN)), params)
+        cursor.execute(sql, params)
         row = cursor.fetchone()
     return _lease_known_pair(pool, rater, device, row[0], now) if row else None
 
@@ -356,6 +425,10 @@ def _claim_given_back(pool: Pool, rater, device: str, now) -> Lease | None:
     pair_id, role = row
     if role == PooledPair.Role.GOLD:
         return _lease_known_pair(pool, rater, device, pair_id, now)
+    if _in_one_statement():
+        # None: another rater took its last place meanwhile; the page asks again.
+        return _lease_picked(_sql(_CLAIM_GIVEN_BACK_SQL).replace("RETURNING id", "RETURNING *"), {"pair": pair_id},
+                             pool, rater, device, now)
     with transaction.atomic():
         with connection.cursor() as cursor:
             cursor.execute(_sql(_CLAIM_GIVEN_BACK_SQL), {"pair": pair_id})
