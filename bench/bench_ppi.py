@@ -21,8 +21,8 @@ original positives, every one a complete Poisson sample):
   the Fay-Feuer gamma interval), as the judging_estimates report does;
 - (b) PPI++ with a uniform sample (pi = rate for every pair);
 - (c) PPI++ with the active design: the rank-1 pairs judged (pi = 1, as (a)'s top stratum), the
-  others with pi proportional to the machine's uncertainty sqrt(f (1 - f)) times the pair's
-  leverage on the runs' C@10 at the machine's beliefs (:func:`active_weights`), both floored,
+  others with Neyman's allocation, pi proportional to the machine's uncertainty sqrt(f (1 - f))
+  times the pair's leverage on the runs' C@10 at the machine's beliefs (:func:`active_weights`),
   mixed 80/20 with the uniform design, capped at 1;
 - (d) PPI++ on (a)'s own design and sample: what the machine adds to today's queue.
 
@@ -51,7 +51,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.bench_judging_simulation import DEPTH, load_msrvtt, load_msvd  # noqa: E402
 from annotation.analysis.judging.estimates import estimate_metrics  # noqa: E402
-from annotation.analysis.judging.ppi import c_at_k_hull, c_at_k_moments, pooled_lambda  # noqa: E402
+from annotation.analysis.judging.ppi import c_at_k_floor, c_at_k_hull, c_at_k_moments, pooled_lambda  # noqa: E402
 from annotation.analysis.judging.strategies import StrategyParams, inclusion_probabilities  # noqa: E402
 
 K = 10
@@ -151,10 +151,13 @@ def machine_judge(w, target: float, seed: int, calibration: str = "binned"):
 
 
 def active_weights(w, f) -> np.ndarray:
-    """The active design's relative inclusion weights: the machine's uncertainty sqrt(f (1 - f)) times
-    how much the pair can move the runs' C@10, sqrt(sum over the runs listing it (and no original
-    positive) of prod over the run's other top-10 pairs of (1 - f)^2) (the derivative of C@10 in the
-    pair's label, at the machine's beliefs), each floored at 0.05 so every pair keeps a chance."""
+    """The active design's relative inclusion weights, Neyman's allocation for the runs' C@10:
+    pi_i proportional to sqrt(f (1 - f)) (the sd of the pair's residual y - f when the judge is
+    calibrated, lambda near 1) times sqrt(sum over the runs listing it (and no original positive)
+    of prod over the run's other top-10 pairs of (1 - f)^2) (the derivative of C@10 in the pair's
+    label at the machine's beliefs): the pi that minimise sum over runs of the first-order
+    variance sum_i (1 - pi_i)/pi_i f_i (1 - f_i) d_ir^2 at a given expected number of judgments.
+    Mixed 80/20 with the uniform design, which alone keeps every pair's pi above 0.2 x the rate."""
     unsettled = ~(w["member"] & w["known"][None]).any(axis=2)          # (R, Q)
     log_miss = np.log(np.clip(1.0 - f, 1e-9, None))
     sens2 = np.zeros_like(f)
@@ -163,7 +166,10 @@ def active_weights(w, f) -> np.ndarray:
         total = np.where(mem, log_miss, 0.0).sum(axis=1, keepdims=True)
         others = np.exp(2.0 * (total - log_miss))
         sens2 += np.where(mem & unsettled[r][:, None], others, 0.0)
-    active = (np.sqrt(f * (1.0 - f)) + 0.05) * (np.sqrt(sens2) + 0.05)
+    # no additive floors on the two factors (the previous design had 0.05 on each): they spent
+    # judgments on pairs that cannot move any run's C@10 (d = 0: the run is settled), and the
+    # uniform share below already gives every pair a chance
+    active = np.sqrt(f * (1.0 - f)) * np.sqrt(sens2)
     # defensive mixture with the uniform design (Zrnic & Candes 2024): no pair's pi falls far below
     # the rate, so a confident mistake caught at a tiny pi cannot dominate the estimate
     valid = w["valid"] & ~w["known"]
@@ -240,7 +246,9 @@ def replay(w, f, pi, rng, *, ppi: bool):
     jump_count = np.broadcast_to((member & drawn[None]).sum(axis=2).T, jump_sum.shape)
     fallback = jump[:, drawn].mean(axis=1) if drawn.any() else np.zeros(len(grid))
     q_n = y.shape[0]
-    low, high = c_at_k_hull(est, var, settled, jump_sum, jump_count, fallback, q_n, CONFIDENCE)
+    guess = np.where(certain, np.where(known, 1.0, y), np.where(drawn, y, f))
+    floor = c_at_k_floor(f, np.where(valid, guess, 0.0), np.where(drawn, (1.0 - pi) / pi**2, 0.0), member, grid)
+    low, high = c_at_k_hull(est, var, settled, jump_sum, jump_count, fallback, q_n, CONFIDENCE, floor)
     means = est.sum(axis=1) / q_n
     human = (means[0], low[0], high[0])
     if not ppi:

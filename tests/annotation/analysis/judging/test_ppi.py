@@ -7,8 +7,8 @@ import pytest
 from ppi_py import ppi_mean_ci, ppi_mean_pointestimate
 
 from annotation.analysis.judging.estimates import estimate_metrics
-from annotation.analysis.judging.ppi import (c_at_k_moments, ppi_estimates, ppi_linear_mean, ppi_mean,
-                                             satterthwaite_quantile)
+from annotation.analysis.judging.ppi import (c_at_k_floor, c_at_k_moments, ppi_estimates, ppi_linear_mean,
+                                             ppi_mean, satterthwaite_quantile)
 
 
 def test_ppi_mean_matches_ppi_python_with_power_tuning():
@@ -149,6 +149,12 @@ def test_lambda_zero_is_the_human_only_estimator():
                         fixed_lambda=0.0)
     for e in ppi.runs:
         assert e.estimate == pytest.approx(human[(e.run, e.measure)].estimate, abs=1e-12)
+        if not e.measure.startswith("C@"):
+            # the judging estimates floor the AP / nDCG se by their design variance (from the
+            # judged pairs' stratum rates); PPI at lambda = 0 reports the unbiased estimate, and
+            # the report's guard uses the human-only interval itself
+            assert e.se <= human[(e.run, e.measure)].se + 1e-12
+            continue
         assert e.se == pytest.approx(human[(e.run, e.measure)].se, abs=1e-12)
         if e.measure.startswith("C@"):   # the same interval too (normal hull Fay-Feuer)
             assert (e.ci_low, e.ci_high) == pytest.approx((human[(e.run, e.measure)].ci_low,
@@ -172,6 +178,36 @@ def test_hand_worked_example():
     # Fay-Feuer one on the unsettled query (upper bound capped at 1 query): the normal one here
     assert (c1.ci_low, c1.ci_high) == pytest.approx((1.6 - 1.959964 * np.sqrt(0.72), 1.6 + 1.959964 * np.sqrt(0.72)),
                                                     rel=1e-6)
+
+
+def test_design_variance_floor_hand_worked():
+    """One query; run "a" lists A, B, C, run "b" lists A, C (C@3). A sampled (pi 0.5, f 0.2, not
+    relevant), B sampled (pi 0.25, f 0.5, relevant), C not sampled (f 0.4). HT weights
+    (1 - pi)/pi^2: A 2, B 12. Best guesses: A 0, B 1, C 0.4, so d = prod of (1 - guess) over the
+    run's other pairs: run a: d_A = 0 (B is relevant), d_B = 1 * 0.6; run b: d_A = 0.6.
+    Expected residual f (1 - f) + (1 - lambda)^2 f^2 at lambda = 1: A 0.16, B 0.25; at 0.5: A 0.17,
+    B 0.3125. Floor at 1: a 12 * 0.25 * 0.36 = 1.08, b 2 * 0.16 * 0.36 = 0.1152; at 0.5: a 1.35,
+    b 0.1224; at 0: none (the human-only interval)."""
+    f = np.array([[0.2, 0.5, 0.4]])
+    guess = np.array([[0.0, 1.0, 0.4]])
+    weight = np.array([[2.0, 12.0, 0.0]])
+    member = np.array([[[True, True, True]], [[True, False, True]]])
+    floor = c_at_k_floor(f, guess, weight, member, [0.0, 0.5, 1.0])
+    assert floor.shape == (3, 1, 2)
+    assert floor[:, 0] == pytest.approx(np.array([[0.0, 0.0], [1.35, 0.1224], [1.08, 0.1152]]), abs=1e-12)
+    # in the report: run b's unbiased variance estimate at lambda = 1 is T^2 - prod(Z^2 - v) =
+    # 0.72^2 - (1.2^2 - 0.08) * 0.6^2 = 0.0288 (x_A = 0.2 - 0.2/0.5 = -0.2, v_A = 2 * 0.04 = 0.08),
+    # below the floor: se = sqrt(0.1152); run a's (x_B = 2.5, v_B = 3) is above it
+    rankings = {"a": {"q": ["A", "B", "C"]}, "b": {"q": ["A", "C"]}}
+    pred = {("q", "A"): 0.2, ("q", "B"): 0.5, ("q", "C"): 0.4}
+    judged, inclusion = {("q", "A"): False, ("q", "B"): True}, {("q", "A"): 0.5, ("q", "B"): 0.25}
+    report = {e.run: e for e in ppi_estimates(rankings, pred, judged, inclusion, measures=("C@3",),
+                                               fixed_lambda=1.0).runs}
+    assert report["b"].estimate == pytest.approx(1.0 - 1.2 * 0.6, abs=1e-12)
+    assert report["b"].se == pytest.approx(np.sqrt(0.1152), abs=1e-12)
+    var_a = (1.2 * -1.5 * 0.6) ** 2 - (1.44 - 0.08) * (2.25 - 3.0) * 0.36
+    assert var_a > 1.08 and report["a"].se == pytest.approx(np.sqrt(var_a), abs=1e-12)
+    assert report["b"].ci_low == pytest.approx(0.28 - 1.959964 * np.sqrt(0.1152), rel=1e-6)
 
 
 def test_tuning_never_widens_and_picks_the_machine_when_it_is_good():
