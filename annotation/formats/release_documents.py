@@ -33,6 +33,10 @@ FILE_NOTES = {
     "leaderboard.svg": "the corrected leaderboard as a chart",
     "sample_eval_qrels.txt": "TRECVID sample_eval qrels of the sampled pool: every pooled clip with its stratum, -1 "
                              "where not judged (sample_eval.pl, infAP)",
+    "qvhighlights.jsonl": "QVHighlights ground truth (a moment pool): each caption's corrected positive windows "
+                          "(`relevant_windows`), for Moment-DETR's evaluation or `evaluate --judgments-format "
+                          "qvhighlights`",
+    "tvr.jsonl": "TVR ground truth (a moment pool whose captions have one positive moment each): `ts` per caption",
     "changes.json": "pairs added, changed and removed since the previous version, with the reason",
     "README.md": "this datasheet",
     "croissant.json": "Croissant 1.0 metadata",

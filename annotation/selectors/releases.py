@@ -41,7 +41,9 @@ def release_pair_rows(*, pools: Sequence[Pool], judgment_sets: Sequence[Judgment
     """Every verdict the sources give, ordered by (caption id, clip id, precedence):
     (caption id, clip id, caption external id, clip external id, relevance 0/1, how, votes).
     The first row of each (caption, clip) is the one that counts: the original clip first, then the
-    pools in the order named, then the judgment sets in the order named."""
+    pools in the order named, then the judgment sets in the order named. A moment pool judges several
+    spans of one clip: the clip is relevant if one of them is (the qrels export's rule, the larger
+    grade)."""
     t = export_tables()
     parts, params = [], []
     if pools:
@@ -71,7 +73,7 @@ def release_pair_rows(*, pools: Sequence[Pool], judgment_sets: Sequence[Judgment
     params.append(dataset_id)
     sql = (f"SELECT v.q, v.d, c.external_id, cl.external_id, v.rel, v.how, v.votes FROM "
            f"({' UNION ALL '.join(parts)}) AS v JOIN {t['caption']} c ON c.id = v.q "
-           f"JOIN {t['clip']} cl ON cl.id = v.d ORDER BY v.q, v.d, v.rank")
+           f"JOIN {t['clip']} cl ON cl.id = v.d ORDER BY v.q, v.d, v.rank, v.rel DESC")
     return stream_rows(sql, params)
 
 
