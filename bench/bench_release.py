@@ -30,7 +30,7 @@ import tempfile
 import time
 import tracemalloc
 
-from _setup import REPO, django_for_bench, free_port, peak_rss_mb
+from _setup import REPO, SERVER, django_for_bench, free_port, peak_rss_mb
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 WINDOW = 20  # bench_reports.py pools 20 clips a caption
@@ -209,7 +209,7 @@ def main() -> None:
                         help="Take the pool already in --database-url (an earlier --keep run) instead of generating.")
     parser.add_argument("--step", nargs=2, metavar=("KIND", "POOL_ID"), help=argparse.SUPPRESS)
     args = parser.parse_args()
-    url = args.database_url or f"postgres://postgres@127.0.0.1:5432/rejudge_bench_release_{os.getpid()}"
+    url = args.database_url or f"{SERVER}/rejudge_bench_release_{os.getpid()}"
     if args.step:
         django_for_bench(url)
         _step(args.step[0], int(args.step[1]))
