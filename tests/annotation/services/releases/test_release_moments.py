@@ -11,7 +11,7 @@ import zipfile
 import pytest
 from django.core.management import call_command
 
-from annotation.formats.moment_files import load_qvhighlights_ground_truth
+from annotation.formats.moment_files import load_qvhighlights_ground_truth, load_tvr_ground_truth
 from annotation.models import Caption, Clip, Dataset, PooledPair
 from annotation.selectors.exports import export_qrels_rows
 from annotation.services.accounts.raters import memberships_grant
@@ -32,12 +32,11 @@ RUNS = {  # (caption, clip, start, end) in rank order; scores 0.99, 0.98 (moment
 SAME = {"MR-full-R1@0.5": "R@1 IoU=0.5", "MR-full-R1@0.7": "R@1 IoU=0.7", "MR-full-mAP": "mAP"}
 
 
-@pytest.fixture
-def qvh_pool():
+def _moment_pool(relevant: set[tuple[str, float]]):
     """QVHighlights' shape: each query's runs predict in its own video. q1 was written for [10, 20]
     of v1, q2 for [0, 10] of v2. Pool (depth 2, IoU 0.7): q1 v1 [40, 50] (A and B), [10, 20] (A's
     [10, 19] and B's [10, 20], IoU 0.9), [60, 70]; q2 v2 [1, 9], [30, 40] (A and B), [50, 60].
-    Raters find q1's [40, 50] and q2's [30, 40] relevant, everything else not."""
+    Raters find the spans `relevant` names (caption, start) relevant, everything else not."""
     dataset = Dataset.objects.create(name=unique("qvh"))
     for video in ("v1", "v2"):
         Clip.objects.create(dataset=dataset, external_id=video, video_id=video, duration=150)
@@ -49,11 +48,15 @@ def qvh_pool():
     pool = moment_pool_create(dataset=dataset, name="mp", runs=runs, depth=2, iou_threshold=0.7, redundancy=0)
     rater = make_user("rater")
     memberships_grant(pool=pool, users=[rater])
-    relevant = {("q1", 40.0), ("q2", 30.0)}
     for pair in PooledPair.objects.filter(pool=pool).select_related("caption"):
         label_pair(rater, pair, value="relevant" if (pair.caption.external_id, pair.start) in relevant
                    else "not_relevant")
     return pool
+
+
+@pytest.fixture
+def qvh_pool():
+    return _moment_pool({("q1", 40.0), ("q2", 30.0)})
 
 
 def _files(release) -> dict[str, bytes]:
@@ -115,3 +118,35 @@ def test_a_moment_release_qrels_are_the_qrels_export_over_clips(qvh_pool):
     assert sorted(qrels) == [("q1", "0", "v1", "1"), ("q1", "0", "v1-seg", "1"), ("q2", "0", "v2", "1"),
                              ("q2", "0", "v2-seg", "1")]
     assert sorted((q, "0", d, str(r)) for q, d, r in export_qrels_rows(pool=qvh_pool, originals=True)) == sorted(qrels)
+
+
+def test_a_moment_release_with_one_positive_a_caption_carries_tvr_truth_that_scores_as_its_leaderboard(tmp_path):
+    """Nothing judged relevant: each caption keeps its original moment only, so TVR's one `ts`
+    window holds it. VCMR R@1 at IoU t (the first prediction in the right video with IoU >= t) is
+    the leaderboard's R@1 IoU=t: A's q1 [40, 50] misses [10, 20], q2 [1, 9] has IoU 0.8 with [0, 10]
+    (1/2 at 0.5 and 0.7); B's q1 [10, 20] is exact, q2 [50, 60] misses (1/2)."""
+    pool = _moment_pool(set())
+    release = release_create(pools=[pool], name="tvr-fire")
+    files = _files(release)
+    assert release.counts["moment_files"] == {"qvhighlights.jsonl": 2, "tvr.jsonl": 2}
+    truth_path = tmp_path / "tvr.jsonl"
+    truth_path.write_bytes(files["tvr.jsonl"])
+    truth = load_tvr_ground_truth(truth_path)
+    assert {q: (t.video, t.windows) for q, t in truth.items()} == {"q1": ("v1", ((10.0, 20.0),)),
+                                                                   "q2": ("v2", ((0.0, 10.0),))}
+    board = {row["run"]: row["corrected"] for row in release.leaderboard["runs"]}
+    videos = {"v1": 0, "v2": 1}
+    for name in RUNS:
+        vcmr = {}
+        for caption, video, start, end in RUNS[name]:
+            vcmr.setdefault(caption, []).append([videos[video], start, end, 1 - len(vcmr[caption]) / 100])
+        run_path = tmp_path / f"{name}.json"
+        run_path.write_text(json.dumps({"video2idx": videos, "VCMR": [{"desc_id": q, "predictions": p}
+                                                                       for q, p in vcmr.items()]}))
+        out = io.StringIO()
+        call_command("evaluate", str(run_path), "--judgments", str(truth_path), "--judgments-format", "tvr",
+                     "--run-format", "tvr", "--measures", "VCMR-0.5-r1", "VCMR-0.7-r1", "--output", "json", stdout=out)
+        scored = json.loads(out.getvalue())["measures"]
+        assert scored == pytest.approx({"VCMR-0.5-r1": 50.0, "VCMR-0.7-r1": 50.0})
+        assert scored["VCMR-0.5-r1"] / 100 == pytest.approx(board[name]["R@1 IoU=0.5"]["value"])
+        assert scored["VCMR-0.7-r1"] / 100 == pytest.approx(board[name]["R@1 IoU=0.7"]["value"])
