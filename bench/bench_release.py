@@ -1,5 +1,9 @@
 """A release of a FIRE-scale pool: build time, archive size and peak memory, then a second
-version after 1,000 adjudications (changes.json) and `release diff` between the two.
+version after 1,000 adjudications (changes.json) and `release diff` between the two, then the
+second version downloaded through REST as a researcher does it: gunicorn serves the database, the
+Python client (clients/python, `rejudge_client`) streams the archive and verifies it against
+SHA256SUMS, opens it, and its `evaluate` of one run must equal both the release's corrected
+leaderboard and `manage.py evaluate` on the release's qrels.txt.
 
 The pool is bench_reports.py's (FIRE's MSVD shape: --pairs 555000 pooled pairs = 27,750 captions x
 20, ~650,000 votes from 40 raters, bulk-loaded with COPY). Each step runs in a fresh process so its
@@ -14,8 +18,11 @@ Goal (issue 26): built within minutes at FIRE scale, memory flat (not growing wi
 from __future__ import annotations
 
 import argparse
+import http.client
+import io
 import json
 import os
+import signal
 import shutil
 import subprocess
 import sys
@@ -23,10 +30,90 @@ import tempfile
 import time
 import tracemalloc
 
-from _setup import django_for_bench, peak_rss_mb
+from _setup import REPO, SERVER, django_for_bench, free_port, peak_rss_mb
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 WINDOW = 20  # bench_reports.py pools 20 clips a caption
+
+
+def _serve(port: int) -> subprocess.Popen:
+    """gunicorn on this process's database and EXPORT_ROOT (as bench_queue_latency.py serves it)."""
+    env = os.environ | {"DEBUG": "0", "LOG_LEVEL": "WARNING"}
+    server = subprocess.Popen([sys.executable, "-m", "gunicorn", "config.wsgi:application", "-b", f"127.0.0.1:{port}",
+                               "--workers", "2", "--timeout", "600", "--log-level", "warning"], cwd=REPO, env=env)
+    deadline = time.monotonic() + 300  # a loaded machine imports Django slowly
+    while time.monotonic() < deadline:
+        try:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+            conn.request("GET", "/login/")
+            conn.getresponse().read()
+            return server
+        except OSError:
+            if server.poll() is not None:
+                sys.exit(f"gunicorn exited with {server.returncode}")
+            time.sleep(0.5)
+    server.terminate()
+    sys.exit("gunicorn did not answer within 300 s")
+
+
+def _download(pool_id: int) -> dict:
+    """The newest bench release through REST with the client: download (streamed, checked against
+    the API's sha256, extracted, every file against SHA256SUMS), verify again, open, and score the
+    first run of the pool three ways."""
+    from django.core.management import call_command
+    from rejudge_client import Client, evaluate, open_release
+
+    from annotation.models import Pool, Prediction, Release
+    from annotation.services.accounts.users import api_token_for, researcher_create
+
+    release = Release.objects.filter(name="bench-fire").order_by("-version").first()
+    board = release.leaderboard
+    run = Pool.objects.get(pk=pool_id).runs.order_by("name").first()
+    token = api_token_for(user=researcher_create(username=f"bench-researcher-{os.getpid()}", password=None))
+    folder = tempfile.mkdtemp(prefix="bench-release-download-")
+    try:
+        run_file = os.path.join(folder, f"{run.name}.trec")
+        with open(run_file, "w", encoding="utf-8") as out:
+            rows = (Prediction.objects.filter(run=run, rank__lte=board["depth"]).order_by("caption_id", "rank")
+                    .values_list("caption__external_id", "clip__external_id", "rank").iterator(chunk_size=50_000))
+            for caption, clip, rank in rows:  # score -rank: the run's own order, as the leaderboard reads it
+                out.write(f"{caption} Q0 {clip} {rank} {-rank} {run.name}\n")
+        port = free_port()
+        server = _serve(port)
+        try:
+            t = time.perf_counter()
+            with Client(f"http://127.0.0.1:{port}", token=token, timeout=600) as client:
+                local_path = client.download(release.slug, os.path.join(folder, "downloads"))
+            download_s = time.perf_counter() - t
+        finally:
+            server.send_signal(signal.SIGTERM)
+            server.wait(timeout=60)
+        local = open_release(local_path)
+        t = time.perf_counter()
+        verified = len(local.verify())
+        verify_s = time.perf_counter() - t
+        measures = list(board["measures"])
+        t = time.perf_counter()
+        ours = evaluate(local, run_file, measures=measures).measures
+        evaluate_s = time.perf_counter() - t
+        out = io.StringIO()
+        trec_names = {"AP": "map", "nDCG@10": "ndcg_cut_10"} | {m: f"success_{m[2:]}" for m in measures
+                                                               if m.startswith("C@")}
+        call_command("evaluate", run_file, "--judgments", str(local.file("qrels.txt")), "--judgments-format", "qrels",
+                     "--measures", *[trec_names[m] for m in measures], "--output", "json", stdout=out)
+        platform = json.loads(out.getvalue())["measures"]
+        cells = next(r for r in board["runs"] if r["run"] == run.name)["corrected"]
+        mismatches = [m for m in measures if abs(ours[m] - platform[trec_names[m]]) > 1e-12
+                      or abs(ours[m] - cells[m]["value"]) > 1e-12]
+        if mismatches:
+            sys.exit(f"client evaluate differs on {mismatches}: client {ours}, manage.py evaluate {platform}, "
+                     f"leaderboard {cells}")
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    return {"release": release.slug, "archive_mb": round(release.bytes / 1e6, 1), "download_s": round(download_s, 1),
+            "verified_files": verified, "verify_s": round(verify_s, 1), "run": run.name,
+            "evaluate_s": round(evaluate_s, 1), "client_evaluate": {m: round(v, 4) for m, v in ours.items()},
+            "equals": "the leaderboard's corrected values and manage.py evaluate"}
 
 
 def _step(kind: str, pool_id: int) -> None:
@@ -44,6 +131,8 @@ def _step(kind: str, pool_id: int) -> None:
             PooledPair.objects.filter(pk=pair_id).update(
                 resolved_label="not_relevant" if label == "relevant" else "relevant", resolved_by_admin=True)
         summary = {"adjudicated": len(pairs)}
+    elif kind == "download":
+        summary = _download(pool_id)
     elif kind == "diff":
         releases = list(Release.objects.filter(name="bench-fire").order_by("version"))
         diff = release_diff(old=releases[0], new=releases[-1], limit=5)
@@ -120,7 +209,7 @@ def main() -> None:
                         help="Take the pool already in --database-url (an earlier --keep run) instead of generating.")
     parser.add_argument("--step", nargs=2, metavar=("KIND", "POOL_ID"), help=argparse.SUPPRESS)
     args = parser.parse_args()
-    url = args.database_url or f"postgres://postgres@127.0.0.1:5432/rejudge_bench_release_{os.getpid()}"
+    url = args.database_url or f"{SERVER}/rejudge_bench_release_{os.getpid()}"
     if args.step:
         django_for_bench(url)
         _step(args.step[0], int(args.step[1]))
@@ -134,7 +223,7 @@ def main() -> None:
         if pool_id is None:
             pool_id = _generate(url, env, captions)
         print(f"{'step':<12}{'seconds':>9}{'peak RSS MB':>13}{'traced MB':>11}  result")
-        for kind in ("release", "adjudicate", "release", "diff"):
+        for kind in ("release", "adjudicate", "release", "diff", "download"):
             row = _child(url, env, "--step", kind, str(pool_id))
             print(f"{kind:<12}{row['seconds']:>9.1f}{row['peak_rss_mb']:>13.0f}{row['traced_peak_mb']:>11.1f}  "
                   f"{row['summary']}")

@@ -33,6 +33,10 @@ FILE_NOTES = {
     "leaderboard.svg": "the corrected leaderboard as a chart",
     "sample_eval_qrels.txt": "TRECVID sample_eval qrels of the sampled pool: every pooled clip with its stratum, -1 "
                              "where not judged (sample_eval.pl, infAP)",
+    "qvhighlights.jsonl": "QVHighlights ground truth (a moment pool): each caption's corrected positive windows "
+                          "(`relevant_windows`), for Moment-DETR's evaluation or `evaluate --judgments-format "
+                          "qvhighlights`",
+    "tvr.jsonl": "TVR ground truth (a moment pool whose captions have one positive moment each): `ts` per caption",
     "changes.json": "pairs added, changed and removed since the previous version, with the reason",
     "README.md": "this datasheet",
     "croissant.json": "Croissant 1.0 metadata",
@@ -52,6 +56,13 @@ CROISSANT_CONTEXT = {
     "sc": "https://schema.org/", "separator": "cr:separator", "source": "cr:source", "subField": "cr:subField",
     "transform": "cr:transform",
 }
+#: qrels.txt's columns as the Croissant record set `qrels` names them (ir_measures' names).
+QRELS_FIELDS = (("query_id", "sc:Text", "the caption (query) id"),
+                ("iteration", "sc:Text", "TREC's iteration column, always 0"),
+                ("clip_id", "sc:Text", "the clip (document) id"),
+                ("relevance", "sc:Integer", "1 relevant, 0 judged not relevant"))
+_QRELS_FIELD_REGEX = tuple("^" + " ".join("(\\S+)" if i == position else "\\S+" for i in range(4)) + "$"
+                           for position in range(4))
 _SPDX = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.+-]*$")
 
 
@@ -135,7 +146,7 @@ def citation_cff(meta: dict[str, Any]) -> str:
 
 
 def croissant(meta: dict[str, Any], files: list[dict]) -> str:
-    """Croissant 1.0: one FileObject per file, and record sets over labels.csv."""
+    """Croissant 1.0: one FileObject per file, and record sets over labels.csv and qrels.txt."""
     distribution = [{"@type": "cr:FileObject", "@id": f["path"], "name": f["path"],
                      "description": FILE_NOTES.get(f["path"], "benchmark format"), "contentUrl": f["path"],
                      "encodingFormat": CONTENT_TYPES.get(_extension(f["path"]), "application/octet-stream"),
@@ -152,6 +163,16 @@ def croissant(meta: dict[str, Any], files: list[dict]) -> str:
             "field": [{"@type": "cr:Field", "@id": f"labels/{name}", "name": name, "description": note,
                        "dataType": kind, "source": {"fileObject": {"@id": "labels.csv"}, "extract": {"column": column}}}
                       for name, column, kind, note in fields]})
+    if any(f["path"] == "qrels.txt" for f in files):
+        # qrels.txt has no header and splits on spaces (ids hold no whitespace): each line is read
+        # whole (fileProperty lines) and each field is one regex group of it.
+        record_sets.append({
+            "@type": "cr:RecordSet", "@id": "qrels", "name": "qrels",
+            "description": "the corrected judgments, one per line of qrels.txt (TREC qrels)",
+            "field": [{"@type": "cr:Field", "@id": f"qrels/{name}", "name": name, "description": note, "dataType": kind,
+                       "source": {"fileObject": {"@id": "qrels.txt"}, "extract": {"fileProperty": "lines"},
+                                  "transform": {"regex": _QRELS_FIELD_REGEX[position]}}}
+                      for position, (name, kind, note) in enumerate(QRELS_FIELDS)]})
     document = {
         "@context": CROISSANT_CONTEXT, "@type": "sc:Dataset", "name": meta["slug"].replace("@", "-"),
         "description": f"{meta['title'] or meta['slug']}: corrected relevance judgments of caption-clip pairs of "

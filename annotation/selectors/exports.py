@@ -26,7 +26,7 @@ def artefact_list(*, dataset_id: int | None = None, pool_id: int | None = None) 
     return files
 
 
-def _stream(sql: str, params: list) -> Iterator[tuple]:
+def stream_rows(sql: str, params: list) -> Iterator[tuple]:
     """Rows of a query through a server-side cursor on PostgreSQL (chunked reads elsewhere)."""
     with connection.chunked_cursor() as cursor:
         cursor.execute(sql, params)
@@ -37,7 +37,8 @@ def _stream(sql: str, params: list) -> Iterator[tuple]:
             yield from rows
 
 
-def _tables() -> dict[str, str]:
+def export_tables() -> dict[str, str]:
+    """The db tables the raw export and release queries join, by short name."""
     return {"pair": PooledPair._meta.db_table, "label": Label._meta.db_table, "caption": Caption._meta.db_table,
             "clip": Clip._meta.db_table, "prov": PairProvenance._meta.db_table, "profile": RaterProfile._meta.db_table,
             "judged": ImportedJudgment._meta.db_table, "run": Run._meta.db_table}
@@ -56,7 +57,7 @@ def export_label_rows(*, pool: Pool) -> Iterator[tuple]:
     (pair id, caption external id, caption text, clip external id, video id, start, end,
     is original, state, resolved label, by admin, votes, label id, pseudonym, value, counted,
     sequence, surplus reason, seconds, created at)."""
-    t = _tables()
+    t = export_tables()
     sql = (f"SELECT pp.id, c.external_id, c.text, cl.external_id, cl.video_id, pp.start, pp.\"end\", "
            f"pp.is_original_positive, pp.state, pp.resolved_label, pp.resolved_by_admin, pp.vote_count, "
            f"l.id, rp.pseudonym, l.value, l.counted, l.sequence, l.surplus_reason, l.seconds, l.created_at "
@@ -64,16 +65,16 @@ def export_label_rows(*, pool: Pool) -> Iterator[tuple]:
            f"LEFT JOIN {t['label']} l ON l.pair_id = pp.id LEFT JOIN {t['profile']} rp ON rp.user_id = l.rater_id "
            f"WHERE pp.pool_id = %s AND pp.role = 'pool' "
            f"ORDER BY pp.id, CASE WHEN l.sequence > 0 THEN l.sequence ELSE 99 END, l.created_at, l.id")
-    return _stream(sql, [pool.pk])
+    return stream_rows(sql, [pool.pk])
 
 
 def export_provenance_rows(*, pool: Pool) -> Iterator[tuple]:
     """(pair id, run name, rank) of the pool's 'pool' pairs, ordered by pair then rank."""
-    t = _tables()
+    t = export_tables()
     sql = (f"SELECT pv.pair_id, r.name, pv.rank FROM {t['prov']} pv JOIN {t['pair']} pp ON pp.id = pv.pair_id "
            f"JOIN {t['run']} r ON r.id = pv.run_id WHERE pp.pool_id = %s AND pp.role = 'pool' "
            f"ORDER BY pv.pair_id, pv.rank, r.name")
-    return _stream(sql, [pool.pk])
+    return stream_rows(sql, [pool.pk])
 
 
 _DECIDED = "pp.state IN ('resolved', 'disagreement')"
@@ -88,7 +89,7 @@ def export_fire_pair_rows(*, pool: Pool) -> Iterator[tuple]:
     """Decided pool pairs (resolved or disagreement) ordered by (shared-text caption, clip, pair):
     (canon id, clip id, pair id, caption text, clip external id, state, resolved label, votes,
     by admin, imported annotator labels, imported annotator ids, imported models)."""
-    t = _tables()
+    t = export_tables()
     sql = (_CANON.format(**t) +
            f" SELECT canon.canon_id, pp.clip_id, pp.id, c.text, cl.external_id, pp.state, pp.resolved_label, "
            f"pp.vote_count, pp.resolved_by_admin, ij.annotator_labels, ij.annotator_ids, ij.models_proposing "
@@ -97,38 +98,38 @@ def export_fire_pair_rows(*, pool: Pool) -> Iterator[tuple]:
            f"LEFT JOIN {t['judged']} ij ON pp.vote_count = 0 AND ij.dataset_id = %s AND ij.caption_id = pp.caption_id "
            f"AND ij.clip_id = pp.clip_id "
            f"WHERE pp.pool_id = %s AND pp.role = 'pool' AND {_DECIDED} ORDER BY canon.canon_id, pp.clip_id, pp.id")
-    return _stream(sql, [pool.dataset_id, pool.dataset_id, pool.pk])
+    return stream_rows(sql, [pool.dataset_id, pool.dataset_id, pool.pk])
 
 
 def export_fire_vote_rows(*, pool: Pool) -> Iterator[tuple]:
     """Counted votes of decided pool pairs in the same order: (canon, clip, pair, value, pseudonym, label id)."""
-    t = _tables()
+    t = export_tables()
     sql = (_CANON.format(**t) +
            f" SELECT canon.canon_id, pp.clip_id, pp.id, l.value, rp.pseudonym, l.id "
            f"FROM {t['label']} l JOIN {t['pair']} pp ON pp.id = l.pair_id JOIN canon ON canon.id = pp.caption_id "
            f"LEFT JOIN {t['profile']} rp ON rp.user_id = l.rater_id "
            f"WHERE pp.pool_id = %s AND pp.role = 'pool' AND {_DECIDED} AND l.counted "
            f"ORDER BY canon.canon_id, pp.clip_id, pp.id, l.sequence, l.id")
-    return _stream(sql, [pool.dataset_id, pool.pk])
+    return stream_rows(sql, [pool.dataset_id, pool.pk])
 
 
 def export_fire_provenance_rows(*, pool: Pool) -> Iterator[tuple]:
     """Runs that proposed decided pool pairs, same order: (canon, clip, pair, run name)."""
-    t = _tables()
+    t = export_tables()
     sql = (_CANON.format(**t) +
            f" SELECT canon.canon_id, pp.clip_id, pp.id, r.name "
            f"FROM {t['prov']} pv JOIN {t['pair']} pp ON pp.id = pv.pair_id JOIN canon ON canon.id = pp.caption_id "
            f"JOIN {t['run']} r ON r.id = pv.run_id "
            f"WHERE pp.pool_id = %s AND pp.role = 'pool' AND {_DECIDED} "
            f"ORDER BY canon.canon_id, pp.clip_id, pp.id, pv.rank, r.name")
-    return _stream(sql, [pool.dataset_id, pool.pk])
+    return stream_rows(sql, [pool.dataset_id, pool.pk])
 
 
 def export_qrels_rows(*, pool: Pool, originals: bool) -> Iterator[tuple[str, str, int]]:
     """(caption external id, clip external id, relevance) of the corrected qrels, ordered by
     caption and clip id: every resolved pool pair (1 relevant, 0 not), and with `originals` every
     caption's original clip as 1, overriding a raters' 'not relevant' (FIRE's convention)."""
-    t = _tables()
+    t = export_tables()
     resolved = (f"SELECT pp.caption_id AS q, pp.clip_id AS d, c.external_id AS qx, cl.external_id AS dx, "
                 f"CASE WHEN pp.resolved_label = 'relevant' THEN 1 ELSE 0 END AS rel "
                 f"FROM {t['pair']} pp JOIN {t['caption']} c ON c.id = pp.caption_id JOIN {t['clip']} cl ON cl.id = pp.clip_id "
@@ -140,5 +141,5 @@ def export_qrels_rows(*, pool: Pool, originals: bool) -> Iterator[tuple[str, str
         params.append(pool.dataset_id)
     # A pair listed twice (pooled and original) keeps the larger code; 2 marks an original.
     sql = (f"SELECT qx, dx, MAX(rel) FROM ({resolved}) AS qrel GROUP BY q, d, qx, dx ORDER BY q, d")
-    for caption, clip, relevance in _stream(sql, params):
+    for caption, clip, relevance in stream_rows(sql, params):
         yield caption, clip, min(int(relevance), 1)

@@ -8,7 +8,7 @@ from django.db.models import QuerySet
 
 from annotation.models import Label, Pool, RaterProfile, Release, SampledDocument
 from annotation.models.reports import JudgmentSet
-from annotation.selectors.exports import _stream, _tables
+from annotation.selectors.exports import export_tables, stream_rows
 
 #: How a pair's relevance was reached, as the pairs file and changes.json name it.
 HOW_ORIGINAL = "original"        # the caption's original clip: relevant whatever raters say
@@ -41,8 +41,10 @@ def release_pair_rows(*, pools: Sequence[Pool], judgment_sets: Sequence[Judgment
     """Every verdict the sources give, ordered by (caption id, clip id, precedence):
     (caption id, clip id, caption external id, clip external id, relevance 0/1, how, votes).
     The first row of each (caption, clip) is the one that counts: the original clip first, then the
-    pools in the order named, then the judgment sets in the order named."""
-    t = _tables()
+    pools in the order named, then the judgment sets in the order named. A moment pool judges several
+    spans of one clip: the clip is relevant if one of them is (the qrels export's rule, the larger
+    grade)."""
+    t = export_tables()
     parts, params = [], []
     if pools:
         order = " ".join("WHEN %s THEN %s" for _ in pools)
@@ -71,8 +73,8 @@ def release_pair_rows(*, pools: Sequence[Pool], judgment_sets: Sequence[Judgment
     params.append(dataset_id)
     sql = (f"SELECT v.q, v.d, c.external_id, cl.external_id, v.rel, v.how, v.votes FROM "
            f"({' UNION ALL '.join(parts)}) AS v JOIN {t['caption']} c ON c.id = v.q "
-           f"JOIN {t['clip']} cl ON cl.id = v.d ORDER BY v.q, v.d, v.rank")
-    return _stream(sql, params)
+           f"JOIN {t['clip']} cl ON cl.id = v.d ORDER BY v.q, v.d, v.rank, v.rel DESC")
+    return stream_rows(sql, params)
 
 
 def release_rater_pseudonyms(*, pools: Sequence[Pool]) -> list[int]:
@@ -101,13 +103,13 @@ def release_sample_eval_rows(*, pool: Pool) -> Iterator[tuple[str, str, str, int
     """A sampled pool's full depth as TRECVID sample_eval rows, ordered by caption then clip:
     (topic, shot, stratum, rel), stratum numbered from 1 as the design lists it, rel 1 / 0 for a
     resolved pair and -1 for a pooled document not sampled, or sampled but not (yet) resolved."""
-    t = _tables()
+    t = export_tables()
     sql = (f"SELECT c.external_id, cl.external_id, sd.stratum + 1, CASE WHEN sd.sampled AND pp.state = 'resolved' "
            f"THEN (CASE WHEN pp.resolved_label = 'relevant' THEN 1 ELSE 0 END) ELSE -1 END "
            f"FROM {SampledDocument._meta.db_table} sd JOIN {t['caption']} c ON c.id = sd.caption_id "
            f"JOIN {t['clip']} cl ON cl.id = sd.clip_id LEFT JOIN {t['pair']} pp ON pp.id = sd.pair_id "
            f"WHERE sd.pool_id = %s ORDER BY sd.caption_id, sd.clip_id")
-    for topic, shot, stratum, rel in _stream(sql, [pool.pk]):
+    for topic, shot, stratum, rel in stream_rows(sql, [pool.pk]):
         yield topic, shot, str(stratum), int(rel)
 
 

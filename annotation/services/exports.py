@@ -86,7 +86,7 @@ LABEL_COLUMNS = ["pool_id", "pair_id", "caption_id", "caption_text", "clip_id", 
 _FLUSH = 1 << 20
 
 
-class _HashingFile:
+class HashingTextFile:
     """A text sink that encodes to UTF-8, hashes and counts what it writes, in 1 MB blocks."""
 
     def __init__(self, raw) -> None:
@@ -207,7 +207,7 @@ def _label_records(pool: Pool, progress: Callable[[int], None], params: dict) ->
         progress(done)
 
 
-def _write_csv(out: _HashingFile, pool: Pool, params: dict, progress) -> dict:
+def _write_csv(out: HashingTextFile, pool: Pool, params: dict, progress) -> dict:
     # Numbers reach the writer typed (ints, floats), so only text is checked for formulas.
     writer = safe_csv_writer(out)
     writer.writeheader(LABEL_COLUMNS)
@@ -219,7 +219,7 @@ def _write_csv(out: _HashingFile, pool: Pool, params: dict, progress) -> dict:
     return {"rows": rows}
 
 
-def _write_jsonl(out: _HashingFile, pool: Pool, params: dict, progress) -> dict:
+def _write_jsonl(out: HashingTextFile, pool: Pool, params: dict, progress) -> dict:
     rows = 0
     for record in _label_records(pool, progress, params):
         out.write(json.dumps(record, ensure_ascii=False) + "\n")
@@ -249,7 +249,7 @@ def _aggregated_qrels_rows(pool: Pool, params: dict, decided: dict[int, str | No
         yield captions[caption], clips[clip], relevance[(caption, clip)]
 
 
-def _write_qrels(out: _HashingFile, pool: Pool, params: dict, progress) -> dict:
+def _write_qrels(out: HashingTextFile, pool: Pool, params: dict, progress) -> dict:
     decided = _aggregated(pool, params)
     rows = (export_qrels_rows(pool=pool, originals=params["originals"]) if decided is None
             else _aggregated_qrels_rows(pool, params, decided))
@@ -273,7 +273,7 @@ def fire_resolution_note(aggregation: str) -> str:
             + "; the caption's original video always stays a positive and is not listed unless it was judged")
 
 
-def _write_fire(out: _HashingFile, pool: Pool, params: dict, progress) -> dict:
+def _write_fire(out: HashingTextFile, pool: Pool, params: dict, progress) -> dict:
     metadata = {"datasets": [params["dataset_tag"]], "license": params["license"], "creator": params["creator"],
                 "created_ds": timezone.localdate().isoformat(), "pool": pool.name,
                 "aggregation": params["aggregation"], "resolution": fire_resolution_note(params["aggregation"])}
@@ -368,7 +368,7 @@ def export_create(*, pool: Pool, fmt: str, params: dict | None = None, job: Job 
             # Streamed to the exports area: a local .part renamed into place, or multipart parts
             # to a bucket completed only here (services/storage/files.py).
             with stored_file_write(EXPORTS, relative) as raw:
-                out = _HashingFile(raw)
+                out = HashingTextFile(raw)
                 counts = _WRITERS[fmt](out, pool, clean, report)
                 out.flush()
             written = True

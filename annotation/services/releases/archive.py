@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
 
-from annotation.services.exports import _HashingFile
+from annotation.services.exports import HashingTextFile
 
 
 class _Sink:
@@ -47,14 +47,14 @@ class ReleaseArchive:
         self.files: list[dict] = []
 
     @contextmanager
-    def text(self, path: str) -> Iterator[_HashingFile]:
+    def text(self, path: str) -> Iterator[HashingTextFile]:
         """A text writer (UTF-8) for the member `path` (relative to the release folder)."""
         info = zipfile.ZipInfo(f"{self.folder}/{path}", date_time=self.stamp)
         info.compress_type = zipfile.ZIP_DEFLATED
         info.external_attr = 0o644 << 16
         # force_zip64: a labels file past 2 GB at a very large pool must still fit.
         with self.zip.open(info, "w", force_zip64=True) as member:
-            out = _HashingFile(member)
+            out = HashingTextFile(member)
             yield out
             out.flush()
         self.files.append({"path": path, "bytes": out.size, "sha256": out.sha256.hexdigest()})

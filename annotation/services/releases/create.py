@@ -30,9 +30,10 @@ from annotation.formats.csv_safe import safe_csv_writer
 from annotation.formats.fire_json import FireJsonWriter
 from annotation.formats.release_documents import (RELEASE_FORMAT, citation_cff, croissant, datasheet,
                                                   release_manifest, sha256sums)
+from annotation.formats.release_moments import MOMENT_WRITERS
 from annotation.formats.release_pairs import read_release_pairs, write_release_pair
 from annotation.provenance import json_ready
-from annotation.models import Label, Pool, PooledPair, Release
+from annotation.models import Caption, Label, MomentPoolDesign, Pool, PooledPair, Release
 from annotation.models.releases import RELEASE_NAME_PATTERN
 from annotation.models.reports import JudgmentSet
 from annotation.selectors.releases import (release_pair_rows, release_rater_pseudonyms, release_sample_eval_rows,
@@ -47,6 +48,7 @@ from annotation.analysis.leaderboard import leaderboard_csv_rows, leaderboard_sv
 from annotation.services.reports.kind import ReportError, kind_params_clean
 from annotation.services.reports.kinds import agreement as agreement_kind
 from annotation.services.reports.kinds import corrected_leaderboard as leaderboard_kind
+from annotation.services.reports.kinds.moment_metrics import moment_pool_inputs
 from annotation.services.storage import stored_file_delete, stored_file_write
 
 AGGREGATION = "majority"
@@ -276,6 +278,30 @@ def _write_sample_eval(archive: ReleaseArchive, pools, step) -> int:
     return len(sampled)
 
 
+def _write_moments(archive: ReleaseArchive, pools, step) -> tuple[dict, dict]:
+    """The moment benchmarks' ground truth of each moment pool (formats/release_moments.py), from
+    the positives the corrected leaderboard scores against; (lines per file, reason per file left out)."""
+    moment_pools = [p for p in pools if MomentPoolDesign.objects.filter(pool=p).exists()]
+    written, left_out = {}, {}
+    for pool in moment_pools:
+        positives = moment_pool_inputs(pool, []).corrected  # no runs: the positives only
+        captions = [(external_id, text, positives.get(str(pk)) or ())
+                    for pk, external_id, text in Caption.objects.filter(dataset_id=pool.dataset_id)
+                    .order_by("pk").values_list("pk", "external_id", "text")]
+        for name, writer in MOMENT_WRITERS.items():
+            path = name if len(moment_pools) == 1 else name.replace(".", f"-pool{pool.pk}.", 1)
+            lines, reason = writer(captions)
+            if lines is None:
+                left_out[path] = reason
+                continue
+            with archive.text(path) as out:
+                for line in lines:
+                    out.write(line)
+            written[path] = len(lines)
+        step(f"moment ground truth of {pool.name}")
+    return written, left_out
+
+
 def _sources(pools, judgment_sets) -> list[dict]:
     sizes = dict(PooledPair.objects.filter(pool__in=list(pools), role=PooledPair.Role.POOL)
                  .values_list("pool_id").annotate(n=Count("id")).values_list("pool_id", "n"))
@@ -335,6 +361,9 @@ def release_create(*, pools: Sequence[Pool] = (), judgment_sets: Sequence[Judgme
                     agreement, agreement_summary = _agreement(pools, names, step)
                     archive.write_text("agreement.json", json.dumps(agreement, indent=1, ensure_ascii=False) + "\n")
                     counts["sample_eval_files"] = _write_sample_eval(archive, pools, step)
+                    moment_files, moment_left_out = _write_moments(archive, pools, step)
+                    if moment_files or moment_left_out:
+                        counts["moment_files"], counts["moment_files_left_out"] = moment_files, moment_left_out
                     try:
                         leaderboard = _write_leaderboard(archive, pools, step)
                     except ReportError as exc:

@@ -110,6 +110,14 @@ def test_croissant_validates_with_mlcroissant(tmp_path):
     assert dataset.metadata.name == "example-fire-v1"
     records = list(dataset.records(record_set="labels"))
     assert len(records) == 17
+    # The qrels record set gives qrels.txt's lines, field by field, as the client's reader does.
+    qrels = [(r["qrels/query_id"], r["qrels/iteration"], r["qrels/clip_id"], r["qrels/relevance"])
+             for r in dataset.records(record_set="qrels")]
+    text = lambda v: v.decode() if isinstance(v, bytes) else str(v)  # noqa: E731 (mlcroissant gives bytes)
+    lines = (folder / "example-fire-v1" / "qrels.txt").read_text().splitlines()
+    assert [(text(q), text(i), text(d), int(r)) for q, i, d, r in qrels] == [
+        (q, i, d, int(r)) for q, i, d, r in (line.split() for line in lines)]
+    assert ("q1", "0", "v5", 1) in [(text(q), text(i), text(d), int(r)) for q, i, d, r in qrels]  # B's find
 
 
 def test_a_second_version_says_what_an_adjudication_changed(tmp_path):
