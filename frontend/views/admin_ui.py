@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from django.shortcuts import get_object_or_404, render
 
-from annotation.analysis.judging.strategies import BANDIT_VARIANTS
+from annotation.analysis.judging.strategies import BANDIT_VARIANTS, REPLAYABLE_STRATEGIES
 from annotation.formats.datasets import DATASET_FORMATS
 from annotation.formats.runs import RUN_FORMATS
 from annotation.models import CrowdStudy, Job, JudgeEndpoint, MachineJudge, Pool, PooledPair, QualityRule
@@ -40,6 +40,8 @@ def dataset_detail(request, dataset_id: int):
                   {"dataset": dataset, "runs": dataset_runs(dataset=dataset), "run_formats": RUN_FORMATS,
                    "pools": pools_overview(dataset_id=dataset.pk), "known_sources": known_pair_sources(dataset_id=dataset.pk),
                    "strategies": list(STRATEGY_TEXT.items()), "bandit_variants": BANDIT_VARIANTS,
+                   # The simulation replays known answers: `active` needs a machine judge's verdicts it has not.
+                   "replayable_strategies": REPLAYABLE_STRATEGIES,
                    "judgment_sets": judgment_set_list(dataset_id=dataset.pk)})
 
 
@@ -74,6 +76,7 @@ def pool_detail(request, pool_id: int):
     return render(request, "frontend/admin_ui/pool.html", {
         "live": live, "queries": live["queries"], "progress": live,
         "strategies": list(STRATEGY_TEXT.items()), "strategy_text": STRATEGY_TEXT[pool.judging_strategy],
+        "replayable_strategies": REPLAYABLE_STRATEGIES,
         "pool": pool, "agreement": pool_agreement(pool=pool), "members": live["raters"],
         "known": {"gold": live["gold_pairs"], "training": live["training_pairs"]},
         "other_raters": [r for r in raters_overview() if r.pk not in member_ids],
