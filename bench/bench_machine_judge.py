@@ -25,19 +25,19 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _setup import REPO, django_for_bench  # noqa: E402
 
-DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/rejudge_bench_machine_judge"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--frames", type=int, default=8)
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 8, 32])
-    parser.add_argument("--database-url", default=os.environ.get("DATABASE_URL") or DEFAULT_URL)
+    parser.add_argument("--database-url", default=None,
+                        help="Default: $DATABASE_URL, else a new database rejudge_bench_machine_judge_<pid>, dropped at exit.")
     args = parser.parse_args()
     media = Path(tempfile.mkdtemp(prefix="bench-judge-media-"))
     os.environ["MEDIA_ROOT"] = str(media)
     os.environ.setdefault("CELERY_TASK_ALWAYS_EAGER", "1")
-    django_for_bench(args.database_url)
+    django_for_bench(args.database_url, name="rejudge_bench_machine_judge")
     logging_quiet()
 
     from annotation.demo.scenes import SCENES, demo_captions
