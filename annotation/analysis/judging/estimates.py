@@ -248,14 +248,15 @@ def _lookup(inclusion, q, item) -> float:
     return inclusion.get((q, item), 1.0)
 
 
-def _str_keys(mapping) -> dict:
-    """(query, item) keys as strings, so ids given as ints match the rankings' strings."""
+def str_pair_keys(mapping, what: str = "") -> dict:
+    """(query, item) keys as strings, so ids given as ints match the rankings' strings. `what` names
+    the mapping in the error."""
     out = {}
     for key, value in mapping.items():
         try:
             q, item = key
         except (TypeError, ValueError):
-            raise ValueError(f"key {key!r} must be a (query, item) pair") from None
+            raise ValueError(f"{what + ' ' if what else ''}key {key!r} must be a (query, item) pair") from None
         out[(str(q), str(item))] = value
     return out
 
@@ -548,8 +549,8 @@ def estimate_metrics(rankings: Mapping[str, Mapping[str, Sequence[str]]],    # r
         raise ValueError("target_width must be > 0")
     parsed = [(m, *_parse_measure(m)) for m in measures]
     runs = sorted(rankings)
-    judged = _str_keys(judged)
-    inclusion = _str_keys(inclusion)
+    judged = str_pair_keys(judged)
+    inclusion = str_pair_keys(inclusion)
     query_ids, prepared = _prepare(rankings, judged, inclusion, known_relevant)
     n_q = max(len(query_ids), 1)
     z = float(stats.norm.ppf(0.5 + confidence / 2.0))

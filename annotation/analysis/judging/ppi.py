@@ -75,7 +75,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 from scipy import stats
 
-from .estimates import c_at_k_interval
+from .estimates import c_at_k_interval, str_pair_keys
 
 __all__ = ["PPIEstimate", "PPIDifference", "PPIReport", "PPIMean", "ppi_estimates", "ppi_mean",
            "ppi_linear_mean", "c_at_k_moments", "c_at_k_hull", "c_at_k_floor", "floored_se", "tune",
@@ -455,17 +455,6 @@ class _Q:
     lists: list                # per run: positions in rank order, or None
 
 
-def _str_pairs(mapping, what: str) -> dict:
-    out = {}
-    for key, value in mapping.items():
-        try:
-            q, item = key
-        except (TypeError, ValueError):
-            raise ValueError(f"{what} key {key!r} must be a (query, item) pair") from None
-        out[(str(q), str(item))] = value
-    return out
-
-
 def _prepare(rankings, predictions, judged, inclusion, known_relevant, default_prediction):
     known = {str(q): {str(i) for i in items} for q, items in (known_relevant or {}).items()}
     queries: dict[str, None] = {}
@@ -557,9 +546,9 @@ def ppi_estimates(rankings: Mapping[str, Mapping[str, Sequence[str]]],   # run -
     if not 0.0 < confidence < 1.0:
         raise ValueError("confidence must be in (0, 1)")
     parsed = [(m, *_parse_measure(m)) for m in measures]
-    predictions = _str_pairs(predictions, "prediction")
-    judged = _str_pairs(judged, "judged")
-    inclusion = _str_pairs(inclusion, "inclusion")
+    predictions = str_pair_keys(predictions, "prediction")
+    judged = str_pair_keys(judged, "judged")
+    inclusion = str_pair_keys(inclusion, "inclusion")
     if default_prediction is None:
         given = [float(v) for v in predictions.values()]
         default_prediction = float(np.mean(given)) if given else 0.5

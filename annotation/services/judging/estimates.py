@@ -12,7 +12,7 @@ stores them with the parameters, the counts and the library versions.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 
 from annotation.models import Pool, PooledPair
 from annotation.selectors.reports import pool_pairs, pool_runs
@@ -45,30 +45,54 @@ def pool_design_labels(*, pool: Pool, pairs, decided, captions, clips, known) ->
     return judged, inclusion
 
 
+@dataclass(frozen=True)
+class PoolDesign:
+    """What an estimate of a pool's runs starts from: the runs' top-k lists, every decided pair's
+    label with the inclusion probability the queue stored, and the original positives."""
+
+    captions: dict
+    clips: dict
+    runs: list
+    rankings: dict
+    pairs: object
+    queries: set
+    known: dict
+    decided: object           # per pair of `pairs`: resolved, or left without a majority
+    judged: dict
+    inclusion: dict
+
+
+def pool_design(*, pool: Pool, depth: int | None = None) -> PoolDesign:
+    refuse_moment_pool(pool)
+    captions, clips = dataset_external_ids(pool.dataset_id)
+    runs = pool_runs(pool=pool)
+    rankings = runs_rankings(runs, depth or pool.depth, captions, clips)
+    pairs = pool_pairs(pool=pool)
+    queries = {q for lists in rankings.values() for q in lists}
+    known = original_positives(dataset_id=pool.dataset_id, queries=queries, captions=captions, clips=clips)
+    decided = (pairs.resolved >= 0) | (pairs.state == PooledPair.State.DISAGREEMENT)
+    judged, inclusion = pool_design_labels(pool=pool, pairs=pairs, decided=decided, captions=captions, clips=clips,
+                                           known=known)
+    return PoolDesign(captions, clips, list(runs), rankings, pairs, queries, known, decided, judged, inclusion)
+
+
 def judging_estimates_compute(*, pool: Pool, params: dict, progress: Callable | None = None) -> dict:
     """The report's result: per run and measure the estimate with its interval, adjacent pairs of
     the ranking with P(ordered right), judgments needed for the target width, and the counts."""
     from annotation.analysis.judging.estimates import estimate_metrics
 
     step = progress or (lambda done, total=None, message="": None)
-    refuse_moment_pool(pool)
-    captions, clips = dataset_external_ids(pool.dataset_id)
-    runs = pool_runs(pool=pool)
-    rankings = runs_rankings(runs, params.get("depth") or pool.depth, captions, clips)
     step(1, 3)
-    pairs = pool_pairs(pool=pool)
-    pooled_queries = {q for lists in rankings.values() for q in lists}
-    known = original_positives(dataset_id=pool.dataset_id, queries=pooled_queries, captions=captions, clips=clips)
-    decided = (pairs.resolved >= 0) | (pairs.state == PooledPair.State.DISAGREEMENT)
-    judged, inclusion = pool_design_labels(pool=pool, pairs=pairs, decided=decided, captions=captions, clips=clips,
-                                           known=known)
+    design = pool_design(pool=pool, depth=params.get("depth"))
+    runs, rankings, pairs, pooled_queries = design.runs, design.rankings, design.pairs, design.queries
+    known, judged, inclusion = design.known, design.judged, design.inclusion
     step(2, 3)
     report = estimate_metrics(rankings, judged, inclusion, known_relevant=known, measures=MEASURES,
                               target_width=params.get("target_width"), confidence=params.get("confidence", 0.95))
     step(3, 3)
     to_judge = int((~pairs.is_original).sum()) if not pool.include_original_positives else int(pairs.id.size)
     counts = {"runs": len(runs), "queries": len(pooled_queries), "pool_pairs": int(pairs.id.size),
-              "judged": len(judged), "not_judged_yet": int((~decided).sum()),
+              "judged": len(judged), "not_judged_yet": int((~design.decided).sum()),
               "disagreements_as_not_relevant": int((pairs.state == PooledPair.State.DISAGREEMENT).sum()),
               "sampled_with_probability_below_1": int(sum(1 for v in inclusion.values() if v < 1)),
               "original_positives_known": sum(len(v) for v in known.values()), "pairs_to_judge": to_judge}

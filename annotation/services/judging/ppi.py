@@ -3,7 +3,7 @@ nDCG@K, and of the differences of adjacent runs, next to the human-only estimate
 labels (issue 25).
 
 Inputs: the judging estimates' (the runs' top-k lists, every decided pair's label with the
-inclusion probability the queue stored, the original positives: :func:`.estimates.pool_design_labels`)
+inclusion probability the queue stored, the original positives: :func:`.estimates.pool_design`)
 plus one machine judge's verdict on the pool's pairs (MachineJudgment: its score as the probability
 of relevant when the file gives one, else 1 for 'relevant' and 0 for 'not relevant'). Machine
 verdicts never become labels: they only enter the PPI estimator, whose estimate stays unbiased
@@ -16,11 +16,9 @@ from dataclasses import asdict
 
 from annotation.analysis.judging.estimates import estimate_metrics
 from annotation.analysis.judging.ppi import ppi_estimates
-from annotation.models import MachineJudge, MachineJudgment, Pool, PooledPair
-from annotation.selectors.reports import pool_pairs, pool_runs
-from annotation.services.judging.estimates import pool_design_labels
-from annotation.services.judging.inputs import (dataset_external_ids, original_positives, refuse_moment_pool,
-                                                runs_rankings)
+from annotation.models import MachineJudge, MachineJudgment, Pool
+from annotation.services.judging.estimates import pool_design
+from annotation.services.judging.inputs import refuse_moment_pool
 from annotation.services.machine_judges import MachineJudgeError, judge_named
 
 
@@ -52,15 +50,9 @@ def ppi_estimates_compute(*, pool: Pool, params: dict, progress: Callable | None
     step = progress or (lambda done, total=None, message="": None)
     refuse_moment_pool(pool)
     judge = judge_named(MachineJudge.objects.filter(pool=pool), params.get("judge"), f"pool '{pool.name}'")
-    captions, clips = dataset_external_ids(pool.dataset_id)
-    runs = pool_runs(pool=pool)
-    rankings = runs_rankings(runs, params.get("depth") or pool.depth, captions, clips)
-    pairs = pool_pairs(pool=pool)
-    pooled_queries = {q for lists in rankings.values() for q in lists}
-    known = original_positives(dataset_id=pool.dataset_id, queries=pooled_queries, captions=captions, clips=clips)
-    decided = (pairs.resolved >= 0) | (pairs.state == PooledPair.State.DISAGREEMENT)
-    judged, inclusion = pool_design_labels(pool=pool, pairs=pairs, decided=decided, captions=captions, clips=clips,
-                                           known=known)
+    design = pool_design(pool=pool, depth=params.get("depth"))
+    captions, clips, runs, rankings, pairs = design.captions, design.clips, design.runs, design.rankings, design.pairs
+    pooled_queries, known, judged, inclusion = design.queries, design.known, design.judged, design.inclusion
     predictions = judge_predictions(judge=judge, captions=captions, clips=clips)
     step(1, 3)
     measures = ppi_measures(params)
