@@ -7,19 +7,37 @@ import mlcroissant as mlc
 import pytest
 from rejudge_client import Client, open_release
 
+from django.contrib.auth import get_user_model
+
 from annotation.models import PooledPair
 from annotation.services.accounts.users import api_token_for
 from annotation.services.demo import demo_load
-from annotation.services.queue.labels import pair_adjudicate
+from annotation.services.queue.labels import label_submit, pair_adjudicate
+from annotation.services.queue.leases import lease_next
 from annotation.services.releases.create import release_create
 from annotation.services.releases.diff import release_diff
+from tests.annotation.demo_truth import true_answer
 from tests.factories import make_user
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
+def judge_truthfully(pool, usernames, pairs_each: int) -> None:
+    """The demo's raters answer what the clips show (training and gold included), as people would."""
+    for username in usernames:
+        rater = get_user_model().objects.get(username=username)
+        for step in range(pairs_each):
+            lease = lease_next(pool=pool, rater=rater).lease
+            if lease is None:
+                break
+            pair = PooledPair.objects.select_related("caption", "clip").get(pk=lease.pair_id)
+            label_submit(rater=rater, client_id=f"{username}-{step}", lease=lease.token, seconds=3,
+                         value=true_answer(pair.caption.text, pair.clip.external_id))
+
+
 def test_the_demo_pool_is_released_downloaded_verified_validated_and_diffed(live_server, tmp_path):
-    pool = demo_load()["pool"]
+    pool = demo_load()["pool"]  # as the README's first command leaves it: ready to judge, no labels yet
+    judge_truthfully(pool, ["rater1", "rater2"], pairs_each=25)
     first = release_create(pools=[pool], name="demo-fire", title="Demo, corrected", licence="CC-BY-4.0")
     client = Client(live_server.url, token=api_token_for(user=make_user("researcher")))
 

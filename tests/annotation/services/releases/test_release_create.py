@@ -145,6 +145,13 @@ def test_a_release_never_changes(tmp_path):
     release.title = "something else"
     with pytest.raises(ReleaseImmutable):
         release.save()
+    release.refresh_from_db()
+    assert release.title == "example-fire@v1"
+
+
+@pytest.mark.postgres
+def test_the_database_refuses_to_change_a_release_behind_the_model(tmp_path, require_postgres):
+    release = release_create(pools=[example_pool(tmp_path)], name="example-fire")
     with pytest.raises(DatabaseError), transaction.atomic():
         Release.objects.filter(pk=release.pk).update(sha256="0" * 64)
     release.refresh_from_db()
