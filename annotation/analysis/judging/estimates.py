@@ -168,7 +168,9 @@ class _Query:
     stratum: np.ndarray | None = None  # item's stratum for the variance floor (best rank, runs ranking it)
 
 
-def _prepare(rankings, judged, inclusion, known_relevant) -> tuple[list[str], dict[str, _Query]]:
+def pooled_queries(rankings, known_relevant) -> tuple[dict[str, set[str]], dict[str, None]]:
+    """(known, queries): the known relevant items per query as strings, and every query a run ranks
+    or a known relevant item names, in first-seen order."""
     known = {str(q): {str(i) for i in items} for q, items in (known_relevant or {}).items()}
     queries: dict[str, None] = {}
     for per_query in rankings.values():
@@ -176,6 +178,11 @@ def _prepare(rankings, judged, inclusion, known_relevant) -> tuple[list[str], di
             queries[str(q)] = None
     for q in known:
         queries[q] = None
+    return known, queries
+
+
+def _prepare(rankings, judged, inclusion, known_relevant) -> tuple[list[str], dict[str, _Query]]:
+    known, queries = pooled_queries(rankings, known_relevant)
     items_of: dict[str, dict[str, int]] = {q: {} for q in queries}
     judged_of: dict[str, list[tuple[str, bool]]] = {q: [] for q in queries}
     for key, relevant in judged.items():

@@ -75,7 +75,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 from scipy import stats
 
-from .estimates import c_at_k_interval, str_pair_keys
+from .estimates import c_at_k_interval, pooled_queries, str_pair_keys
 
 __all__ = ["PPIEstimate", "PPIDifference", "PPIReport", "PPIMean", "ppi_estimates", "ppi_mean",
            "ppi_linear_mean", "c_at_k_moments", "c_at_k_hull", "c_at_k_floor", "floored_se", "tune",
@@ -456,13 +456,7 @@ class _Q:
 
 
 def _prepare(rankings, predictions, judged, inclusion, known_relevant, default_prediction):
-    known = {str(q): {str(i) for i in items} for q, items in (known_relevant or {}).items()}
-    queries: dict[str, None] = {}
-    for per_query in rankings.values():
-        for q in per_query:
-            queries[str(q)] = None
-    for q in known:
-        queries[q] = None
+    known, queries = pooled_queries(rankings, known_relevant)
     judged_of: dict[str, list] = {q: [] for q in queries}
     for (q, item), relevant in judged.items():
         if q in judged_of:
