@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import functools
 
+from annotation.services.queue.rows import raw_first
+
 RATER = "rater"
 RESEARCHER = "researcher"
 ROLE_GROUPS = (RATER, RESEARCHER)
@@ -28,7 +30,7 @@ def user_by_id(user_id):
 def _load(sql: str, value):
     from django.contrib.auth import get_user_model
 
-    user = next(iter(get_user_model().objects.raw(sql, [value])), None)
+    user = raw_first(get_user_model(), sql, [value])  # a prepared statement on PostgreSQL
     if user is not None:
         user._rejudge_groups = {group for bit, group in enumerate(ROLE_GROUPS) if (user.role_group_bits or 0) >> bit & 1}
     return user

@@ -210,6 +210,7 @@ def measure(port, pool, tokens, n_raters, seconds, think=0.0, server=None):
     meter = CpuMeter(server.pid, os.environ["REJUDGE_BENCH_DB"]) if server else None
     if meter:
         meter.__enter__()
+    client_cpu = time.process_time()  # this process: the rater threads (and the meter's poller)
     stop = time.monotonic() + seconds
     threads = [threading.Thread(target=rater_loop, args=(port, pool.pk, tokens[i], stop, samples, errors, think))
                for i in range(n_raters)]
@@ -217,6 +218,7 @@ def measure(port, pool, tokens, n_raters, seconds, think=0.0, server=None):
         t.start()
     for t in threads:
         t.join()
+    client_cpu = time.process_time() - client_cpu
     if meter:
         meter.__exit__()
     if errors:
@@ -227,6 +229,7 @@ def measure(port, pool, tokens, n_raters, seconds, think=0.0, server=None):
     if meter and samples:
         out["web_ms"] = 1000 * meter.seconds("web") / len(samples)
         out["db_ms"] = 1000 * meter.seconds("db") / len(samples)
+        out["client_ms"] = 1000 * client_cpu / len(samples)
     return out
 
 
@@ -403,7 +406,8 @@ def main() -> None:
                     results[(size, n, think)] = r
                     print(f"  {n:>2} rater(s), think {think:g}s: next+submit p50 {r['p50']:.1f} ms, p95 {r['p95']:.1f} ms "
                           f"({r['n']:,} pairs, {r['throughput']:.0f} labels/s; load average {load:.1f} at the start)")
-                    print(f"      CPU ms per label: web {r['web_ms']:.2f}, db {r['db_ms']:.2f} (2 cores: {2000 / (r['web_ms'] + r['db_ms']):.0f} labels/s at most)")
+                    print(f"      CPU ms per label: web {r['web_ms']:.2f}, db {r['db_ms']:.2f} (2 cores: {2000 / (r['web_ms'] + r['db_ms']):.0f} labels/s at most); "
+                          f"the bench's own rater threads {r['client_ms']:.2f}")
         finally:
             server.send_signal(signal.SIGTERM)
             server.wait(timeout=30)

@@ -475,6 +475,10 @@ REJUDGE = {
     "MIN_WATCH_SECONDS": float(os.environ.get("REJUDGE_MIN_WATCH_SECONDS") or 2.0),
     # A judging page nobody has touched this long gives its pairs back (after a visible countdown).
     "IDLE_RELEASE_SECONDS": env_int("REJUDGE_IDLE_RELEASE_SECONDS", 300),
+    # The statements every judged pair runs are prepared once per connection on PostgreSQL
+    # (annotation/prepared.py). Off (0) behind a pooler that shares sessions between clients
+    # (pgbouncer in transaction mode).
+    "DB_PREPARED_STATEMENTS": env_bool("REJUDGE_DB_PREPARED_STATEMENTS", True),
 }
 
 # --- Logging -------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from annotation.services.crowd.quality import quality_rule_after_answer
 from annotation.services.judging import HOOK_COLUMNS_SQL, JUDGING_HOOKED_SQL, pair_judged, pool_is_hooked, query_lock
 from annotation.services.judging.order import JUDGED_STATES
 from annotation.services.queue.leases import PAIR_FLAG_FIELDS, min_watch_seconds, refresh_pair_flags
+from annotation import prepared
 from annotation.services.queue.rows import raw_first, raw_rows
 
 PAIR_FIELDS = PAIR_FLAG_FIELDS + ["vote_count", "required_labels", "state", "resolved_label", "resolved_at", "broken_reports"]
@@ -67,8 +68,14 @@ def label_submit(*, rater, client_id: str, lease: str, value: str, seconds: floa
     if not isinstance(lease, str) or not lease or len(lease) > 64:
         raise LabelRefused("invalid", "lease_id must be the lease id the pair was handed out with")
     try:
-        with transaction.atomic():
-            return _submit_locked(rater, client_id, lease, value, seconds, comment, now)
+        try:
+            with transaction.atomic():
+                return _submit_locked(rater, client_id, lease, value, seconds, comment, now)
+        except prepared.StatementsReset:
+            # A migration changed a table under this connection's prepared statements: they are
+            # prepared anew, and the answer is taken as if nothing had happened.
+            with transaction.atomic():
+                return _submit_locked(rater, client_id, lease, value, seconds, comment, now)
     except IntegrityError:
         # The same client id raced in through another request; that one stands.
         replay = _label_by_client_id(rater, client_id)
@@ -152,9 +159,9 @@ RETURNING id
 
 def _complete_lease(pair_id: int, rater, now) -> int | None:
     with connection.cursor() as cursor:
-        cursor.execute(_sql(_COMPLETE_LEASE_SQL),
-                       {"completed": Lease.State.COMPLETED, "now": connection.ops.adapt_datetimefield_value(now), "pair": pair_id, "rater": rater.pk,
-                        "live": Lease.State.ACTIVE})
+        prepared.execute(cursor, _sql(_COMPLETE_LEASE_SQL),
+                         {"completed": Lease.State.COMPLETED, "now": connection.ops.adapt_datetimefield_value(now), "pair": pair_id,
+                          "rater": rater.pk, "live": Lease.State.ACTIVE}, inline=("completed", "live"))
         row = cursor.fetchone()
     return row[0] if row else None
 
@@ -164,7 +171,7 @@ def _submit_locked(rater, client_id, token, value, seconds, comment, now) -> Sub
     query = raw_first(PoolQuery, _sql(_QUERY_OF_LEASE_LOCKED_SQL), {"token": token, "rater": rater.pk}
                       ) if connection.features.has_select_for_update else None
     pair = raw_first(PooledPair, _sql(_LEASED_PAIR_LOCKED_SQL), {"rater": rater.pk, "token": token,
-                                                                "training": PooledPair.Role.TRAINING})
+                                                                "training": PooledPair.Role.TRAINING}, inline=("training",))
     if pair is None:
         # The same answer for a lease that never existed and for another rater's lease.
         raise LabelRefused("not_found", "no such lease")
@@ -274,7 +281,7 @@ def _label_insert_and_pair_save(label: Label, pair: PooledPair, pair_fields: lis
     values = [f.get_db_prep_save(f.pre_save(label, True), connection) for f in _LABEL_FIELDS]
     values += [PooledPair._meta.get_field(name).get_db_prep_save(getattr(pair, name), connection) for name in pair_fields]
     with connection.cursor() as cursor:
-        cursor.execute(_label_and_pair_sql(tuple(pair_fields)), [*values, pair.pk])
+        prepared.execute(cursor, _label_and_pair_sql(tuple(pair_fields)), [*values, pair.pk])
         label.pk = cursor.fetchone()[0]
     label._state.adding, label._state.db = False, connection.alias
 

@@ -32,6 +32,7 @@ from annotation.models import (Caption, Clip, CrowdStudy, CrowdWorker, Label, Le
                                RaterProfile)
 from annotation.models.labels import new_lease_token
 from annotation.services.crowd import gate as crowd_gate
+from annotation import prepared
 from annotation.services.queue.rows import raw_first
 
 MAX_HELD_PER_POOL = 2  # per device: the pair on screen and the next one, preloaded
@@ -131,7 +132,7 @@ def _pool_for_rater(pool_id: int, rater, device: str, excluded: list[str]) -> Po
     padding = [""] * (MAX_EXCLUDED - len(excluded))  # no lease token is empty
     params = {"pool": pool_id, "rater": rater.pk, "training": PooledPair.Role.TRAINING, "live": Lease.State.ACTIVE,
               "device": device, **{f"x{i}": token for i, token in enumerate(excluded + padding)}}
-    return raw_first(Pool, _sql(_POOL_FOR_RATER_SQL), params)
+    return raw_first(Pool, _sql(_POOL_FOR_RATER_SQL), params, inline=("training", "live"))
 
 # A pair with the caption and clip the judging screen shows.
 _PAIR_FOR_DISPLAY_SQL = """
@@ -261,6 +262,9 @@ FROM leased JOIN picked pp ON pp.id = leased.pair_id
      JOIN {caption} c ON c.id = pp.caption_id JOIN {clip} v ON v.id = pp.clip_id
 """
 _KNOWN_PAIR_PICK_SQL = "SELECT p.* FROM {pair} p WHERE p.id = %(pair)s"
+# Parameters that are constants (roles, lease states) and named by the partial indexes' predicates:
+# written into the prepared statement's text so its generic plan can still use those indexes.
+_LEASE_CONSTANTS = ("role", "gold", "pool_role", "open", "training", "live", "released")
 
 
 def _in_one_statement() -> bool:
@@ -273,8 +277,9 @@ def _lease_picked(pick_sql: str, params: dict, pool: Pool, rater, device: str, n
     token, expires_at = new_lease_token(), now + timedelta(seconds=pool.lease_seconds)
     sql = _lease_and_show_sql().replace("{pick}", pick_sql)
     with connection.cursor() as cursor:
-        cursor.execute(sql, {**params, "rater": rater.pk, "token": token, "live": Lease.State.ACTIVE, "device": device,
-                             "created": timezone.now(), "expires": expires_at})
+        prepared.execute(cursor, sql, {**params, "rater": rater.pk, "token": token, "live": Lease.State.ACTIVE,
+                                       "device": device, "created": timezone.now(), "expires": expires_at},
+                         inline=_LEASE_CONSTANTS)
         row = cursor.fetchone()
     if row is None:
         return None

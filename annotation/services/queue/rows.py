@@ -13,6 +13,8 @@ import functools
 
 from django.db import connection
 
+from annotation import prepared
+
 
 @functools.cache
 def _plan(model, columns: tuple[str, ...], vendor: str):
@@ -34,10 +36,11 @@ def _plan(model, columns: tuple[str, ...], vendor: str):
     return [i for i, _ in model_fields], [f.attname for _, f in model_fields], converters, extras
 
 
-def raw_rows(model, sql: str, params) -> list:
-    """The instances of `model` that `sql` selects."""
+def raw_rows(model, sql: str, params, *, inline: tuple[str, ...] = ()) -> list:
+    """The instances of `model` that `sql` selects (a prepared statement on PostgreSQL: `inline`
+    as in annotation.prepared.execute)."""
     with connection.cursor() as cursor:
-        cursor.execute(sql, params)
+        prepared.execute(cursor, sql, params, inline=inline)
         columns = tuple(col[0] for col in cursor.description)
         rows = cursor.fetchall()
     if not rows:
@@ -58,7 +61,7 @@ def raw_rows(model, sql: str, params) -> list:
     return out
 
 
-def raw_first(model, sql: str, params):
+def raw_first(model, sql: str, params, *, inline: tuple[str, ...] = ()):
     """The first instance `sql` selects, or None."""
-    found = raw_rows(model, sql, params)
+    found = raw_rows(model, sql, params, inline=inline)
     return found[0] if found else None
