@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from django.db import connection
 
+from annotation import prepared
 from annotation.analysis.judging.stopping import StoppingRules, query_stop_reason
 from annotation.analysis.judging.strategies import DESIGN_STRATEGIES, StrategyParams, interleave, query_order
 from annotation.models import PairProvenance, Pool, PooledPair, PoolQuery
@@ -104,7 +105,7 @@ class QuerySnapshot:
 
 def query_snapshot(pool_id: int, caption_id: int) -> QuerySnapshot:
     with connection.cursor() as cursor:
-        cursor.execute(_sql(_QUERY_PAIRS_SQL), {"pool": pool_id, "caption": caption_id})
+        prepared.execute(cursor, _sql(_QUERY_PAIRS_SQL), {"pool": pool_id, "caption": caption_id})
         return snapshot_from_rows(cursor.fetchall())
 
 
@@ -168,11 +169,21 @@ def pair_column_write(column: str, values: dict[int, int | float]) -> int:
     table = PooledPair._meta.db_table
     for start in range(0, len(items), 2000):
         chunk = items[start:start + 2000]
-        rows = ", ".join(["(%s, %s)"] * len(chunk))
         with connection.cursor() as cursor:
+            if connection.vendor == "postgresql":
+                # Two arrays, whatever the number of pairs: one statement shape, prepared once per
+                # connection (a label that judges a pair rewrites its query's order with it).
+                prepared.execute(cursor, f"UPDATE {table} SET {column} = v.value "
+                                         f"FROM unnest(%s::bigint[], %s::{_COLUMN_TYPES[column]}[]) AS v(id, value) "
+                                         f"WHERE {table}.id = v.id", [[k for k, _ in chunk], [v for _, v in chunk]])
+                continue
+            rows = ", ".join(["(%s, %s)"] * len(chunk))
             cursor.execute(f"UPDATE {table} SET {column} = v.column2 FROM (VALUES {rows}) AS v "
                            f"WHERE {table}.id = v.column1", [x for pair in chunk for x in pair])
     return len(items)
+
+
+_COLUMN_TYPES = {"queue_order": "bigint", "inclusion_probability": "double precision"}
 
 
 def write_keys(keys: dict[int, int]) -> int:
