@@ -255,7 +255,7 @@ def query_refresh(pool: Pool, query: PoolQuery, *, now, n_queries: int, snapshot
         query.save(update_fields=fields)
     # "active": the complete sample's pi from the machine's verdicts (the stored ones are a
     # prefix's once the query stopped)
-    complete = (active_inclusion(pool.judging_machine_judge_id, query.caption_id, snapshot, strategy_params(pool))
+    complete = (active_inclusion(pool, query.caption_id, snapshot, strategy_params(pool))
                 if pool.judging_strategy == "active" and len(snapshot.pair_ids) else None)
     if pool.judging_strategy != "pool_order":
         # Stopped queries keep their order fresh too, so a resume needs no recomputation.
