@@ -106,7 +106,7 @@ class StrategyParams:
     sample_weights: str = "ap_prior"  # "sampled": "ap_prior" (favours top ranks: AP, nDCG) or "uniform" (C@K)
     # "active": share of the uniform design in its mixture with Neyman's allocation; every pair
     # outside the top stratum keeps pi >= this share x the design's scale c (active_scale)
-    active_uniform_share: float = 0.2
+    active_uniform_share: float = 0.05
 
 
 _DEPTH_SENTINEL = 1 << 30  # depth of a pair no run ranks: after every real depth
