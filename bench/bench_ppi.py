@@ -20,10 +20,12 @@ original positives, every one a complete Poisson sample):
   estimated by the judging estimates' Horvitz-Thompson C@10 with its interval (normal widened by
   the Fay-Feuer gamma interval), as the judging_estimates report does;
 - (b) PPI++ with a uniform sample (pi = rate for every pair);
-- (c) PPI++ with the active design: the rank-1 pairs judged (pi = 1, as (a)'s top stratum), the
-  others with Neyman's allocation, pi proportional to the machine's uncertainty sqrt(f (1 - f))
-  times the pair's leverage on the runs' C@10 at the machine's beliefs (:func:`active_weights`),
-  mixed 80/20 with the uniform design, capped at 1;
+- (c) PPI++ with the platform's "active" design (annotation.analysis.judging.strategies
+  active_pool_scale and inclusion_probabilities(strategy="active"), as the pool build stores it):
+  Neyman's allocation, pi proportional to the machine's uncertainty sqrt(f (1 - f)) times the
+  pair's leverage on the runs' C@10 at the machine's beliefs, mixed with the uniform design
+  (``active_uniform_share``, StrategyParams' default unless ``--active-uniform-share``), one
+  scale over the whole pool, capped at 1; no top stratum unless ``--active-top-depth``;
 - (d) PPI++ on (a)'s own design and sample: what the machine adds to today's queue.
 
 PPI++ estimates are annotation.analysis.judging.ppi's (the report's), vectorised over queries with

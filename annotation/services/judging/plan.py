@@ -15,8 +15,9 @@ from annotation.analysis.judging.strategies import (BANDIT_VARIANTS, DESIGN_STRA
                                                     inclusion_probabilities)
 from annotation.analysis.pair_hashes import queue_positions
 from annotation.models import MachineJudge, Pool, PooledPair, PoolQuery
-from annotation.services.judging.active import active_inclusion, active_scale_draw
-from annotation.services.judging.order import (NOT_SAMPLED, OPEN, STOPPED, n_queries_of, pair_column_write,
+from annotation.services.judging.active import active_inclusion
+from annotation.services.judging.order import (NOT_SAMPLED, OPEN, STOPPED, active_scale_draw, active_scale_of, n_queries_of,
+                                               pair_column_write,
                                                queries_snapshots, query_lock, query_reopen_pairs, query_refresh,
                                                query_snapshot, strategy_params, write_keys)
 
@@ -169,7 +170,7 @@ def _design_apply(pool: Pool, batch: list[PoolQuery], snapshots: dict) -> None:
         if not n:
             continue
         if pool.judging_strategy == "active":
-            pi = active_inclusion(pool, query.caption_id, snap, params)
+            pi = active_inclusion(pool, query.caption_id, snap, params, active_scale_of(pool, params))
         elif pool.judging_strategy == "sampled":
             pi = inclusion_probabilities(snap.run_lists, params=params, query_key=int(query.caption_id), n_pairs=n)
         else:
