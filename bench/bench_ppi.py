@@ -20,10 +20,12 @@ original positives, every one a complete Poisson sample):
   estimated by the judging estimates' Horvitz-Thompson C@10 with its interval (normal widened by
   the Fay-Feuer gamma interval), as the judging_estimates report does;
 - (b) PPI++ with a uniform sample (pi = rate for every pair);
-- (c) PPI++ with the active design: the rank-1 pairs judged (pi = 1, as (a)'s top stratum), the
-  others with Neyman's allocation, pi proportional to the machine's uncertainty sqrt(f (1 - f))
-  times the pair's leverage on the runs' C@10 at the machine's beliefs (:func:`active_weights`),
-  mixed 80/20 with the uniform design, capped at 1;
+- (c) PPI++ with the platform's "active" design (annotation.analysis.judging.strategies
+  active_pool_scale and inclusion_probabilities(strategy="active"), as the pool build stores it):
+  Neyman's allocation, pi proportional to the machine's uncertainty sqrt(f (1 - f)) times the
+  pair's leverage on the runs' C@10 at the machine's beliefs, mixed with the uniform design
+  (``active_uniform_share``, StrategyParams' default unless ``--active-uniform-share``), one
+  scale over the whole pool, capped at 1; no top stratum unless ``--active-top-depth``;
 - (d) PPI++ on (a)'s own design and sample: what the machine adds to today's queue.
 
 PPI++ estimates are annotation.analysis.judging.ppi's (the report's), vectorised over queries with
@@ -52,7 +54,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.bench_judging_simulation import DEPTH, load_msrvtt, load_msvd  # noqa: E402
 from annotation.analysis.judging.estimates import estimate_metrics  # noqa: E402
 from annotation.analysis.judging.ppi import c_at_k_floor, c_at_k_hull, c_at_k_moments, pooled_lambda  # noqa: E402
-from annotation.analysis.judging.strategies import StrategyParams, inclusion_probabilities  # noqa: E402
+from annotation.analysis.judging.strategies import StrategyParams, active_pool_scale, inclusion_probabilities  # noqa: E402
 
 K = 10
 CONFIDENCE = 0.95
@@ -150,67 +152,21 @@ def machine_judge(w, target: float, seed: int, calibration: str = "binned"):
     return f, kappa(f[mask] >= 0.5, truth), float(wrong[hardest].mean()), float(wrong[mask & ~hardest].mean())
 
 
-def active_weights(w, f) -> np.ndarray:
-    """The active design's relative inclusion weights, Neyman's allocation for the runs' C@10:
-    pi_i proportional to sqrt(f (1 - f)) (the sd of the pair's residual y - f when the judge is
-    calibrated, lambda near 1) times sqrt(sum over the runs listing it (and no original positive)
-    of prod over the run's other top-10 pairs of (1 - f)^2) (the derivative of C@10 in the pair's
-    label at the machine's beliefs): the pi that minimise sum over runs of the first-order
-    variance sum_i (1 - pi_i)/pi_i f_i (1 - f_i) d_ir^2 at a given expected number of judgments.
-    Mixed 80/20 with the uniform design, which alone keeps every pair's pi above 0.2 x the rate."""
-    unsettled = ~(w["member"] & w["known"][None]).any(axis=2)          # (R, Q)
-    log_miss = np.log(np.clip(1.0 - f, 1e-9, None))
-    sens2 = np.zeros_like(f)
-    for r in range(w["member"].shape[0]):
-        mem = w["member"][r]
-        total = np.where(mem, log_miss, 0.0).sum(axis=1, keepdims=True)
-        others = np.exp(2.0 * (total - log_miss))
-        sens2 += np.where(mem & unsettled[r][:, None], others, 0.0)
-    # no additive floors on the two factors (the previous design had 0.05 on each): they spent
-    # judgments on pairs that cannot move any run's C@10 (d = 0: the run is settled), and the
-    # uniform share below already gives every pair a chance
-    active = np.sqrt(f * (1.0 - f)) * np.sqrt(sens2)
-    # defensive mixture with the uniform design (Zrnic & Candes 2024): no pair's pi falls far below
-    # the rate, so a confident mistake caught at a tiny pi cannot dominate the estimate
-    valid = w["valid"] & ~w["known"]
-    return 0.8 * active / active[valid].mean() + 0.2
-
-
-def rank_one(w) -> np.ndarray:
-    """Pairs at rank 1 of some run (not original positives): the top stratum, judged with pi = 1."""
-    top = np.zeros_like(w["valid"])
-    for qi, lists in enumerate(w["order"]):
-        for lst in lists:
-            top[qi, lst[0]] = True
-    return top & ~w["known"]
-
-
-def stratified(weights: np.ndarray, mask: np.ndarray, top: np.ndarray, rate: float) -> np.ndarray:
-    """pi = 1 on ``top``; on the other pairs of ``mask`` min(1, c weights) so that the expected
-    total is rate x |mask| (bisection)."""
-    rest = mask & ~top
-    need = max(rate * mask.sum() - top.sum(), 1e-9)
-    lo, hi = 0.0, 1.0 / weights[rest].min()
-    for _ in range(80):
-        mid = (lo + hi) / 2
-        if np.minimum(1.0, mid * weights[rest]).sum() < need:
-            lo = mid
-        else:
-            hi = mid
-    return np.where(rest, np.minimum(1.0, hi * weights), 1.0)
-
-
-def scaled(weights: np.ndarray, mask: np.ndarray, rate: float) -> np.ndarray:
-    """pi = min(1, c weights) with sum pi = rate x (number of pairs in mask), by bisection."""
-    need = rate * mask.sum()
-    lo, hi = 0.0, 1.0 / weights[mask].min()
-    for _ in range(80):
-        mid = (lo + hi) / 2
-        if np.minimum(1.0, mid * weights[mask]).sum() < need:
-            lo = mid
-        else:
-            hi = mid
-    return np.where(mask, np.minimum(1.0, hi * weights), 1.0)
+def active_design(w, f, rate: float, *, seed: int, top_depth: int, uniform_share: float) -> np.ndarray:
+    """The platform's "active" design (strategies.active_pool_scale, then each query's
+    inclusion_probabilities(strategy="active", scale=...), as the pool build stores them): Neyman's
+    allocation for the runs' C@10 mixed with the uniform design, one scale for the whole pool."""
+    params = StrategyParams(seed=seed, sample_rate=rate, top_stratum_depth=top_depth, active_uniform_share=uniform_share)
+    queries = []
+    for qi in range(w["y"].shape[0]):
+        n = int(w["valid"][qi].sum())
+        queries.append((w["order"][qi], n, f[qi, :n], np.flatnonzero(w["known"][qi, :n])))
+    scale = active_pool_scale(queries, params=params)
+    pi = np.ones_like(w["y"])
+    for qi, (lists, n, conf, known) in enumerate(queries):
+        pi[qi, :n] = inclusion_probabilities(lists, params=params, query_key=qi, n_pairs=n, strategy="active",
+                                             known=known, confidence=conf, scale=scale)
+    return pi
 
 
 def human_design(w, rate: float, seed: int) -> np.ndarray:
@@ -264,7 +220,10 @@ def sweep(w, f, design, rates, replays, seed, full, target):
     mask = w["valid"] & ~w["known"]
     rows = []
     for rate in rates:
-        pi = design(rate)
+        try:
+            pi = design(rate)
+        except ValueError:   # a rate below the design's top stratum alone: no design there
+            continue
         n = float(pi[mask].sum())
         rng = np.random.default_rng(seed)
         halves = []
@@ -341,6 +300,10 @@ def main() -> None:
     ap.add_argument("--kappas", default="0.4,0.6,0.8")
     ap.add_argument("--target", type=float, default=0.02, help="C@10 interval half-width to reach")
     ap.add_argument("--datasets", default="msrvtt,msvd")
+    ap.add_argument("--active-top-depth", type=int, default=0,
+                    help="(c): the active design's top_stratum_depth (pairs at rank <= this judged with pi = 1)")
+    ap.add_argument("--active-uniform-share", type=float, default=StrategyParams.active_uniform_share,
+                    help="(c): the active design's active_uniform_share (its mixture with the uniform design)")
     ap.add_argument("--calibration", default="binned", choices=("binned", "raw"),
                     help="simulated judges' probabilities: calibrated (binned) or sigmoid of the latent score (raw)")
     args = ap.parse_args()
@@ -366,7 +329,6 @@ def main() -> None:
               f"({100 * w['y'][mask].mean():.1f}% relevant); full-pool C@10: "
               + ", ".join(f"{r.split('_')[0]} {v:.3f}" for r, v in zip(w["runs"], full)))
         human_pi = {}
-        top = rank_one(w)
 
         def human(rate):
             if rate not in human_pi:
@@ -387,8 +349,13 @@ def main() -> None:
             f, realised, err_hard, err_easy = machine_judge(w, target_kappa, args.seed + int(100 * target_kappa),
                                                             args.calibration)
             uniform = lambda rate: np.where(mask, rate, 1.0)  # noqa: E731
-            active_w = active_weights(w, f)
-            active = lambda rate, a=active_w: stratified(a, mask, top, rate)  # noqa: E731
+            active_pi_cache = {}
+
+            def active(rate, f=f, cache=active_pi_cache):
+                if rate not in cache:
+                    cache[rate] = active_design(w, f, rate, seed=args.seed, top_depth=args.active_top_depth,
+                                                uniform_share=args.active_uniform_share)
+                return cache[rate]
             line = [name, target_kappa, realised, err_hard, err_easy, need_a, cov_a]
             for label, design in (("b_ppi_uniform", uniform), ("c_ppi_active", active), ("d_ppi_on_a", human)):
                 rows, need = sweep(w, f, design, RATES, args.width_replays, args.seed, full, args.target)

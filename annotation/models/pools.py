@@ -30,6 +30,11 @@ class Pool(models.Model):
     judging_machine_judge = models.ForeignKey("annotation.MachineJudge", on_delete=models.SET_NULL, null=True,
                                               blank=True, related_name="+",
                                               help_text="'active': the machine judge whose uncertainty draws the sample.")
+    # 'active': the pool's allocation constants [c0, c1] (analysis/judging/strategies.py
+    # active_scale): a pair outside the top stratum has pi = min(1, c0 + c1 a), a its Neyman score;
+    # drawn with the design over every query of the pool, so a query's pi need no other query.
+    judging_active_scale = models.JSONField(null=True, blank=True,
+                                            help_text="'active': [c0, c1], pi = min(1, c0 + c1 a) (drawn with the design).")
     judging_warmup_depth = models.PositiveIntegerField(default=0, help_text="Pairs at rank <= this in any run go first.")
     judging_bandit_variant = models.CharField(max_length=10, default="mm_ns",
                                               choices=[("mm_ns", "MM-NS"), ("thompson", "Thompson sampling")])

@@ -77,6 +77,9 @@ __all__ = [
     "DESIGN_STRATEGIES",
     "REPLAYABLE_STRATEGIES",
     "active_weights",
+    "active_scale",
+    "active_pi",
+    "active_pool_scale",
     "active_design",
 ]
 
@@ -101,7 +104,9 @@ class StrategyParams:
     top_stratum_depth: int = 0     # "sampled": ranks <= this get inclusion probability 1
     bandit_discount: float = 0.9   # "mm_ns": weight of an outcome per more recent outcome of the run
     sample_weights: str = "ap_prior"  # "sampled": "ap_prior" (favours top ranks: AP, nDCG) or "uniform" (C@K)
-    min_inclusion: float = 0.05    # "active": smallest inclusion probability of a pair outside the top stratum
+    # "active": share of the uniform design in its mixture with Neyman's allocation; every pair
+    # outside the top stratum keeps pi >= this share x the design's scale c (active_scale)
+    active_uniform_share: float = 0.05
 
 
 _DEPTH_SENTINEL = 1 << 30  # depth of a pair no run ranks: after every real depth
@@ -216,8 +221,8 @@ def _validate(strategy: str, params: StrategyParams) -> None:
         raise ValueError("bandit_discount must be in (0, 1]")
     if params.sample_weights not in SAMPLE_WEIGHTS:
         raise ValueError(f"unknown sample_weights {params.sample_weights!r}; expected ap_prior or uniform")
-    if not 0.0 < params.min_inclusion <= 1.0:
-        raise ValueError("min_inclusion must be in (0, 1]")
+    if not 0.0 < params.active_uniform_share <= 1.0:
+        raise ValueError("active_uniform_share must be in (0, 1]")
     if params.warmup_depth < 0 or params.top_stratum_depth < 0:
         raise ValueError("warmup_depth and top_stratum_depth must be >= 0")
 
@@ -301,7 +306,12 @@ def sampling_threshold(weights: np.ndarray, top: np.ndarray, sample_rate: float,
 
 
 def _known_mask(known, n: int) -> np.ndarray:
+    """Pair indices (or a boolean mask of the n pairs) -> boolean mask."""
     mask = np.zeros(n, dtype=bool)
+    if isinstance(known, np.ndarray) and known.dtype == bool:
+        if known.shape != (n,):
+            raise ValueError(f"known mask has shape {known.shape} for {n} pairs")
+        return known.copy()
     if known is not None:
         idx = np.asarray(list(known), dtype=np.int64)
         if idx.size and (idx.min() < 0 or idx.max() >= n):
@@ -413,12 +423,18 @@ def _first_occurrences(lst: np.ndarray, placed: np.ndarray) -> np.ndarray:
     return np.asarray(out, dtype=np.int64)
 
 
-def active_weights(run_lists, n_pairs: int | None, confidence) -> np.ndarray:
-    """How much a person's label on each pair is worth to the "active" design, in [0, 1]: the
-    mean of the machine's uncertainty ``1 - 2 |f - 0.5|`` (``f`` its probability that the pair
-    is relevant; 1 where the machine gave no verdict, nan) and the runs' disagreement
-    ``max_r g_r - min_r g_r``, ``g_r = 1 / log2(rank + 1)`` the pair's gain in run ``r`` (0
-    where the run does not rank it): 1 for a pair one run ranks first and another omits."""
+def active_weights(run_lists, n_pairs: int | None, confidence, known=None) -> np.ndarray:
+    """Each pair's Neyman score for the "active" design (Zrnic & Candes 2024's active inference
+    for the runs' C@K at the pool's depth): ``a_i = sqrt(f_i (1 - f_i)) * sqrt(sum_r d_ri^2)``.
+    ``f_i`` is the machine's probability that the pair is relevant (0.5 where it gave no verdict,
+    nan); ``sqrt(f (1 - f))`` is the sd of the pair's label under the machine's belief (of the
+    residual ``y - f`` when the machine is calibrated); ``d_ri = prod_{j != i in run r's list}
+    (1 - f_j)`` is how much run r's C@K (K = the list's length: the pool depth) moves when pair i
+    turns relevant, at the machine's beliefs, summed over the runs that list the pair and list no
+    known relevant pair (a run listing the original positive has C@K = 1 settled: ``d = 0``).
+    Pairs with inclusion probabilities ``pi_i`` proportional to ``a_i`` minimise the runs' summed
+    first-order C@K variance ``sum_i (1 - pi_i)/pi_i f_i (1 - f_i) sum_r d_ri^2`` at a given
+    expected number of judgments (Neyman's allocation). Known pairs score 0 (never sampled)."""
     lists = _lists(run_lists)
     n = _n_pairs(lists, n_pairs)
     f = np.asarray(confidence, dtype=np.float64).reshape(-1)
@@ -426,57 +442,112 @@ def active_weights(run_lists, n_pairs: int | None, confidence) -> np.ndarray:
         raise ValueError(f"confidence has {f.size} values for {n} pairs")
     if np.any((f < 0) | (f > 1)):
         raise ValueError("machine confidences must be probabilities in [0, 1] (nan: no verdict)")
-    uncertainty = np.where(np.isnan(f), 1.0, 1.0 - 2.0 * np.abs(f - 0.5))
-    if not lists:
-        return uncertainty / 2.0
-    gains = np.zeros((len(lists), n))
-    for r, lst in enumerate(lists):
-        if len(lst):
-            np.maximum.at(gains[r], lst, 1.0 / np.log2(np.arange(2, len(lst) + 2)))
-    return (uncertainty + gains.max(axis=0) - gains.min(axis=0)) / 2.0
+    f = np.where(np.isnan(f), 0.5, f)
+    known_mask = _known_mask(known, n)
+    lev2 = np.zeros(n)
+    for lst in lists:
+        lst = np.asarray(list(dict.fromkeys(lst.tolist())), dtype=np.int64)
+        if not len(lst) or known_mask[lst].any():
+            continue
+        z = 1.0 - f[lst]
+        # product of the other pairs' (1 - f): prefix x suffix products (exact when some f = 1)
+        before = np.concatenate([[1.0], np.cumprod(z[:-1])])
+        after = np.concatenate([np.cumprod(z[::-1][:-1])[::-1], [1.0]])
+        np.add.at(lev2, lst, (before * after) ** 2)
+    return np.where(known_mask, 0.0, np.sqrt(f * (1.0 - f)) * np.sqrt(lev2))
 
 
-def _active_threshold(weights: np.ndarray, need: float, floor: float) -> float:
-    """``c`` such that ``sum_i clip(c w_i, floor, 1) = need`` (bisection)."""
-    if need <= floor * weights.size:
-        return 0.0
-    if need >= weights.size:
-        return float("inf")
-    lo, hi = 0.0, 1.0 / max(float(weights[weights > 0].min()) if (weights > 0).any() else 1.0, 1e-12)
+def active_scale(weights, sample_rate: float, *, n_counted: int, n_top: int, uniform_share: float) -> tuple[float, float]:
+    """The "active" design's allocation over a whole pool: ``(c0, c1)`` such that the inclusion
+    probabilities ``pi_i = min(1, c0 + c1 a_i)`` (:func:`active_pi`) of the pairs outside the top
+    stratum (``weights``: their :func:`active_weights`, every query of the pool concatenated) sum
+    to ``sample_rate * n_counted - n_top`` (``n_counted``: the pool's pairs that are not known
+    relevant, ``n_top``: its top-stratum pairs, judged with pi = 1). The design is the mixture
+    ``pi_i = min(1, c ((1 - s) a_i / mean(a) + s))``, ``s = uniform_share``: Neyman's allocation
+    mixed with the uniform design (Zrnic & Candes 2024's defensive mixture), so every pair keeps
+    ``pi >= c s`` and a confident machine mistake is never caught at a tiny pi; ``c`` by bisection.
+    One constant for the pool, not per query: a query whose runs are settled gets few judgments."""
+    a = np.asarray(weights, dtype=np.float64).reshape(-1)
+    if not 0.0 < uniform_share <= 1.0:
+        raise ValueError("active_uniform_share must be in (0, 1]")
+    need = sample_rate * n_counted - n_top
+    if not a.size:
+        return 1.0, 0.0
+    if need <= 0:
+        raise ValueError("the top stratum alone exceeds the sample rate: the active design has no pair left "
+                         "to sample (lower top_stratum_depth or raise sample_rate)")
+    mean = float(a.mean())
+    share = 1.0 if mean <= 0 else uniform_share
+    rel = (1.0 - share) * (a / mean if mean > 0 else 0.0) + share
+    if need >= a.size:
+        return 1.0, 0.0
+    lo, hi = 0.0, 1.0 / share
     for _ in range(200):
         mid = (lo + hi) / 2
-        if np.clip(mid * weights, floor, 1.0).sum() < need:
+        if np.minimum(1.0, mid * rel).sum() < need:
             lo = mid
         else:
             hi = mid
-    return hi
+    return hi * share, (hi * (1.0 - share) / mean if mean > 0 else 0.0)
+
+
+def active_pi(weights, scale: tuple[float, float]) -> np.ndarray:
+    """``min(1, c0 + c1 a_i)``: the inclusion probability of pairs outside the top stratum."""
+    c0, c1 = scale
+    return np.minimum(1.0, c0 + c1 * np.asarray(weights, dtype=np.float64))
+
+
+def _active_parts(lists, n: int, confidence, known, params: StrategyParams):
+    """(Neyman scores, top stratum, known) of one query."""
+    known_mask = _known_mask(known, n)
+    top = (pair_depths(lists, n) <= params.top_stratum_depth) & ~known_mask
+    return active_weights(lists, n, confidence, known=known_mask), top, known_mask
+
+
+def active_pool_scale(queries, *, params: StrategyParams) -> tuple[float, float]:
+    """The pool's ``(c0, c1)`` (:func:`active_scale`) from every query of the pool: ``queries``
+    yields ``(run_lists, n_pairs, confidence, known)`` per query, as :func:`active_design` takes
+    them. The pool build computes it once and stores it; each query's pi is then
+    ``active_design(..., scale=...)``'s."""
+    _validate("active", params)
+    parts, n_counted, n_top = [], 0, 0
+    for run_lists, n_pairs, confidence, known in queries:
+        lists = _lists(run_lists)
+        n = _n_pairs(lists, n_pairs)
+        a, top, known_mask = _active_parts(lists, n, confidence, known, params)
+        parts.append(a[~top & ~known_mask])
+        n_counted += int((~known_mask).sum())
+        n_top += int(top.sum())
+    return active_scale(np.concatenate(parts) if parts else np.zeros(0), params.sample_rate, n_counted=n_counted,
+                        n_top=n_top, uniform_share=params.active_uniform_share)
 
 
 def active_design(run_lists, confidence, *, params: StrategyParams, query_key: int = 0,
-                  n_pairs: int | None = None, known=None) -> dict:
+                  n_pairs: int | None = None, known=None, scale: tuple[float, float] | None = None) -> dict:
     """The "active" design of one query (Zrnic & Candes 2024's active inference, with the
     inclusion probabilities fixed in advance): top stratum (best rank ``<= top_stratum_depth``)
-    ``pi = 1``; every other pair ``pi_i = clip(c w_i, min_inclusion, 1)``, ``w`` from
-    :func:`active_weights`, ``c`` making the expected sample size ``sample_rate * n`` (known
-    pairs neither sampled nor counted). Pair ``i`` is in the sample when its seeded uniform
-    ``u_i < pi_i`` (independent: a Poisson sample), and the sample is judged in increasing
-    ``u_i / pi_i``: sequential Poisson sampling with weights ``pi``, so the pairs the machine is
-    least sure of tend to come first and any prefix is a Poisson sample too (see
-    :func:`prefix_inclusion_probabilities`'s ``inclusion``). Returns the same keys as
-    :func:`sampled_design`, ``weights`` being ``pi``."""
+    ``pi = 1``; every other pair ``pi_i = min(1, c0 + c1 a_i)``, ``a`` from
+    :func:`active_weights`, ``scale = (c0, c1)`` the pool's constants (:func:`active_scale` over
+    every query of the pool; without ``scale``, over this query alone). Known pairs are neither
+    sampled nor counted. Pair ``i`` is in the sample when its seeded uniform ``u_i < pi_i``
+    (independent: a Poisson sample), and the sample is judged in increasing ``u_i / pi_i``:
+    sequential Poisson sampling with weights ``pi``, so the pairs worth most tend to come first
+    and any prefix is a Poisson sample too (see :func:`prefix_inclusion_probabilities`'s
+    ``inclusion``). Returns the same keys as :func:`sampled_design`, ``weights`` being ``pi``,
+    plus ``scale``."""
     _validate("active", params)
     lists = _lists(run_lists)
     n = _n_pairs(lists, n_pairs)
-    known_mask = _known_mask(known, n)
-    top = (pair_depths(lists, n) <= params.top_stratum_depth) & ~known_mask
-    w = active_weights(lists, n, confidence)
+    a, top, known_mask = _active_parts(lists, n, confidence, known, params)
     free = ~top & ~known_mask
-    need = params.sample_rate * int((~known_mask).sum()) - int(top.sum())
-    c = _active_threshold(w[free], need, params.min_inclusion) if free.any() else 0.0
+    if scale is None:
+        scale = active_scale(a[free], params.sample_rate, n_counted=int((~known_mask).sum()), n_top=int(top.sum()),
+                             uniform_share=params.active_uniform_share)
     pi = np.ones(n)
-    pi[free] = np.clip(c * w[free], params.min_inclusion, 1.0) if np.isfinite(c) else 1.0
-    return _active_from_pi(lists, pi, params=params, query_key=query_key, n=n, top=top | known_mask,
-                           known=known_mask)
+    pi[free] = active_pi(a[free], scale)
+    # pairs at pi = 1 (top stratum, or capped) come first, as in the order from the stored pi
+    design = _active_from_pi(lists, pi, params=params, query_key=query_key, n=n, known=known_mask)
+    return design | {"scale": (float(scale[0]), float(scale[1]))}
 
 
 def _active_from_pi(lists, pi, *, params: StrategyParams, query_key: int, n: int, top=None, known=None) -> dict:
@@ -501,21 +572,22 @@ def _active_from_pi(lists, pi, *, params: StrategyParams, query_key: int, n: int
 
 def inclusion_probabilities(run_lists, *, params: StrategyParams, query_key: int = 0,
                             n_pairs: int | None = None, strategy: str = "sampled", known=None,
-                            confidence=None) -> np.ndarray:
+                            confidence=None, scale: tuple[float, float] | None = None) -> np.ndarray:
     """Per pair of the query: its inclusion probability under the strategy's design (1.0 for every
     pair unless strategy is "sampled"). For "sampled" this is the design of the *complete* sample
     (expected size ``sample_rate * n``); call it with the params used to build the order.
 
     ``strategy`` (keyword, default "sampled") names the design; every other strategy judges the
-    whole pool (a census), hence 1.0; "active" needs the machine's ``confidence`` per pair
-    (:func:`active_design`)."""
+    whole pool (a census), hence 1.0; "active" needs the machine's ``confidence`` per pair and
+    the pool's ``scale`` (:func:`active_design`; without it, the query's own allocation)."""
     _validate(strategy, params)
     lists = _lists(run_lists)
     n = _n_pairs(lists, n_pairs)
     if strategy == "active":
         if confidence is None:
             raise ValueError("the active design needs the machine judge's confidence per pair")
-        return active_design(lists, confidence, params=params, query_key=query_key, n_pairs=n, known=known)["pi"]
+        return active_design(lists, confidence, params=params, query_key=query_key, n_pairs=n, known=known,
+                             scale=scale)["pi"]
     if strategy != "sampled":
         return np.ones(n)
     return sampled_design(lists, params=params, query_key=query_key, n_pairs=n, known=known)["pi"]

@@ -1,18 +1,18 @@
 """The "active" judging design's inputs: a machine judge's verdicts on a query's pool pairs, as
-probabilities of relevance (annotation/analysis/machine_agreement.py relevance_probability), and
-its inclusion probabilities (annotation/analysis/judging/strategies.py active_design)."""
+probabilities of relevance (annotation/analysis/machine_agreement.py relevance_probability), the
+pool's allocation constants (services/judging/order.py active_scale_draw, stored
+on the pool when the design is drawn) and each query's inclusion probabilities (active_design)."""
 from __future__ import annotations
 
 import numpy as np
 
 from annotation.analysis.judging.strategies import StrategyParams, active_design
 from annotation.analysis.machine_agreement import relevance_probability
-from annotation.models import MachineJudgment, PooledPair
-
+from annotation.models import MachineJudgment, Pool, PooledPair
 
 def pair_confidences(judge_id: int | None, caption_id: int, pair_ids) -> np.ndarray:
     """Per pair id (in the given order): the judge's probability that the pair is relevant; nan
-    where it gave no verdict (the design then counts the pair as most uncertain)."""
+    where it gave no verdict (the design then counts the pair as most uncertain, f = 0.5)."""
     pair_ids = [int(p) for p in pair_ids]
     out = np.full(len(pair_ids), np.nan)
     if judge_id is None or not pair_ids:
@@ -29,8 +29,9 @@ def pair_confidences(judge_id: int | None, caption_id: int, pair_ids) -> np.ndar
     return out
 
 
-def active_inclusion(judge_id: int | None, caption_id: int, snapshot, params: StrategyParams) -> np.ndarray:
-    """The complete sample's inclusion probability of each pair of a query snapshot."""
-    confidence = pair_confidences(judge_id, caption_id, snapshot.pair_ids.tolist())
+def active_inclusion(pool: Pool, caption_id: int, snapshot, params: StrategyParams, scale) -> np.ndarray:
+    """The complete sample's inclusion probability of each pair of a query snapshot, at the pool's
+    scale (services/judging/order.py active_scale_of)."""
+    confidence = pair_confidences(pool.judging_machine_judge_id, caption_id, snapshot.pair_ids.tolist())
     return active_design(snapshot.run_lists, confidence, params=params, query_key=int(caption_id),
-                         n_pairs=len(snapshot.pair_ids))["pi"]
+                         n_pairs=len(snapshot.pair_ids), scale=(float(scale[0]), float(scale[1])))["pi"]

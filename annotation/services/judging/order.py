@@ -29,9 +29,10 @@ from django.db import connection
 
 from annotation import prepared
 from annotation.analysis.judging.stopping import StoppingRules, query_stop_reason
-from annotation.analysis.judging.strategies import DESIGN_STRATEGIES, StrategyParams, interleave, query_order
+from annotation.analysis.judging.strategies import (DESIGN_STRATEGIES, StrategyParams, active_pool_scale, interleave,
+                                                    query_order)
 from annotation.models import PairProvenance, Pool, PooledPair, PoolQuery
-from annotation.services.judging.active import active_inclusion
+from annotation.services.judging.active import active_inclusion, pair_confidences
 
 OPEN, STOPPED, NOT_SAMPLED = PooledPair.State.OPEN, PooledPair.State.STOPPED, PooledPair.State.NOT_SAMPLED
 RESOLVED, DISAGREEMENT = PooledPair.State.RESOLVED, PooledPair.State.DISAGREEMENT
@@ -142,6 +143,41 @@ def snapshot_from_rows(rows) -> QuerySnapshot:
     return QuerySnapshot(np.array(ids, dtype=np.int64), [pairs[p][0] for p in ids], [pairs[p][1] for p in ids],
                          [pairs[p][3] for p in ids], run_lists, judged, sum(pairs[p][5] for p in judged_ids),
                          [pairs[p][6] for p in ids])
+
+
+SCALE_BATCH = 500  # queries read per snapshot query when the pool's active scale is drawn
+
+
+def active_scale_draw(pool: Pool, params: StrategyParams) -> tuple[float, float]:
+    """The pool's (c0, c1) from every query's pairs and the machine's verdicts (one allocation
+    over the whole pool: a query whose runs the machine deems settled gets few judgments), stored
+    on the pool. Called when the design is drawn (build, or a design setting changed before any
+    label)."""
+    captions = list(PoolQuery.objects.filter(pool=pool).order_by("slot").values_list("caption_id", flat=True))
+
+    def queries():
+        for start in range(0, len(captions), SCALE_BATCH):
+            batch = captions[start:start + SCALE_BATCH]
+            snapshots = queries_snapshots(pool.pk, batch)
+            for caption_id in batch:
+                snap = snapshots.get(caption_id)
+                if snap is None or not len(snap.pair_ids):
+                    continue
+                confidence = pair_confidences(pool.judging_machine_judge_id, caption_id, snap.pair_ids.tolist())
+                yield snap.run_lists, len(snap.pair_ids), confidence, None
+
+    scale = active_pool_scale(queries(), params=params)
+    pool.judging_active_scale = [float(scale[0]), float(scale[1])]
+    Pool.objects.filter(pk=pool.pk).update(judging_active_scale=pool.judging_active_scale)
+    return scale
+
+
+def active_scale_of(pool: Pool, params: StrategyParams) -> tuple[float, float]:
+    """The pool's stored active scale; drawn now if it has none (a pool made active before the
+    scale was stored)."""
+    if pool.judging_active_scale is None:
+        return active_scale_draw(pool, params)
+    return float(pool.judging_active_scale[0]), float(pool.judging_active_scale[1])
 
 
 def query_keys(pool: Pool, snapshot: QuerySnapshot, *, caption_id: int, slot: int, n_queries: int,
@@ -266,7 +302,8 @@ def query_refresh(pool: Pool, query: PoolQuery, *, now, n_queries: int, snapshot
         query.save(update_fields=fields)
     # "active": the complete sample's pi from the machine's verdicts (the stored ones are a
     # prefix's once the query stopped)
-    complete = (active_inclusion(pool.judging_machine_judge_id, query.caption_id, snapshot, strategy_params(pool))
+    complete = (active_inclusion(pool, query.caption_id, snapshot, strategy_params(pool),
+                                 active_scale_of(pool, strategy_params(pool)))
                 if pool.judging_strategy == "active" and len(snapshot.pair_ids) else None)
     if pool.judging_strategy != "pool_order":
         # Stopped queries keep their order fresh too, so a resume needs no recomputation.

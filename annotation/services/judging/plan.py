@@ -16,7 +16,8 @@ from annotation.analysis.judging.strategies import (BANDIT_VARIANTS, DESIGN_STRA
 from annotation.analysis.pair_hashes import queue_positions
 from annotation.models import MachineJudge, Pool, PooledPair, PoolQuery
 from annotation.services.judging.active import active_inclusion
-from annotation.services.judging.order import (NOT_SAMPLED, OPEN, STOPPED, n_queries_of, pair_column_write,
+from annotation.services.judging.order import (NOT_SAMPLED, OPEN, STOPPED, active_scale_draw, active_scale_of, n_queries_of,
+                                               pair_column_write,
                                                queries_snapshots, query_lock, query_reopen_pairs, query_refresh,
                                                query_snapshot, strategy_params, write_keys)
 
@@ -119,6 +120,9 @@ def pool_judging_refresh(*, pool: Pool, now=None, design: bool = False, reopen: 
     else:
         reordered = 0
     stopped = 0
+    if design and pool.judging_strategy == "active":
+        # one allocation over the whole pool, before any query's pi are stored
+        active_scale_draw(pool, strategy_params(pool))
     for start in range(0, n_queries, QUERY_BATCH):
         with transaction.atomic():
             batch = list(PoolQuery.objects.select_for_update().filter(pool=pool, slot__gte=start,
@@ -166,7 +170,7 @@ def _design_apply(pool: Pool, batch: list[PoolQuery], snapshots: dict) -> None:
         if not n:
             continue
         if pool.judging_strategy == "active":
-            pi = active_inclusion(pool.judging_machine_judge_id, query.caption_id, snap, params)
+            pi = active_inclusion(pool, query.caption_id, snap, params, active_scale_of(pool, params))
         elif pool.judging_strategy == "sampled":
             pi = inclusion_probabilities(snap.run_lists, params=params, query_key=int(query.caption_id), n_pairs=n)
         else:

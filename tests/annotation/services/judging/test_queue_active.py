@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from annotation.analysis.judging.strategies import StrategyParams, active_design
+from annotation.analysis.judging.strategies import StrategyParams, active_design, active_pool_scale
 from annotation.models import Caption, Clip, MachineJudge, MachineJudgment, PooledPair
 from annotation.services.judging import JudgingError, judging_settings_of, judging_settings_update
 from annotation.services.judging.order import query_snapshot
@@ -37,17 +37,25 @@ def test_active_design_stores_its_inclusion_probabilities_and_the_queue_follows_
     q1 = Caption.objects.get(dataset=pool.dataset, external_id="q1")
     snap = query_snapshot(pool.pk, q1.pk)
     clips = [name(p)[1] for p in snap.pair_ids.tolist()]
+    # one allocation over the whole pool, stored on the pool when the design was drawn
+    pool.refresh_from_db()
+    params = StrategyParams(seed=int(pool.seed), sample_rate=0.6)
+    scale = active_pool_scale([(snap.run_lists, len(clips), [PROBABILITY[c] for c in clips], None)], params=params)
+    assert pool.judging_active_scale == pytest.approx(list(scale), abs=1e-15)
     design = active_design(snap.run_lists, [PROBABILITY[c] for c in clips], query_key=q1.pk, n_pairs=len(clips),
-                           params=StrategyParams(seed=int(pool.seed), sample_rate=0.6))
+                           params=params, scale=scale)
     stored = dict(PooledPair.objects.filter(pool=pool, caption=q1).values_list("pk", "inclusion_probability"))
     pi = np.array([stored[p] for p in snap.pair_ids.tolist()])
     assert np.all((pi > 0) & (pi <= 1)) and pi.min() < 1
-    assert pi == pytest.approx(design["pi"], abs=1e-12)
+    assert pi.tolist() == design["pi"].tolist()      # exactly the pi the estimates read
     assert pi.sum() == pytest.approx(0.6 * 6, abs=1e-6)
-    # the machine is sure about v1 (0.99) and v6 (0): they get the least chance among pairs
-    # at the same rank; v2 (0.5) the most among A's and v5 (no verdict) among B's
+    # Neyman scores (sd under the machine's belief x leverage on the run's C@3): A = v1, v2, v3 at
+    # f 0.99, 0.5, 0.1: v1 (0.0995 x 0.5 x 0.9) outweighs v2 (0.5 x 0.01 x 0.9), whose run the
+    # machine deems settled by v1; B = v4, v5, v6 at 0.6, none (0.5), 0: v4 (0.49 x 0.5) > v5
+    # (0.5 x 0.4) (both capped at 1 here) > v6 (0: certain), which keeps only the uniform share c0
     by_clip = dict(zip(clips, pi))
-    assert by_clip["v2"] > by_clip["v1"] and by_clip["v5"] > by_clip["v6"]
+    assert by_clip["v1"] > by_clip["v2"] > by_clip["v3"] and by_clip["v4"] >= by_clip["v5"] > by_clip["v6"]
+    assert by_clip["v6"] == pytest.approx(scale[0], abs=1e-15)
     sample = [clips[i] for i in design["order"].tolist()]
     out = set(clips) - set(sample)
     assert set(PooledPair.objects.filter(pool=pool, caption=q1, state="not_sampled")
