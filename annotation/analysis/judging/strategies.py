@@ -356,9 +356,9 @@ def query_order(strategy: str, run_lists: Sequence[np.ndarray], judged: Mapping[
     ``n_pairs`` (optional) is the number of pool pairs of the query; by default 1 + the largest
     index in ``run_lists``. ``query_key`` should be a stable integer per query (e.g. the caption's
     database id) so that queries get different random orders. ``known`` (optional pair indices:
-    the caption's original positive) is used by "sampled" only: known pairs are relevant by
-    convention, so they are never sampled (the other strategies still queue them, as a check
-    on raters). ``inclusion`` ("active" only, required there): each pair's inclusion probability
+    the caption's original positive) is used by "sampled" and "active" only: known pairs are
+    relevant by convention, so they are never sampled (the other strategies still queue them, as
+    a check on raters). ``inclusion`` ("active" only, required there): each pair's inclusion probability
     in the complete sample, as :func:`active_design` drew them (the pool stores them), so the
     order needs no machine verdicts once the design is drawn.
     """
@@ -376,7 +376,8 @@ def query_order(strategy: str, run_lists: Sequence[np.ndarray], judged: Mapping[
     if strategy == "active":
         if inclusion is None:
             raise ValueError("the active strategy's order needs the pairs' inclusion probabilities")
-        order = _active_from_pi(lists, inclusion, params=params, query_key=query_key, n=n)["order"]
+        order = _active_from_pi(lists, inclusion, params=params, query_key=query_key, n=n,
+                                known=_known_mask(known, n))["order"]
         return order[~done[order]]
     tie = seeded_uniform(params.seed, query_key, np.arange(n), _TAG_PAIR)
     depth = pair_depths(lists, n)
@@ -604,7 +605,8 @@ def prefix_inclusion_probabilities(run_lists, n_taken: int, *, params: StrategyP
     yet judged are missing: estimates are then not design-unbiased."""
     if inclusion is not None:  # "active": its stored complete-sample probabilities
         lists = _lists(run_lists)
-        design = _active_from_pi(lists, inclusion, params=params, query_key=query_key, n=_n_pairs(lists, n_pairs))
+        n = _n_pairs(lists, n_pairs)
+        design = _active_from_pi(lists, inclusion, params=params, query_key=query_key, n=n, known=_known_mask(known, n))
     else:
         design = sampled_design(run_lists, params=params, query_key=query_key, n_pairs=n_pairs, known=known)
     return _prefix_pi(design, n_taken)

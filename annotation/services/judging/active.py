@@ -29,9 +29,25 @@ def pair_confidences(judge_id: int | None, caption_id: int, pair_ids) -> np.ndar
     return out
 
 
+def design_known(pool: Pool, snapshot) -> list[int]:
+    """The pairs of a query snapshot that the "active" design leaves to the convention (the
+    caption's original positive is relevant): neither sampled nor counted, as the estimates and
+    bench_ppi take them, and a run that lists one is settled (no leverage); none when the pool
+    judges the original positives as a check on raters."""
+    return [] if pool.include_original_positives else list(snapshot.originals)
+
+
+def order_known(pool: Pool, snapshot) -> list[int] | None:
+    """`known` for query_order and prefix_inclusion_probabilities: the active design's (the order
+    must leave out what the design left out); None for "sampled", whose stored designs were
+    drawn without it (changing it would change running pools' inclusion probabilities)."""
+    return design_known(pool, snapshot) if pool.judging_strategy == "active" else None
+
+
 def active_inclusion(pool: Pool, caption_id: int, snapshot, params: StrategyParams, scale) -> np.ndarray:
     """The complete sample's inclusion probability of each pair of a query snapshot, at the pool's
     scale (services/judging/order.py active_scale_of)."""
     confidence = pair_confidences(pool.judging_machine_judge_id, caption_id, snapshot.pair_ids.tolist())
     return active_design(snapshot.run_lists, confidence, params=params, query_key=int(caption_id),
-                         n_pairs=len(snapshot.pair_ids), scale=(float(scale[0]), float(scale[1])))["pi"]
+                         n_pairs=len(snapshot.pair_ids), known=design_known(pool, snapshot),
+                         scale=(float(scale[0]), float(scale[1])))["pi"]

@@ -32,7 +32,7 @@ from annotation.analysis.judging.stopping import StoppingRules, query_stop_reaso
 from annotation.analysis.judging.strategies import (DESIGN_STRATEGIES, StrategyParams, active_pool_scale, interleave,
                                                     query_order)
 from annotation.models import PairProvenance, Pool, PooledPair, PoolQuery
-from annotation.services.judging.active import active_inclusion, pair_confidences
+from annotation.services.judging.active import active_inclusion, design_known, order_known, pair_confidences
 
 OPEN, STOPPED, NOT_SAMPLED = PooledPair.State.OPEN, PooledPair.State.STOPPED, PooledPair.State.NOT_SAMPLED
 RESOLVED, DISAGREEMENT = PooledPair.State.RESOLVED, PooledPair.State.DISAGREEMENT
@@ -75,7 +75,7 @@ def _sql(template: str) -> str:
 
 _QUERY_PAIRS_SQL = """
 SELECT pp.id, pp.state, pp.vote_count, pp.resolved_label, pp.queue_order, pp.judged_at, pp.resolved_at,
-       pp.resolved_by_admin, pp.inclusion_probability, pr.run_id, pr.rank
+       pp.resolved_by_admin, pp.inclusion_probability, pr.run_id, pr.rank, pp.is_original_positive
 FROM {pair} pp LEFT JOIN {prov} pr ON pr.pair_id = pp.id
 WHERE pp.pool_id = %(pool)s AND pp.caption_id = %(caption)s AND pp.role = 'pool'
 """
@@ -93,6 +93,7 @@ class QuerySnapshot:
     judged: dict = field(default_factory=dict)  # pair index -> relevant, in the order judged
     free: int = 0  # the first `free` of `judged` came from imported judgments: no rater's effort
     inclusion: list = field(default_factory=list)  # stored inclusion probability per pair
+    originals: list = field(default_factory=list)  # indices of the caption's original positive (relevant by convention)
 
     @property
     def judged_in_order(self) -> list[tuple[int, bool]]:
@@ -127,9 +128,9 @@ def queries_snapshots(pool_id: int, caption_ids: list[int]) -> dict[int, QuerySn
 
 def snapshot_from_rows(rows) -> QuerySnapshot:
     pairs, runs = {}, defaultdict(list)
-    for pair_id, state, votes, label, order, judged_at, resolved_at, by_admin, pi, run_id, rank in rows:
+    for pair_id, state, votes, label, order, judged_at, resolved_at, by_admin, pi, run_id, rank, original in rows:
         free = state in JUDGED_STATES and votes == 0 and not by_admin
-        pairs[pair_id] = (state, votes, label, order, judged_at or resolved_at, free, pi)
+        pairs[pair_id] = (state, votes, label, order, judged_at or resolved_at, free, pi, original)
         if run_id is not None:
             runs[run_id].append((rank, pair_id))
     ids = sorted(pairs)
@@ -142,7 +143,7 @@ def snapshot_from_rows(rows) -> QuerySnapshot:
     judged = {index[p]: pairs[p][0] == RESOLVED and pairs[p][2] == PooledPair.Answer.RELEVANT for p in judged_ids}
     return QuerySnapshot(np.array(ids, dtype=np.int64), [pairs[p][0] for p in ids], [pairs[p][1] for p in ids],
                          [pairs[p][3] for p in ids], run_lists, judged, sum(pairs[p][5] for p in judged_ids),
-                         [pairs[p][6] for p in ids])
+                         [pairs[p][6] for p in ids], [i for i, p in enumerate(ids) if pairs[p][7]])
 
 
 SCALE_BATCH = 500  # queries read per snapshot query when the pool's active scale is drawn
@@ -164,7 +165,7 @@ def active_scale_draw(pool: Pool, params: StrategyParams) -> tuple[float, float]
                 if snap is None or not len(snap.pair_ids):
                     continue
                 confidence = pair_confidences(pool.judging_machine_judge_id, caption_id, snap.pair_ids.tolist())
-                yield snap.run_lists, len(snap.pair_ids), confidence, None
+                yield snap.run_lists, len(snap.pair_ids), confidence, design_known(pool, snap)
 
     scale = active_pool_scale(queries(), params=params)
     pool.judging_active_scale = [float(scale[0]), float(scale[1])]
@@ -186,6 +187,7 @@ def query_keys(pool: Pool, snapshot: QuerySnapshot, *, caption_id: int, slot: in
     leaves out (a "sampled" or "active" design's pairs outside the sample) are not in the result.
     `inclusion`: "active" only, the complete sample's inclusion probabilities (active_inclusion)."""
     order = query_order(pool.judging_strategy, snapshot.run_lists, snapshot.judged, params=strategy_params(pool),
+                        known=order_known(pool, snapshot),
                         query_key=int(caption_id), n_pairs=len(snapshot.pair_ids), inclusion=inclusion)
     untouched = set(snapshot.untouched())
     taken = len(snapshot.pair_ids) - len(untouched) - snapshot.states.count(NOT_SAMPLED)
@@ -337,10 +339,12 @@ def sample_probabilities_keep(pool: Pool, query: PoolQuery, snapshot: QuerySnaps
         # Taken: the sample's pairs that left the order (judged, started, escalated); the queue
         # hands them out in the sample's order, so they are its first pairs.
         order = query_order(pool.judging_strategy, snapshot.run_lists, {}, params=params, query_key=key, n_pairs=n,
+                            known=order_known(pool, snapshot),
                             inclusion=complete).tolist()
         untouched = set(snapshot.untouched())
         taken = sum(1 for i in order if i not in untouched)
         pi = prefix_inclusion_probabilities(snapshot.run_lists, taken, params=params, query_key=key, n_pairs=n,
+                                            known=order_known(pool, snapshot),
                                             inclusion=complete)
     elif complete is not None:
         pi = np.asarray(complete)
@@ -430,5 +434,10 @@ def pair_judged(*, pool_id: int, caption_id: int, pair_id: int, now, judged_at_s
     if query is None:  # no row for the query (it cannot be hooked without one): nothing to order
         return
     pool = Pool(pk=pool_id, **{f: getattr(query, f"pool_{f}") for f in _HOOK_POOL_FIELDS})
+    if pool.judging_strategy == "active":
+        # The active design's stored scale and whether the originals are judged: without them the
+        # refresh would draw the scale anew over the whole pool on every label.
+        pool.judging_active_scale, pool.include_original_positives = Pool.objects.filter(pk=pool_id).values_list(
+            "judging_active_scale", "include_original_positives").get()
     query_refresh(pool, query, now=now, n_queries=query.top_slot + 1)
     pool_budget_check(pool, now=now)

@@ -15,7 +15,7 @@ from annotation.analysis.judging.strategies import (BANDIT_VARIANTS, DESIGN_STRA
                                                     inclusion_probabilities)
 from annotation.analysis.pair_hashes import queue_positions
 from annotation.models import MachineJudge, Pool, PooledPair, PoolQuery
-from annotation.services.judging.active import active_inclusion
+from annotation.services.judging.active import active_inclusion, order_known
 from annotation.services.judging.order import (NOT_SAMPLED, OPEN, STOPPED, active_scale_draw, active_scale_of, n_queries_of,
                                                pair_column_write,
                                                queries_snapshots, query_lock, query_reopen_pairs, query_refresh,
@@ -175,7 +175,7 @@ def _design_apply(pool: Pool, batch: list[PoolQuery], snapshots: dict) -> None:
             pi = inclusion_probabilities(snap.run_lists, params=params, query_key=int(query.caption_id), n_pairs=n)
         else:
             pi = np.ones(n)
-        in_sample = set(query_order(pool.judging_strategy, snap.run_lists, {}, params=params,
+        in_sample = set(query_order(pool.judging_strategy, snap.run_lists, {}, params=params, known=order_known(pool, snap),
                                     query_key=int(query.caption_id), n_pairs=n, inclusion=pi).tolist()) \
             if pool.judging_strategy in DESIGN_STRATEGIES else set(range(n))
         for i, pair_id in enumerate(snap.pair_ids.tolist()):

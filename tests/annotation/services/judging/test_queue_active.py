@@ -40,23 +40,29 @@ def test_active_design_stores_its_inclusion_probabilities_and_the_queue_follows_
     # one allocation over the whole pool, stored on the pool when the design was drawn
     pool.refresh_from_db()
     params = StrategyParams(seed=int(pool.seed), sample_rate=0.6)
-    scale = active_pool_scale([(snap.run_lists, len(clips), [PROBABILITY[c] for c in clips], None)], params=params)
+    # v1 is q1's original positive: relevant by convention, so the design neither samples nor
+    # counts it, and run A, which ranks it, is settled (as the estimates and bench_ppi take it)
+    assert [clips[i] for i in snap.originals] == ["v1"]
+    scale = active_pool_scale([(snap.run_lists, len(clips), [PROBABILITY[c] for c in clips], snap.originals)],
+                              params=params)
     assert pool.judging_active_scale == pytest.approx(list(scale), abs=1e-15)
     design = active_design(snap.run_lists, [PROBABILITY[c] for c in clips], query_key=q1.pk, n_pairs=len(clips),
-                           params=params, scale=scale)
+                           params=params, scale=scale, known=snap.originals)
     stored = dict(PooledPair.objects.filter(pool=pool, caption=q1).values_list("pk", "inclusion_probability"))
     pi = np.array([stored[p] for p in snap.pair_ids.tolist()])
     assert np.all((pi > 0) & (pi <= 1)) and pi.min() < 1
     assert pi.tolist() == design["pi"].tolist()      # exactly the pi the estimates read
-    assert pi.sum() == pytest.approx(0.6 * 6, abs=1e-6)
-    # Neyman scores (sd under the machine's belief x leverage on the run's C@3): A = v1, v2, v3 at
-    # f 0.99, 0.5, 0.1: v1 (0.0995 x 0.5 x 0.9) outweighs v2 (0.5 x 0.01 x 0.9), whose run the
-    # machine deems settled by v1; B = v4, v5, v6 at 0.6, none (0.5), 0: v4 (0.49 x 0.5) > v5
-    # (0.5 x 0.4) (both capped at 1 here) > v6 (0: certain), which keeps only the uniform share c0
     by_clip = dict(zip(clips, pi))
-    assert by_clip["v1"] > by_clip["v2"] > by_clip["v3"] and by_clip["v4"] >= by_clip["v5"] > by_clip["v6"]
-    assert by_clip["v6"] == pytest.approx(scale[0], abs=1e-15)
+    assert by_clip["v1"] == 1.0
+    assert sum(p for c, p in by_clip.items() if c != "v1") == pytest.approx(0.6 * 5, abs=1e-6)
+    # Neyman scores (sd under the machine's belief x leverage on the run's C@3): run A is settled,
+    # so v2 and v3 move no run's C@3 and keep only the uniform share c0; B = v4, v5, v6 at 0.6,
+    # none (0.5), 0: v4 (0.49 x 0.5) > v5 (0.5 x 0.4) (both capped at 1 here) > v6 (0: certain),
+    # which keeps only c0 too
+    assert by_clip["v2"] == by_clip["v3"] == by_clip["v6"] == pytest.approx(scale[0], abs=1e-15)
+    assert by_clip["v4"] >= by_clip["v5"] > by_clip["v6"]
     sample = [clips[i] for i in design["order"].tolist()]
+    assert "v1" not in sample
     out = set(clips) - set(sample)
     assert set(PooledPair.objects.filter(pool=pool, caption=q1, state="not_sampled")
                .values_list("clip__external_id", flat=True)) == out
@@ -76,3 +82,34 @@ def test_active_needs_a_machine_judge_of_the_dataset():
     with pytest.raises(JudgingError, match="no machine judge named 'gpt'"):
         judging_settings_update(pool=pool, changes={"strategy": "active", "machine_judge": "gpt"})
     assert pool.judging_strategy == "pool_order"
+
+
+def test_a_label_on_an_active_pool_uses_the_stored_scale_instead_of_drawing_it_again(monkeypatch):
+    # The label's hook rebuilds the pool from the query row's columns: without the stored scale it
+    # would draw the allocation over the whole pool again on every label.
+    from annotation.services.judging import order
+
+    pool, (rater,) = setup({})
+    machine_judge(pool)
+    judging_settings_update(pool=pool, changes={"strategy": "active", "machine_judge": "vlm", "sample_rate": 0.6})
+    pool.refresh_from_db()
+    drawn = pool.judging_active_scale
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the pool's active scale was drawn again")
+
+    monkeypatch.setattr(order, "active_scale_draw", refuse)
+    assert len(handed_out(pool, rater)) >= 2  # labels judged pairs: their hooks ran
+    pool.refresh_from_db()
+    assert pool.judging_active_scale == drawn
+
+
+def test_a_pool_that_judges_its_original_positives_keeps_them_in_the_active_design():
+    pool, (rater,) = setup({}, )
+    pool.include_original_positives = True
+    pool.save(update_fields=["include_original_positives"])
+    machine_judge(pool)
+    judging_settings_update(pool=pool, changes={"strategy": "active", "machine_judge": "vlm", "sample_rate": 0.6})
+    q1 = Caption.objects.get(dataset=pool.dataset, external_id="q1")
+    stored = dict(PooledPair.objects.filter(pool=pool, caption=q1).values_list("clip__external_id", "inclusion_probability"))
+    assert sum(stored.values()) == pytest.approx(0.6 * 6, abs=1e-6)  # v1 is counted as any pair
