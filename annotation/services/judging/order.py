@@ -33,6 +33,7 @@ from annotation.analysis.judging.strategies import (DESIGN_STRATEGIES, StrategyP
                                                     query_order)
 from annotation.models import PairProvenance, Pool, PooledPair, PoolQuery
 from annotation.services.judging.active import active_inclusion, design_known, order_known, pair_confidences
+from annotation.services.judging.errors import JudgingError
 
 OPEN, STOPPED, NOT_SAMPLED = PooledPair.State.OPEN, PooledPair.State.STOPPED, PooledPair.State.NOT_SAMPLED
 RESOLVED, DISAGREEMENT = PooledPair.State.RESOLVED, PooledPair.State.DISAGREEMENT
@@ -149,11 +150,12 @@ def snapshot_from_rows(rows) -> QuerySnapshot:
 SCALE_BATCH = 500  # queries read per snapshot query when the pool's active scale is drawn
 
 
-def active_scale_draw(pool: Pool, params: StrategyParams) -> tuple[float, float]:
+def active_scale_draw(pool: Pool, params: StrategyParams, *, store: bool = True) -> tuple[float, float]:
     """The pool's (c0, c1) from every query's pairs and the machine's verdicts (one allocation
     over the whole pool: a query whose runs the machine deems settled gets few judgments), stored
-    on the pool. Called when the design is drawn (build, or a design setting changed before any
-    label)."""
+    on the pool unless `store` is false. Called when the design is drawn (build, or a design
+    setting changed before any label). A design the pool cannot take (its top stratum alone is
+    over the sample rate) raises JudgingError."""
     captions = list(PoolQuery.objects.filter(pool=pool).order_by("slot").values_list("caption_id", flat=True))
 
     def queries():
@@ -167,7 +169,12 @@ def active_scale_draw(pool: Pool, params: StrategyParams) -> tuple[float, float]
                 confidence = pair_confidences(pool.judging_machine_judge_id, caption_id, snap.pair_ids.tolist())
                 yield snap.run_lists, len(snap.pair_ids), confidence, design_known(pool, snap)
 
-    scale = active_pool_scale(queries(), params=params)
+    try:
+        scale = active_pool_scale(queries(), params=params)
+    except ValueError as exc:
+        raise JudgingError(str(exc)) from exc
+    if not store:
+        return scale
     pool.judging_active_scale = [float(scale[0]), float(scale[1])]
     Pool.objects.filter(pk=pool.pk).update(judging_active_scale=pool.judging_active_scale)
     return scale

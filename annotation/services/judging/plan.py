@@ -7,6 +7,8 @@ meanwhile and a half-done recomputation is never visible within a query.
 """
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 from django.db import transaction
 from django.utils import timezone
@@ -16,6 +18,7 @@ from annotation.analysis.judging.strategies import (BANDIT_VARIANTS, DESIGN_STRA
 from annotation.analysis.pair_hashes import queue_positions
 from annotation.models import MachineJudge, Pool, PooledPair, PoolQuery
 from annotation.services.judging.active import active_inclusion, order_known
+from annotation.services.judging.errors import JudgingError
 from annotation.services.judging.order import (NOT_SAMPLED, OPEN, STOPPED, active_scale_draw, active_scale_of, n_queries_of,
                                                pair_column_write,
                                                queries_snapshots, query_lock, query_reopen_pairs, query_refresh,
@@ -39,14 +42,6 @@ JUDGING_SETTINGS = {
 # Settings that define a "sampled" or "active" design: fixed once judging started, or the
 # inclusion probabilities of pairs judged before and after would describe different designs.
 DESIGN_SETTINGS = ("sample_rate", "top_stratum_depth", "warmup_depth", "machine_judge")
-
-
-class JudgingError(ValueError):
-    """A judging request that cannot be carried out; `code` is "invalid" or "conflict"."""
-
-    def __init__(self, message: str, code: str = "invalid") -> None:
-        self.code = code
-        super().__init__(message)
 
 
 def judging_settings_check(settings: dict, *, dataset=None) -> dict:
@@ -222,6 +217,12 @@ def judging_settings_update(*, pool: Pool, changes: dict, now=None, recompute: b
     if design_changed and judging_started(pool):
         raise JudgingError("the sampling design cannot change once pairs have labels: its inclusion probabilities "
                            "would mix two designs; build a new pool", "conflict")
+    if design_changed and new_strategy == "active":
+        # Drawn on a copy first: a design the pool cannot take is refused before anything is saved.
+        trial = copy.copy(pool)
+        for field, value in fields.items():
+            setattr(trial, field, value)
+        active_scale_draw(trial, strategy_params(trial), store=False)
     with transaction.atomic():
         locked = Pool.objects.select_for_update().get(pk=pool.pk)
         for field, value in fields.items():

@@ -67,7 +67,13 @@ def pool_create(*, dataset, name: str, runs: Iterable[Run], depth: int = 10, inc
         pool_add_run(pool=pool, run=run, _with_originals=include_original_positives and index == 0, _judging=False)
         if progress:
             progress(index + 1, len(runs))
-    _judging_after_pairs_added(pool, design=True)
+    try:
+        _judging_after_pairs_added(pool, design=True)
+    except JudgingError as exc:
+        # A design these pairs cannot take (an "active" top stratum over the sample rate): no pool
+        # is left half-made.
+        pool.delete()
+        raise PoolError(str(exc)) from exc
     return pool
 
 

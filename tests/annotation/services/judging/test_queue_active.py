@@ -113,3 +113,27 @@ def test_a_pool_that_judges_its_original_positives_keeps_them_in_the_active_desi
     q1 = Caption.objects.get(dataset=pool.dataset, external_id="q1")
     stored = dict(PooledPair.objects.filter(pool=pool, caption=q1).values_list("clip__external_id", "inclusion_probability"))
     assert sum(stored.values()) == pytest.approx(0.6 * 6, abs=1e-6)  # v1 is counted as any pair
+
+
+def test_an_active_design_whose_top_stratum_exceeds_the_sample_rate_is_refused_before_anything_changes():
+    pool, _ = setup({})
+    machine_judge(pool)
+    changes = {"strategy": "active", "machine_judge": "vlm", "sample_rate": 0.1, "top_stratum_depth": 1}
+    with pytest.raises(JudgingError, match="top stratum alone exceeds the sample rate"):
+        judging_settings_update(pool=pool, changes=changes)
+    pool.refresh_from_db()
+    assert pool.judging_strategy == "pool_order" and pool.judging_active_scale is None
+    assert not PooledPair.objects.filter(pool=pool, state="not_sampled").exists()
+
+
+def test_a_build_with_an_active_design_the_pairs_cannot_take_leaves_no_pool():
+    from annotation.models import Pool
+    from annotation.services.pools.build import PoolError, pool_create
+
+    pool, _ = setup({})
+    judge = machine_judge(pool)
+    with pytest.raises(PoolError, match="top stratum alone exceeds the sample rate"):
+        pool_create(dataset=pool.dataset, name="too-deep", runs=list(pool.runs.all()), depth=3,
+                    judging={"strategy": "active", "machine_judge": judge.name, "sample_rate": 0.1,
+                             "top_stratum_depth": 1})
+    assert not Pool.objects.filter(dataset=pool.dataset, name="too-deep").exists()
