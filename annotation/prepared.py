@@ -36,10 +36,10 @@ _UNPREPARABLE: set[str] = set()
 
 
 @functools.cache
-def _template(sql: str) -> tuple[tuple, int]:
+def _template(sql: str) -> tuple:
     """The statement cut at its placeholders: text pieces alternating with ("name" | position)
-    markers; and how many positional (%s) placeholders it has. `%%` becomes `%` (PREPARE's text
-    is sent without parameters, so the driver no longer un-doubles it)."""
+    markers. `%%` becomes `%` (PREPARE's text is sent without parameters, so the driver no longer
+    un-doubles it)."""
     parts: list = []
     last, positional = 0, 0
     for match in _PLACEHOLDER.finditer(sql):
@@ -53,7 +53,7 @@ def _template(sql: str) -> tuple[tuple, int]:
             positional += 1
         last = match.end()
     parts.append(sql[last:])
-    return tuple(parts), positional
+    return tuple(parts)
 
 
 def _prepared_form(cursor, sql: str, params, inline: tuple[str, ...]) -> tuple[str, str, list]:
@@ -72,7 +72,7 @@ def _statement(cursor, sql: str, constants: tuple) -> tuple[str, str, tuple]:
     found = _STATEMENTS.get((sql, constants))
     if found is not None:
         return found
-    parts, _ = _template(sql)
+    parts = _template(sql)
     inline = dict(constants)
     numbers: dict = {}
     text: list[str] = []

@@ -10,22 +10,29 @@ from annotation.analysis.judging.strategies import StrategyParams, active_design
 from annotation.analysis.machine_agreement import relevance_probability
 from annotation.models import MachineJudgment, Pool, PooledPair
 
-def pair_confidences(judge_id: int | None, caption_id: int, pair_ids) -> np.ndarray:
-    """Per pair id (in the given order): the judge's probability that the pair is relevant; nan
-    where it gave no verdict (the design then counts the pair as most uncertain, f = 0.5)."""
-    pair_ids = [int(p) for p in pair_ids]
-    out = np.full(len(pair_ids), np.nan)
+_READ_BATCH = 20_000  # pair ids per read
+
+
+def snapshots_confidences(judge_id: int | None, snapshots: dict) -> dict[int, np.ndarray]:
+    """Per caption id of `snapshots` (caption id -> its query snapshot): the judge's probability
+    that each of the snapshot's pairs (in its order) is relevant; nan where it gave no verdict (the
+    design then counts the pair as most uncertain, f = 0.5). Two reads for any number of queries."""
+    out = {caption: np.full(len(snap.pair_ids), np.nan) for caption, snap in snapshots.items()}
+    pair_ids = [int(p) for snap in snapshots.values() for p in snap.pair_ids.tolist()]
     if judge_id is None or not pair_ids:
         return out
-    clip_of = dict(PooledPair.objects.filter(pk__in=pair_ids).values_list("pk", "clip_id"))
-    verdicts = {clip: (label, score) for clip, label, score in MachineJudgment.objects.filter(
-        judge_id=judge_id, caption_id=caption_id, clip_id__in=set(clip_of.values())).values_list("clip_id", "label", "score")}
-    for i, pair_id in enumerate(pair_ids):
-        verdict = verdicts.get(clip_of.get(pair_id))
-        if verdict is not None:
-            label, score = verdict
-            out[i] = float(relevance_probability(label == MachineJudgment.Label.RELEVANT,
-                                                 np.nan if score is None else score))
+    clip_of: dict[int, int] = {}
+    for start in range(0, len(pair_ids), _READ_BATCH):
+        clip_of.update(PooledPair.objects.filter(pk__in=pair_ids[start:start + _READ_BATCH]).values_list("pk", "clip_id"))
+    verdicts = {(caption, clip): (label, score) for caption, clip, label, score in MachineJudgment.objects.filter(
+        judge_id=judge_id, caption_id__in=list(snapshots)).values_list("caption_id", "clip_id", "label", "score")}
+    for caption, snap in snapshots.items():
+        for i, pair_id in enumerate(snap.pair_ids.tolist()):
+            verdict = verdicts.get((caption, clip_of.get(pair_id)))
+            if verdict is not None:
+                label, score = verdict
+                out[caption][i] = float(relevance_probability(label == MachineJudgment.Label.RELEVANT,
+                                                              np.nan if score is None else score))
     return out
 
 
@@ -44,10 +51,13 @@ def order_known(pool: Pool, snapshot) -> list[int] | None:
     return design_known(pool, snapshot) if pool.judging_strategy == "active" else None
 
 
-def active_inclusion(pool: Pool, caption_id: int, snapshot, params: StrategyParams, scale) -> np.ndarray:
+def active_inclusion(pool: Pool, caption_id: int, snapshot, params: StrategyParams, scale,
+                     confidence=None) -> np.ndarray:
     """The complete sample's inclusion probability of each pair of a query snapshot, at the pool's
-    scale (services/judging/order.py active_scale_of)."""
-    confidence = pair_confidences(pool.judging_machine_judge_id, caption_id, snapshot.pair_ids.tolist())
+    scale (services/judging/order.py active_scale_of). `confidence`: the machine's, when the caller
+    read a batch of queries' at once (snapshots_confidences)."""
+    if confidence is None:
+        confidence = snapshots_confidences(pool.judging_machine_judge_id, {caption_id: snapshot})[caption_id]
     return active_design(snapshot.run_lists, confidence, params=params, query_key=int(caption_id),
                          n_pairs=len(snapshot.pair_ids), known=design_known(pool, snapshot),
                          scale=(float(scale[0]), float(scale[1])))["pi"]

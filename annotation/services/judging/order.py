@@ -32,7 +32,7 @@ from annotation.analysis.judging.stopping import StoppingRules, query_stop_reaso
 from annotation.analysis.judging.strategies import (DESIGN_STRATEGIES, StrategyParams, active_pool_scale, interleave,
                                                     query_order)
 from annotation.models import PairProvenance, Pool, PooledPair, PoolQuery
-from annotation.services.judging.active import active_inclusion, design_known, order_known, pair_confidences
+from annotation.services.judging.active import active_inclusion, design_known, order_known, snapshots_confidences
 from annotation.services.judging.errors import JudgingError
 
 OPEN, STOPPED, NOT_SAMPLED = PooledPair.State.OPEN, PooledPair.State.STOPPED, PooledPair.State.NOT_SAMPLED
@@ -162,12 +162,12 @@ def active_scale_draw(pool: Pool, params: StrategyParams, *, store: bool = True)
         for start in range(0, len(captions), SCALE_BATCH):
             batch = captions[start:start + SCALE_BATCH]
             snapshots = queries_snapshots(pool.pk, batch)
+            confidences = snapshots_confidences(pool.judging_machine_judge_id, snapshots)
             for caption_id in batch:
                 snap = snapshots.get(caption_id)
                 if snap is None or not len(snap.pair_ids):
                     continue
-                confidence = pair_confidences(pool.judging_machine_judge_id, caption_id, snap.pair_ids.tolist())
-                yield snap.run_lists, len(snap.pair_ids), confidence, design_known(pool, snap)
+                yield snap.run_lists, len(snap.pair_ids), confidences[caption_id], design_known(pool, snap)
 
     try:
         scale = active_pool_scale(queries(), params=params)
@@ -407,7 +407,9 @@ def pool_budget_check(pool: Pool, *, now) -> bool:
 _HOOK_POOL_FIELDS = ("seed", "judging_strategy", "judging_warmup_depth", "judging_bandit_variant", "judging_sample_rate",
                      "judging_top_stratum_depth", "judging_query_budget", "judging_pool_budget",
                      "judging_stop_remaining_below", "judging_stop_misses_in_a_row", "judging_stopped_reason",
-                     "judging_stopped_at", "judging_judged_at_resume", "judging_machine_judge_id")
+                     "judging_stopped_at", "judging_judged_at_resume", "judging_machine_judge_id",
+                     "judging_active_scale", "include_original_positives")
+_ACTIVE_SCALE_FIELD = Pool._meta.get_field("judging_active_scale")
 # What the hook needs of a query row `q` joined with its pool `pl`: the query, the pool's judging
 # settings and the number of queries. A caller that locks the query row anyway (the label
 # transaction, before the pair) selects these in that statement and hands the row to pair_judged.
@@ -440,11 +442,10 @@ def pair_judged(*, pool_id: int, caption_id: int, pair_id: int, now, judged_at_s
         query = next(iter(PoolQuery.objects.raw(_hook_sql(), {"pool": pool_id, "caption": caption_id})), None)
     if query is None:  # no row for the query (it cannot be hooked without one): nothing to order
         return
-    pool = Pool(pk=pool_id, **{f: getattr(query, f"pool_{f}") for f in _HOOK_POOL_FIELDS})
-    if pool.judging_strategy == "active":
-        # The active design's stored scale and whether the originals are judged: without them the
-        # refresh would draw the scale anew over the whole pool on every label.
-        pool.judging_active_scale, pool.include_original_positives = Pool.objects.filter(pk=pool_id).values_list(
-            "judging_active_scale", "include_original_positives").get()
+    values = {f: getattr(query, f"pool_{f}") for f in _HOOK_POOL_FIELDS}
+    # A raw row's JSON comes as text: the stored active scale as the model reads it (without it the
+    # refresh would draw the scale anew over the whole pool on every label).
+    values["judging_active_scale"] = _ACTIVE_SCALE_FIELD.from_db_value(values["judging_active_scale"], None, connection)
+    pool = Pool(pk=pool_id, **values)
     query_refresh(pool, query, now=now, n_queries=query.top_slot + 1)
     pool_budget_check(pool, now=now)

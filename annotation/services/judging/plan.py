@@ -17,7 +17,7 @@ from annotation.analysis.judging.strategies import (BANDIT_VARIANTS, DESIGN_STRA
                                                     inclusion_probabilities)
 from annotation.analysis.pair_hashes import queue_positions
 from annotation.models import MachineJudge, Pool, PooledPair, PoolQuery
-from annotation.services.judging.active import active_inclusion, order_known
+from annotation.services.judging.active import active_inclusion, order_known, snapshots_confidences
 from annotation.services.judging.errors import JudgingError
 from annotation.services.judging.order import (NOT_SAMPLED, OPEN, STOPPED, active_scale_draw, active_scale_of, n_queries_of,
                                                pair_column_write,
@@ -159,13 +159,16 @@ def _design_apply(pool: Pool, batch: list[PoolQuery], snapshots: dict) -> None:
 
     params = strategy_params(pool)
     probability, leave_out, bring_back = {}, [], []
+    confidences = (snapshots_confidences(pool.judging_machine_judge_id, {q.caption_id: snapshots[q.caption_id] for q in batch})
+                   if pool.judging_strategy == "active" else {})
     for query in batch:
         snap = snapshots[query.caption_id]
         n = len(snap.pair_ids)
         if not n:
             continue
         if pool.judging_strategy == "active":
-            pi = active_inclusion(pool, query.caption_id, snap, params, active_scale_of(pool, params))
+            pi = active_inclusion(pool, query.caption_id, snap, params, active_scale_of(pool, params),
+                                  confidence=confidences[query.caption_id])
         elif pool.judging_strategy == "sampled":
             pi = inclusion_probabilities(snap.run_lists, params=params, query_key=int(query.caption_id), n_pairs=n)
         else:

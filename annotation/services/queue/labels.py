@@ -15,12 +15,12 @@ from datetime import timezone as dt_timezone
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
+from annotation import prepared
 from annotation.models import Clip, Label, Lease, Pool, PooledPair, PoolMembership, PoolQuery, QualityRule, RaterProfile
 from annotation.services.crowd.quality import quality_rule_after_answer
 from annotation.services.judging import HOOK_COLUMNS_SQL, JUDGING_HOOKED_SQL, pair_judged, pool_is_hooked, query_lock
 from annotation.services.judging.order import JUDGED_STATES
 from annotation.services.queue.leases import PAIR_FLAG_FIELDS, min_watch_seconds, refresh_pair_flags
-from annotation import prepared
 from annotation.services.queue.rows import raw_first, raw_rows
 
 PAIR_FIELDS = PAIR_FLAG_FIELDS + ["vote_count", "required_labels", "state", "resolved_label", "resolved_at", "broken_reports"]

@@ -28,11 +28,11 @@ from django.core.cache import cache
 from django.db import connection, transaction
 from django.utils import timezone
 
+from annotation import prepared
 from annotation.models import (Caption, Clip, CrowdStudy, CrowdWorker, Label, Lease, Pool, PooledPair, PoolMembership,
                                RaterProfile)
 from annotation.models.labels import new_lease_token
 from annotation.services.crowd import gate as crowd_gate
-from annotation import prepared
 from annotation.services.queue.rows import raw_first
 
 MAX_HELD_PER_POOL = 2  # per device: the pair on screen and the next one, preloaded
