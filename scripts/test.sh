@@ -26,4 +26,13 @@ export REJUDGE_VAR_DIR=$(mktemp -d)
 export SECRET_KEY=${SECRET_KEY:-$(.venv/bin/python -c 'import secrets; print(secrets.token_urlsafe(50))')}
 # The test client and the live server speak plain http: no redirect to https, no secure-only cookies.
 export REJUDGE_HTTPS=${REJUDGE_HTTPS:-0}
-exec .venv/bin/python -m pytest "$@"
+# One pytest process per core (pytest-xdist), each with its own test database, Celery queue and worker,
+# and run folder (tests/parallel.py). Tests are handed out one by one (`--dist load`), not by file:
+# schemathesis gives the API fuzz run's 117 operations one node id, which xdist's per-file
+# scheduling keys its work by, so it ran one of them. REJUDGE_TEST_WORKERS=1 runs everything here.
+workers=${REJUDGE_TEST_WORKERS:-$(nproc)}
+parallel=()
+if [ "$workers" -gt 1 ]; then
+  parallel=(-p tests.parallel -n "$workers" --dist load)
+fi
+exec .venv/bin/python -m pytest "${parallel[@]}" "$@"

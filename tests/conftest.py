@@ -6,6 +6,7 @@ test; otherwise (a laptop on SQLite) such tests are skipped with the reason.
 """
 from __future__ import annotations
 
+import collections
 import os
 import subprocess
 import sys
@@ -181,3 +182,49 @@ def pytest_collection_modifyitems(config, items):
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
+
+
+# --- The API fuzz run's coverage in the closing summary ------------------------------------------
+
+BIG = "big-integer cases"  # tests/api/test_fuzz.py counts them under this key
+
+
+def _fuzz_calls() -> dict[str, int]:
+    """This process's fuzz request counts per caller (tests/api/test_fuzz.py) and its count of
+    big-integer cases, when it collected the fuzz run."""
+    import sys
+
+    test_fuzz = sys.modules.get("tests.api.test_fuzz")  # only when this process collected it
+    if test_fuzz is None:
+        return {}
+    return {key: n for key, n in test_fuzz.CALLS.items() if key in (*test_fuzz.FUZZ_CALLERS, BIG)}
+
+
+# Under pytest-xdist the fuzz run happens in a worker process: each worker hands its counts to the
+# controlling process (xdist's workeroutput), which prints their sum.
+_WORKERS_FUZZ_CALLS: collections.Counter = collections.Counter()
+
+
+def pytest_sessionfinish(session):
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        workeroutput["fuzz_calls"] = _fuzz_calls()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    _WORKERS_FUZZ_CALLS.update(getattr(node, "workeroutput", {}).get("fuzz_calls", {}))
+
+
+def pytest_terminal_summary(terminalreporter):
+    """How much the API fuzz run covered (tests/api/test_fuzz.py), so a CI log shows it."""
+    from django.db import connection
+
+    counts = collections.Counter(_fuzz_calls()) + _WORKERS_FUZZ_CALLS
+    big = counts.pop(BIG, 0)
+    if sum(counts.values()):
+        by_role = ", ".join(f"{role} {n}" for role, n in sorted(counts.items()))
+        # A request is counted once it has passed the not-a-server-error check.
+        terminalreporter.write_line(f"API fuzz on {connection.vendor}: {sum(counts.values())} requests without a 5xx "
+                                    f"({by_role}; "
+                                    f"{big} cases with integers beyond 64 bits)")
