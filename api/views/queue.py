@@ -25,7 +25,7 @@ from annotation.services.queue.label_changes import answer_change, recent_answer
 from annotation.services.queue.labels import LabelRefused, label_submit
 from annotation.services.queue.leases import (MAX_EXCLUDED, LeaseGone, item_id_for, lease_next, lease_release, lease_renew,
                                               pair_min_watch)
-from api.bounds import answer_seconds_field
+from api.bounds import MAX_ANSWER_SECONDS, answer_seconds_field
 from api.params import query_int
 from api.permissions import IsRater
 
@@ -39,6 +39,7 @@ class ClipSerializer(serializers.Serializer):
 
 
 LEASE_TOKEN_MAX = 64
+COMMENT_MAX = 5000
 
 
 class AssignmentSerializer(serializers.Serializer):
@@ -93,6 +94,63 @@ def assignment_data(lease) -> dict:
             "expires_at": _DATETIME.to_representation(lease.expires_at), "min_watch_seconds": pair_min_watch(pair)}
 
 
+# The two requests' inputs likewise: building a DRF serializer for them cost more CPU (its fields
+# deep-copied per request) than checking them. These accept only what the InputSerializers accept
+# unchanged (plain JSON of the right types: ASCII ids with no surrounding space or NUL, a finite
+# number in range) and give what validated_data would; anything else, however rare, goes through the
+# serializer itself, so every refusal and coercion stays DRF's. tests/api/test_queue_api.py
+# checks them against the serializers on generated inputs.
+def _plain_id(value, max_length: int, allow_blank: bool = False) -> bool:
+    """A CharField would give `value` back as it is."""
+    return (type(value) is str and value.isascii() and len(value) <= max_length and "\x00" not in value
+            and value == value.strip() and (allow_blank or value != ""))
+
+
+def next_input_quick(data) -> dict | None:
+    """NextPairApi.InputSerializer(data=data).validated_data for the inputs it takes unchanged, else None."""
+    if type(data) is not dict or not data.keys() <= {"exclude", "device"}:
+        return None
+    exclude, device = data.get("exclude", []), data.get("device", "")
+    if (type(exclude) is not list or len(exclude) > MAX_EXCLUDED
+            or not all(_plain_id(token, LEASE_TOKEN_MAX) for token in exclude)
+            or not _plain_id(device, DEVICE_ID_MAX, allow_blank=True)):
+        return None
+    return {"exclude": list(exclude), "device": device}
+
+
+_LABEL_VALUES = frozenset(Label.Value.values)
+
+
+def label_input_quick(data) -> dict | None:
+    """LabelSubmitApi.InputSerializer(data=data).validated_data for the inputs it takes unchanged, else None."""
+    if type(data) is not dict or not data.keys() <= {"client_id", "lease_id", "value", "seconds", "comment"}:
+        return None
+    client_id, lease_id, value = data.get("client_id"), data.get("lease_id"), data.get("value")
+    comment = data.get("comment", "")
+    if not (_plain_id(client_id, 64) and _plain_id(lease_id, LEASE_TOKEN_MAX) and type(value) is str
+            and value in _LABEL_VALUES and _plain_id(comment, COMMENT_MAX, allow_blank=True)):
+        return None
+    out = {"client_id": client_id, "lease_id": lease_id, "value": value, "comment": comment}
+    if "seconds" in data:
+        seconds = data["seconds"]
+        if seconds is not None:
+            if type(seconds) not in (int, float) or not (0 <= seconds <= MAX_ANSWER_SECONDS and math.isfinite(seconds)):
+                return None
+            seconds = float(seconds)
+        out["seconds"] = seconds
+    return out
+
+
+def validated_input(serializer_class, data, quick) -> dict:
+    """`quick(data)`, or the serializer's validated_data (a 400 with DRF's errors when it refuses)."""
+    found = quick(data)
+    if found is not None:
+        return found
+    serializer = serializer_class(data=data)
+    serializer.is_valid(raise_exception=True)
+    return serializer.validated_data
+
+
 class MyPoolsApi(APIView):
     """Rater: the pools I may work in."""
 
@@ -131,10 +189,8 @@ class NextPairApi(APIView):
         "NextPair", {"assignment": AssignmentSerializer(allow_null=True), "reason": serializers.CharField(allow_null=True),
                      "idle_release_seconds": serializers.IntegerField()}))
     def post(self, request, pool_id: int):
-        data = self.InputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        assignment = lease_next(pool=pool_id, rater=request.user, device=data.validated_data["device"],
-                                exclude_leases=data.validated_data["exclude"])
+        v = validated_input(self.InputSerializer, request.data, next_input_quick)
+        assignment = lease_next(pool=pool_id, rater=request.user, device=v["device"], exclude_leases=v["exclude"])
         if assignment.reason == "not_a_member":
             raise NotFound("no such pool")  # the same for pools that exist and those that do not
         body = {"assignment": assignment_data(assignment.lease) if assignment.lease else None,
@@ -223,14 +279,12 @@ class LabelSubmitApi(APIView):
         lease_id = serializers.CharField(max_length=LEASE_TOKEN_MAX)
         value = serializers.ChoiceField(choices=Label.Value.choices)
         seconds = answer_seconds_field()
-        comment = serializers.CharField(required=False, allow_blank=True, default="", max_length=5000)
+        comment = serializers.CharField(required=False, allow_blank=True, default="", max_length=COMMENT_MAX)
 
     @extend_schema(request=InputSerializer, responses={201: inline_serializer(
         "LabelSubmitted", {"label": RaterLabelSerializer(), "feedback": serializers.DictField(allow_null=True)})})
     def post(self, request):
-        data = self.InputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        v = data.validated_data
+        v = validated_input(self.InputSerializer, request.data, label_input_quick)
         try:
             result = label_submit(rater=request.user, client_id=v["client_id"], lease=v["lease_id"], value=v["value"],
                                   seconds=v.get("seconds"), comment=v["comment"])

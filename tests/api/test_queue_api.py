@@ -326,3 +326,100 @@ def test_the_hot_path_answers_are_exactly_what_their_serializers_declare(pair_sp
                   created_at=datetime(2026, 1, 2, 3, 4, 6, tzinfo=timezone.utc))
     assert rater_label_data(label) == RaterLabelSerializer(label).data
     assert [type(v) for v in rater_label_data(label).values()] == [type(v) for v in RaterLabelSerializer(label).data.values()]
+
+
+# --- The hot path's inputs: what the InputSerializers would make of them, or the serializers themselves ---
+
+from hypothesis import given, settings as hypothesis_settings, strategies as st  # noqa: E402
+
+_PLAIN = st.from_regex(r"[A-Za-z0-9_-]{1,64}", fullmatch=True)  # what the judging page sends as ids
+_TEXT = st.one_of(st.text(max_size=70), st.sampled_from(["", " ", "a" * 64, "a" * 65, " lease", "lease ", "le\x00ase", "tok-1",
+                                                         "café", "\ud800", "\t"]))
+_NUMBER = st.one_of(st.integers(-10, 10**6), st.floats(allow_nan=True, allow_infinity=True), st.booleans(),
+                    st.sampled_from([0, 86400, 86400.0001, -0.0, 1e308, "3", "nan"]))
+_ANY = st.one_of(st.none(), _TEXT, _NUMBER, st.lists(_TEXT, max_size=12), st.dictionaries(_TEXT, _TEXT, max_size=2))
+
+
+def _bodies(valid: st.SearchStrategy, keys: list[str]) -> st.SearchStrategy:
+    """A body as the page sends it, left alone half the time, else with one field replaced by
+    anything at all (or an unknown field added) or one field left out."""
+
+    def mutate(draw_args):
+        body, how, key, value = draw_args
+        body = dict(body)
+        if how == "replace":
+            body[key] = value
+        elif how == "drop":
+            body.pop(key, None)
+        return body
+
+    return st.tuples(valid, st.sampled_from(["keep", "keep", "replace", "drop"]), st.sampled_from([*keys, "other"]),
+                     _ANY).map(mutate)
+
+
+_NEXT = _bodies(st.fixed_dictionaries({}, optional={"exclude": st.lists(_PLAIN, max_size=10),
+                                                    "device": st.one_of(st.just(""), _PLAIN)}), ["exclude", "device"])
+_LABEL = _bodies(st.fixed_dictionaries(
+    {"client_id": _PLAIN, "lease_id": _PLAIN, "value": st.sampled_from(Label.Value.values)},
+    optional={"seconds": st.one_of(st.none(), st.integers(0, 86400), st.floats(0, 86400)),
+              "comment": st.one_of(st.just(""), st.text(alphabet="abc xyz.", max_size=40).map(str.strip), _TEXT)}),
+    ["client_id", "lease_id", "value", "seconds", "comment"])
+
+
+def _agrees_with_serializer(serializer_class, quick, data) -> bool:
+    """quick(data) is None, or the serializer takes data and gives exactly quick(data); True when quick took it."""
+    found = quick(data)
+    if found is None:
+        return False
+    serializer = serializer_class(data=data)
+    assert serializer.is_valid(), (data, found, serializer.errors)
+    assert found == dict(serializer.validated_data)
+    assert [type(v) for v in found.values()] == [type(serializer.validated_data[k]) for k in found]
+    return True
+
+
+@hypothesis_settings(max_examples=600, deadline=None, derandomize=True, database=None)
+@given(data=_NEXT)
+def test_the_next_input_shortcut_gives_what_the_serializer_would(data):
+    from api.views.queue import NextPairApi, next_input_quick
+
+    _agrees_with_serializer(NextPairApi.InputSerializer, next_input_quick, data)
+
+
+@hypothesis_settings(max_examples=600, deadline=None, derandomize=True, database=None)
+@given(data=_LABEL)
+def test_the_label_input_shortcut_gives_what_the_serializer_would(data):
+    from api.views.queue import LabelSubmitApi, label_input_quick
+
+    _agrees_with_serializer(LabelSubmitApi.InputSerializer, label_input_quick, data)
+
+
+@pytest.mark.parametrize("data", [
+    {}, {"exclude": ["tok-1", "tok-2"], "device": "d-1"}, {"device": ""},
+])
+def test_what_the_judging_page_sends_for_next_takes_the_shortcut(data):
+    from api.views.queue import NextPairApi, next_input_quick
+
+    assert _agrees_with_serializer(NextPairApi.InputSerializer, next_input_quick, data)
+
+
+@pytest.mark.parametrize("data", [
+    {"client_id": "c1", "lease_id": "l1", "value": "relevant", "seconds": 3.5},
+    {"client_id": "c1", "lease_id": "l1", "value": "ambiguous", "seconds": 12, "comment": "two people, not one"},
+    {"client_id": "c1", "lease_id": "l1", "value": "broken", "seconds": None},
+    {"client_id": "c1", "lease_id": "l1", "value": "not_relevant"},
+])
+def test_what_the_judging_page_sends_for_a_label_takes_the_shortcut(data):
+    from api.views.queue import LabelSubmitApi, label_input_quick
+
+    assert _agrees_with_serializer(LabelSubmitApi.InputSerializer, label_input_quick, data)
+
+
+@pytest.mark.parametrize("data, refused", [
+    ({"exclude": [""]}, "exclude"), ({"exclude": "tok"}, "exclude"), ({"exclude": ["t"] * 11}, "exclude"),
+    ({"device": "d" * 65}, "device"), ({"device": None}, "device"),
+])
+def test_inputs_the_shortcut_leaves_get_the_serializers_400(pool_and_rater, data, refused):
+    pool, rater, _ = pool_and_rater
+    response = client_for(rater).post(f"/api/v1/pools/{pool.pk}/next/", data, format="json")
+    assert response.status_code == 400 and refused in response.json(), response.content
