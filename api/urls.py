@@ -7,6 +7,8 @@ from api.views import accounts, datasets, jobs
 app_name = "api"
 
 urlpatterns = [
+    # First: every judged pair makes two requests here (next, label), and Django tries the patterns in order.
+    path("", include("api.routes.queue")),
     path("schema/", SpectacularAPIView.as_view(permission_classes=[]), name="schema"),
     path("docs/", docs.swagger_page, name="docs"),
     path("redoc/", docs.redoc_page, name="redoc"),
@@ -20,7 +22,6 @@ urlpatterns = [
     path("jobs/", jobs.JobListApi.as_view(), name="job-list"),
     path("jobs/<id:job_id>/", jobs.JobDetailApi.as_view(), name="job-detail"),
     path("jobs/<id:job_id>/retry/", jobs.JobRetryApi.as_view(), name="job-retry"),
-    path("", include("api.routes.queue")),
     path("", include("api.routes.judging")),
     path("", include("api.routes.reports")),
     path("", include("api.routes.judging_reports")),

@@ -4,16 +4,16 @@ from django.urls import path
 from api.views import pools, queue, raters
 
 urlpatterns = [
-    # rater
+    # rater: the judging page's calls first (Django tries the patterns in order)
+    path("pools/<id:pool_id>/next/", queue.NextPairApi.as_view(), name="pool-next"),
+    path("labels/", queue.LabelSubmitApi.as_view(), name="label-submit"),
+    path("leases/<str:lease_id>/heartbeat/", queue.LeaseHeartbeatApi.as_view(), name="lease-heartbeat"),
     path("my/pools/", queue.MyPoolsApi.as_view(), name="my-pools"),
     path("my/labels/", queue.MyLabelsApi.as_view(), name="my-labels"),
     path("my/recent-answers/", queue.MyRecentAnswersApi.as_view(), name="my-recent-answers"),
     path("my/answers/<str:item_id>/change/", queue.MyAnswerChangeApi.as_view(), name="my-answer-change"),
-    path("pools/<id:pool_id>/next/", queue.NextPairApi.as_view(), name="pool-next"),
     path("pools/<id:pool_id>/my-progress/", queue.MyProgressApi.as_view(), name="pool-my-progress"),
-    path("leases/<str:lease_id>/heartbeat/", queue.LeaseHeartbeatApi.as_view(), name="lease-heartbeat"),
     path("leases/<str:lease_id>/release/", queue.LeaseReleaseApi.as_view(), name="lease-release"),
-    path("labels/", queue.LabelSubmitApi.as_view(), name="label-submit"),
     # admin (and researchers reading pools)
     path("pools/", pools.PoolListApi.as_view(), name="pool-list"),
     path("pools/build/", pools.PoolBuildApi.as_view(), name="pool-build"),
