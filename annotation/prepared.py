@@ -27,7 +27,7 @@ import logging
 import re
 
 from django.conf import settings
-from django.db import DatabaseError, connection
+from django.db import DatabaseError
 
 logger = logging.getLogger(__name__)
 
@@ -94,8 +94,8 @@ def _statement(cursor, sql: str, constants: tuple) -> tuple[str, str, tuple]:
     return found
 
 
-def _enabled() -> bool:
-    return connection.vendor == "postgresql" and settings.REJUDGE["DB_PREPARED_STATEMENTS"]
+def _enabled(db) -> bool:
+    return db.vendor == "postgresql" and settings.REJUDGE["DB_PREPARED_STATEMENTS"]
 
 
 class _Held:
@@ -107,11 +107,11 @@ class _Held:
         self.raw, self.names, self.generation = raw, set(), 0
 
 
-def _held() -> _Held:
-    raw = connection.connection
-    held = getattr(connection, "_rejudge_prepared", None)
+def _held(db) -> _Held:
+    raw = db.connection
+    held = getattr(db, "_rejudge_prepared", None)
     if held is None or held.raw is not raw:
-        held = connection._rejudge_prepared = _Held(raw)
+        held = db._rejudge_prepared = _Held(raw)
     return held
 
 
@@ -134,14 +134,15 @@ def execute(cursor, sql: str, params=(), *, inline: tuple[str, ...] = (), _again
     `cursor` is a Django cursor (`connection.cursor()`); `params` a dict for `%(name)s`
     placeholders or a sequence for `%s` ones; `inline` names dict parameters whose values are
     written into the prepared text."""
-    if not _enabled() or sql in _UNPREPARABLE:
+    db = cursor.db  # the Django connection the cursor belongs to (not looked up again: it is per thread)
+    if not _enabled(db) or sql in _UNPREPARABLE:
         cursor.execute(sql, params)
         return
-    held = _held()
+    held = _held(db)
     name, body, values = _prepared_form(cursor, sql, params, inline)
     name = f"{name}_{held.generation}"
     if name not in held.names:
-        if not _prepare(cursor, name, body, sql):
+        if not _prepare(cursor, db, name, body, sql):
             cursor.execute(sql, params)
             return
         held.names.add(name)
@@ -156,13 +157,13 @@ def execute(cursor, sql: str, params=(), *, inline: tuple[str, ...] = (), _again
         held.names.clear()
         held.generation += 1
         logger.warning("prepared statements of this connection reset (%s)", str(error).strip())
-        if connection.in_atomic_block or not _again:
+        if db.in_atomic_block or not _again:
             raise StatementsReset(str(error)) from error
         execute(cursor, sql, params, inline=inline, _again=False)  # autocommit: nothing was lost, run it again
 
 
-def _prepare(cursor, name: str, body: str, sql: str) -> bool:
-    in_transaction = connection.in_atomic_block
+def _prepare(cursor, db, name: str, body: str, sql: str) -> bool:
+    in_transaction = db.in_atomic_block
     if in_transaction:
         cursor.execute("SAVEPOINT rejudge_prepare")
     try:

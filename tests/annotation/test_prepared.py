@@ -126,7 +126,7 @@ def test_a_name_the_session_already_prepared_is_used_not_refused(require_postgre
     sql = "SELECT %(n)s::int + 10"
     with connection.cursor() as cursor:
         prepared.execute(cursor, sql, {"n": 1})
-        prepared._held().names.clear()  # the module forgot; the session did not
+        prepared._held(connection).names.clear()  # the module forgot; the session did not
         prepared.execute(cursor, sql, {"n": 2})
         assert cursor.fetchone() == (12,)
     assert sql not in prepared._UNPREPARABLE
@@ -167,4 +167,4 @@ def test_a_column_added_under_a_prepared_statement_costs_no_answer(require_postg
         with connection.cursor() as cursor:
             cursor.execute("ALTER TABLE annotation_pooledpair DROP COLUMN added_by_a_migration")
     assert Label.objects.filter(rater=raters[0]).count() == 3
-    assert prepared._held().generation >= 1  # the statements were prepared anew
+    assert prepared._held(connection).generation >= 1  # the statements were prepared anew

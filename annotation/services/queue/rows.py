@@ -40,19 +40,20 @@ def raw_rows(model, sql: str, params, *, inline: tuple[str, ...] = ()) -> list:
     """The instances of `model` that `sql` selects (a prepared statement on PostgreSQL: `inline`
     as in annotation.prepared.execute)."""
     with connection.cursor() as cursor:
+        db = cursor.db  # the connection itself, not looked up through the proxy again per value
         prepared.execute(cursor, sql, params, inline=inline)
         columns = tuple(col[0] for col in cursor.description)
         rows = cursor.fetchall()
     if not rows:
         return []
-    positions, attnames, converters, extras = _plan(model, columns, connection.vendor)
-    alias, out = connection.alias, []
+    positions, attnames, converters, extras = _plan(model, columns, db.vendor)
+    alias, out = db.alias, []
     for row in rows:
         values = [row[i] for i in positions]
         for position, found, expression in converters:
             value = values[position]
             for converter in found:
-                value = converter(value, expression, connection)
+                value = converter(value, expression, db)
             values[position] = value
         instance = model.from_db(alias, attnames, values)
         for i, name in extras:
