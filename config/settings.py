@@ -197,7 +197,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
-    "django_prometheus.middleware.PrometheusAfterMiddleware",
+    "config.request_metrics.PrometheusAfterMiddleware",
     # Last, as django-axes asks: it turns a refused login into the lockout page.
     "axes.middleware.AxesMiddleware",
 ]

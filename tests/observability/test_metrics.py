@@ -128,6 +128,26 @@ def test_request_latency_is_counted_per_view_and_method(client, token):
     assert me_count() == before + 3
 
 
+def test_each_label_set_keeps_its_own_series(client, token):
+    """The middleware keeps each labelled series it has looked up (config/request_metrics.py): two
+    statuses of one view, and two views, still count apart."""
+    def counts() -> dict:
+        values = samples(client.get("/metrics", HTTP_AUTHORIZATION=f"Bearer {token}"))
+        return {(status, view): values.get(("django_http_responses_total_by_status_view_method_total",
+                                            (("method", "GET"), ("status", status), ("view", view))), 0)
+                for status in ("200", "403") for view in ("api:me", "api:dataset-list")}
+
+    before = counts()
+    client.get("/api/v1/me/")
+    client.get("/api/v1/me/")  # anonymous: 403
+    client.get("/api/v1/datasets/")
+    client.force_login(make_user("admin"))
+    client.get("/api/v1/me/")
+    after = counts()
+    assert {key: after[key] - before[key] for key in after} == {
+        ("200", "api:me"): 1, ("403", "api:me"): 2, ("200", "api:dataset-list"): 0, ("403", "api:dataset-list"): 1}
+
+
 SCRIPT = r"""
 import os, sys
 import django
