@@ -2,8 +2,8 @@
 
 scripts/test.sh runs the suite in several worker processes (`-n`, pytest-xdist). pytest-django
 gives each its own test database; the rest that a session owns is named here, from the worker's
-id, in the environment that config/settings.py reads at import (this module is a plugin, `-p
-tests.parallel` in pytest.ini, so it is imported before pytest-django sets Django up):
+id, in the environment that config/settings.py reads at import (scripts/test.sh loads this module as a
+plugin, `-p tests.parallel`, so it is imported before pytest-django sets Django up):
 
 - the Celery queue: each worker's session starts its own Celery worker process on its own test
   database, which must take only that session's jobs;

@@ -134,7 +134,7 @@ def label_input_quick(data) -> dict | None:
     if "seconds" in data:
         seconds = data["seconds"]
         if seconds is not None:
-            if type(seconds) not in (int, float) or not (0 <= seconds <= MAX_ANSWER_SECONDS and math.isfinite(seconds)):
+            if type(seconds) not in (int, float) or not 0 <= seconds <= MAX_ANSWER_SECONDS:  # NaN fails too
                 return None
             seconds = float(seconds)
         out["seconds"] = seconds
@@ -360,7 +360,7 @@ class MyAnswerChangeApi(APIView):
 
     class InputSerializer(serializers.Serializer):
         value = serializers.ChoiceField(choices=Label.Value.choices)
-        comment = serializers.CharField(required=False, allow_blank=True, max_length=5000)
+        comment = serializers.CharField(required=False, allow_blank=True, max_length=COMMENT_MAX)
 
     @extend_schema(request=InputSerializer, responses=inline_serializer(
         "AnswerChanged", {"item_id": serializers.CharField(), "value": serializers.CharField(),
