@@ -74,6 +74,7 @@ REDUNDANCY = 1.0
 # a careful worker's first 3 gold answers no longer pauses them (3 answers at 0.75 paused 9 of 267
 # careful workers in the long run).
 GOLD_RATE = 0.25
+GOLD_RULE = {"min_gold_answers": 4, "min_gold_accuracy": 0.7}
 MEASURES = ("C@1", "C@5", "C@10", "AP", "nDCG@10")
 
 PROFILES = {
@@ -377,7 +378,9 @@ class Campaign:
                     continue
                 return reason
             idle_tries = 0
-            if kind == "careful" and assignment["mode"] == "production":
+            # Only an honest worker's lease is "overheard": the tricksters judge as careful workers
+            # too, and trickster 2 would otherwise try its own lease as another's.
+            if kind == "careful" and worker_id.startswith("care") and assignment["mode"] == "production":
                 with self.lock:
                     self.leaked_lease = assignment["lease_id"]
             if on_first_production and assignment["mode"] == "production":
@@ -450,10 +453,10 @@ class Campaign:
         page = self.arrive(http, f"t0y{uuid.uuid4().hex[:8]}")
         self.trick(who, "study link as worker A with worker id B", admitted(page, self.token),
                    f"link -> {page.status_code} {page.url.replace(self.base, '')}")
-        # Back to its own account for the rest (a fresh browser would need the same id anyway).
-        http = Http(self.base, self.stats)
+        # Back to its own id in its own browser for the rest: a fresh browser would be refused
+        # (`resume_needed`: an id alone opens no account), which is the stolen-id trick's finding.
         if not self.start(http, worker_id):
-            raise RuntimeError("trickster 0 could not come back")
+            raise RuntimeError("trickster 0 could not come back in its own browser")
         rng = random.Random(f"{self.args.seed}-{worker_id}")
 
         def huge_seconds(assignment: dict) -> bool:
@@ -531,8 +534,12 @@ class Campaign:
                 "client_id": uuid.uuid4().hex, "lease_id": uuid.uuid4().hex[:22], "value": "relevant", "seconds": 3})
             self.trick(who, "answer without a lease (made-up lease id)", response.status_code in (200, 201),
                        f"answer {response.status_code} {response.text[:80]}")
-            with self.lock:
-                leaked = self.leaked_lease
+            leaked, deadline = None, time.monotonic() + 60
+            while leaked is None and time.monotonic() < deadline:
+                with self.lock:
+                    leaked = self.leaked_lease
+                if leaked is None:
+                    time.sleep(0.5)
             if leaked:
                 response = http.call("label", "POST", "/api/v1/labels/", json={
                     "client_id": uuid.uuid4().hex, "lease_id": leaked, "value": "relevant", "seconds": 3})
@@ -541,8 +548,7 @@ class Campaign:
                     self.ack(Ack(worker_id, "?", "?", "relevant", "production", False))
                 self.trick(who, "answer on another worker's lease", worked,
                            f"answer {response.status_code} {response.text[:80]}")
-            else:
-                self.trick(who, "answer on another worker's lease", False, "no careful worker's lease seen yet: not tried")
+            # else: not tried (no careful worker's lease within 60 s), which the tricks check reports.
             # Cycle: take a pair, give it back, many times; whether a pair comes back again must
             # not tell gold from pool pairs.
             seen = collections.Counter()
@@ -612,8 +618,7 @@ def setup_campaign(args, admin: Http, world: World, data_bytes: bytes, data_name
               for k, c, r in world.gold]
     admin.json("admin: pool", "POST", f"/api/v1/pools/{pool_id}/known-pairs/", (200, 201), json={"items": items})
     rule = admin.json("admin: pool", "PUT", f"/api/v1/pools/{pool_id}/quality-rule/", (200, 201), json={
-        "enabled": True, "min_gold_answers": 4, "min_gold_accuracy": 0.7, "set_aside_labels": True,
-        "too_fast_seconds": 0.2})
+        "enabled": True, **GOLD_RULE, "set_aside_labels": True, "too_fast_seconds": 0.2})
     study = admin.json("admin: pool", "PUT", f"/api/v1/pools/{pool_id}/crowd-study/", (200, 201), json={
         "platform": "prolific", "title": "Does the clip show the caption?", "completion_code": "REHEARSAL23",
         "quota_pairs": args.quota, "quota_minutes": max(1, math.ceil(args.minutes)) + 5,
@@ -699,6 +704,24 @@ def fault_restart_web(args, base: str, stack, report: dict) -> None:
 
 # ---- after-checks -------------------------------------------------------------------------------
 
+def gold_rule_breakers(acks: list[Ack], world: World) -> set[str]:
+    """Workers whose acknowledged gold answers broke the pool's gold rule at some answer: at least
+    GOLD_RULE's answers and a share right below its bar (the platform's `fails_gold_rule`)."""
+    answer = {(world.text[k], c): "relevant" if r else "not_relevant" for k, c, r in world.gold}
+    tally: dict[str, list[int]] = collections.defaultdict(lambda: [0, 0])
+    broke = set()
+    for a in acks:
+        key = (a.caption_text, a.clip)
+        if not a.gold or key not in answer or a.value not in ("relevant", "not_relevant"):
+            continue
+        n_right = tally[a.worker]
+        n_right[0] += 1
+        n_right[1] += a.value == answer[key]
+        if n_right[0] >= GOLD_RULE["min_gold_answers"] and n_right[1] / n_right[0] < GOLD_RULE["min_gold_accuracy"]:
+            broke.add(a.worker)
+    return broke
+
+
 def check_all(args, admin: Http, campaign: Campaign, setup: dict, world: World, report: dict) -> list[tuple[str, bool, str]]:
     checks = []
     pool_id = setup["pool"]
@@ -750,14 +773,24 @@ def check_all(args, admin: Http, campaign: Campaign, setup: dict, world: World, 
                    f"{len(by_pair)} pairs labelled, {double} with 2+ counted labels; rater twice: {len(twice)}, "
                    f"over-assigned: {len(over)}" + (f" {over[:3]}" if over else "")))
 
-    spammers = [w for w in pseudonym if w.startswith("spam")]
-    not_paused = [w for w in spammers if not paused.get(w)]
-    careful_paused = [w for w in pseudonym if w.startswith("care") and paused.get(w)]
-    arrived_spammers = sum(1 for w in campaign.arrived if w.startswith("spam"))
-    checks.append(("spammers paused by the gold rule", arrived_spammers > 0 and not not_paused
-                   and len(spammers) == arrived_spammers,
-                   f"{len(spammers) - len(not_paused)} of {arrived_spammers} spammers paused; careful workers paused "
-                   f"(false alarms, not a failure): {len(careful_paused)}"))
+    # The gold rule replayed on each worker's acknowledged answers, in the order they were given:
+    # it must have paused exactly the workers whose gold record broke it, at the answer that did.
+    # A spammer answering at random keeps 70% right through ~10 gold answers about 6% of the time,
+    # so "every spammer paused" failed about one run in eight with the platform doing right.
+    breakers = gold_rule_breakers(campaign.acks, world)
+    crowd = set(pseudonym)
+    wrongly_paused = sorted(w for w in crowd if paused.get(w) and w not in breakers)
+    not_paused = sorted(w for w in crowd & breakers if not paused.get(w))
+    spammers = [w for w in campaign.arrived if w.startswith("spam")]
+    caught = [w for w in spammers if paused.get(w)]
+    careful_paused = [w for w in crowd if w.startswith("care") and paused.get(w)]
+    checks.append(("the gold rule paused exactly the workers whose gold answers broke it",
+                   bool(spammers) and not wrongly_paused and not not_paused,
+                   f"{len(breakers)} broke it, all paused: {not not_paused}; paused without breaking it: "
+                   f"{len(wrongly_paused)}; spammers caught {len(caught)} of {len(spammers)} (a spammer who "
+                   f"guessed 70% of its gold right is not a failure); careful workers paused: {len(careful_paused)}"
+                   + (f"; NOT PAUSED {not_paused[:3]}" if not_paused else "")
+                   + (f"; WRONGLY PAUSED {wrongly_paused[:3]}" if wrongly_paused else "")))
 
     # The judging estimates' intervals against the simulated truth.
     job_id = admin.json("admin: report", "POST", f"/api/v1/pools/{pool_id}/reports/", 202,
@@ -807,7 +840,7 @@ def check_all(args, admin: Http, campaign: Campaign, setup: dict, world: World, 
                        f"(bar: all but one)"))
     tricks_worked = [t for t in campaign.tricks if t.worked]
     tried = {t.name for t in campaign.tricks}
-    expected = 7
+    expected = 8
     checks.append(("every trick failed", not tricks_worked and len(tried) >= expected,
                    f"{len(campaign.tricks)} tries of {len(tried)} tricks, {len(tricks_worked)} worked"
                    + (f": {[t.name for t in tricks_worked]}" if tricks_worked else "")

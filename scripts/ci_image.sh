@@ -15,6 +15,9 @@ STACK="$PY $PWD/scripts/stack.py"  # absolute: the rehearsal may run its fault c
 export REJUDGE_STACK=${REJUDGE_STACK:-rejudge-ci-$$}
 step_start=$SECONDS
 timings=()
+mkdir -p var
+REHEARSAL_LOG=$PWD/var/ci-rehearsal.log
+: >"$REHEARSAL_LOG"
 
 phase() {  # phase NAME COMMAND...: runs it, logs how long it took
   local name=$1 start=$SECONDS
@@ -59,10 +62,12 @@ rehearse() {
   for d in ../shared ../../shared; do
     if [ -f "$d/datasets/msrvtt/msrvtt_1ka_test.csv" ]; then data=(--data "$d/datasets/msrvtt/msrvtt_1ka_test.csv"); break; fi
   done
-  "$PY" bench/rehearsal.py --short --base-url "$url" --job-timeout 900 "${data[@]}" \
+  # Kept in a file too: when a check fails, its report is shown again after the stack's logs, at
+  # the end of CI's output (which is often all that is read of it).
+  "$PY" -u bench/rehearsal.py --short --base-url "$url" --job-timeout 900 "${data[@]}" \
     --admin-token-cmd "$STACK manage createsuperuser --no-input --username admin --email admin@example.org; $STACK manage drf_create_token admin" \
     --kill-worker-cmd "$STACK kill-worker" \
-    --restart-web-cmd "$STACK restart-web"
+    --restart-web-cmd "$STACK restart-web" 2>&1 | tee "$REHEARSAL_LOG"
 }
 
 teardown() {
@@ -73,6 +78,10 @@ teardown() {
     "$PY" scripts/stack.py logs 2>&1 | tail -400 || true
   fi
   "$PY" scripts/stack.py down || true
+  if [ "$rc" != 0 ] && [ -s "$REHEARSAL_LOG" ]; then
+    echo "=== the rehearsal's report again (its last 80 lines; all of it is above the stack's logs) ==="
+    tail -80 "$REHEARSAL_LOG"
+  fi
   summary
   exit "$rc"
 }
