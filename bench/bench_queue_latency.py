@@ -49,7 +49,7 @@ from _setup import REPO, django_for_bench, free_port
 os.environ.setdefault("REJUDGE_MIN_WATCH_SECONDS", "0")
 
 
-def build(size: int, strategy: str = "pool_order", n_runs: int = 1):
+def build(size: int, strategy: str = "pool_order", n_runs: int = 1, sample_rate: float = 0.8):
     from django.db import connection
 
     from annotation.models import Caption, Clip, Dataset, Run
@@ -85,7 +85,7 @@ def build(size: int, strategy: str = "pool_order", n_runs: int = 1):
         runs.append(run)
     t = time.perf_counter()
     pool = pool_create(dataset=dataset, name="bench", runs=runs, depth=depth, redundancy=0.1, seed=1,
-                       judging={"strategy": strategy})
+                       judging={"strategy": strategy, **({"sample_rate": sample_rate} if strategy == "sampled" else {})})
     built = time.perf_counter() - t
     raters = [rater_create(username=f"{name}-r{i}-{uuid.uuid4().hex[:4]}", password="pw-123456") for i in range(20)]
     memberships_grant(pool=pool, users=raters)
@@ -364,6 +364,10 @@ def main() -> None:
                         choices=["pool_order", "shallow_first", "move_to_front", "bandit", "sampled"],
                         help="Judging strategy of the pool (issue 15).")
     parser.add_argument("--pool-runs", type=int, default=1, help="Runs pooled (overlapping lists).")
+    # The strategy's default rate samples too few pairs of a 5,000-pair pool for 20 raters back to
+    # back: they run out of work within a cell.
+    parser.add_argument("--sample-rate", type=float, default=0.8,
+                        help="The `sampled` strategy's sample rate (share of pairs in the sample).")
     parser.add_argument("--explain", action="store_true",
                         help="Print each statement of a next + submit with its EXPLAIN ANALYZE on the built pool.")
     parser.add_argument("--profile", type=int, default=0, metavar="N",
@@ -378,7 +382,7 @@ def main() -> None:
     os.environ["REJUDGE_BENCH_DB"] = connection.settings_dict["NAME"]
     results = {}
     for size in args.sizes:
-        pool, tokens, built = build(size, args.strategy, args.pool_runs)
+        pool, tokens, built = build(size, args.strategy, args.pool_runs, args.sample_rate)
         print(f"pool of {pool.pairs.count():,} pairs ({args.pool_runs} run(s), {args.strategy}) built in {built:.1f}s")
         if args.explain:
             explain(pool, tokens[-1])
