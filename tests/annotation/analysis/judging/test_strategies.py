@@ -157,6 +157,41 @@ def test_sampling_threshold_hand_worked():
     assert np.allclose(pi, [0.45, 0.75, 0.3])
 
 
+def test_sampling_threshold_hand_worked_with_a_capped_pair():
+    # w = (1, 0.1, 0.1), rate 0.5 of 3 pairs = 1.5 expected. Uncapped, c = 1.5 / 1.2 = 1.25 would give
+    # the first pair 1.25 > 1, so it is capped: 1 + c * 0.2 = 1.5 -> c = 2.5, pi = (1, 0.25, 0.25)
+    w = np.array([1.0, 0.1, 0.1])
+    c = sampling_threshold(w, np.zeros(3, bool), 0.5)
+    assert c == pytest.approx(2.5)
+    assert np.allclose(np.minimum(1.0, c * w), [1.0, 0.25, 0.25])
+    # the top stratum and known pairs leave the count: 4 pairs, pair 3 known, pair 0 in the top
+    # stratum; rate 0.5 of 3 counted = 1.5, minus 1 for the top: 0.5 = c * (0.1 + 0.1) -> c = 2.5
+    w4 = np.array([1.0, 0.1, 0.1, 5.0])
+    assert sampling_threshold(w4, np.array([True, False, False, False]), 0.5,
+                              np.array([False, False, False, True])) == pytest.approx(2.5)
+
+
+def _threshold_by_bisection(w, need):
+    lo, hi = 0.0, float(1.0 / w.min())
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if np.minimum(1.0, mid * w).sum() < need else (lo, mid)
+    return hi
+
+
+def test_sampling_threshold_solves_the_expected_size_exactly():
+    # Against a plain bisection of f(c) = sum min(1, c w) = need, on weights with ties and wide ranges.
+    rng = np.random.default_rng(7)
+    for trial in range(300):
+        m = int(rng.integers(1, 40))
+        w = [rng.uniform(0.01, 1.0, m), np.ones(m), rng.integers(1, 4, m).astype(float),
+             np.exp(rng.normal(0, 3, m))][trial % 4]
+        rate = float(rng.uniform(0.01, 0.99))
+        c = sampling_threshold(w, np.zeros(m, bool), rate)
+        assert np.minimum(1.0, c * w).sum() == pytest.approx(rate * m, rel=1e-9)
+        assert c == pytest.approx(_threshold_by_bisection(w, rate * m), rel=1e-9)
+
+
 def test_sampled_design_top_stratum_expected_size_and_prefixes():
     rng = np.random.default_rng(3)
     rl = [rng.permutation(40)[:10] for _ in range(5)]
