@@ -288,6 +288,17 @@ def query_stop_reason_now(pool: Pool, query: PoolQuery, snapshot: QuerySnapshot)
     return counted
 
 
+_QUERY_COUNTS_SQL = "UPDATE {query} SET judged = %(judged)s, relevant = %(relevant)s WHERE id = %(id)s"
+
+
+def _query_counts_write(query: PoolQuery) -> None:
+    """query.save(update_fields=["judged", "relevant"]), without building the ORM's UPDATE anew
+    on every judged label."""
+    with connection.cursor() as cursor:
+        prepared.execute(cursor, _sql(_QUERY_COUNTS_SQL), {"judged": query.judged, "relevant": query.relevant,
+                                                           "id": query.pk})
+
+
 def query_refresh(pool: Pool, query: PoolQuery, *, now, n_queries: int, snapshot: QuerySnapshot | None = None,
                   keys_out: dict | None = None) -> QuerySnapshot:
     """With the query row locked: recounts its judgments, applies the stopping rules and rewrites
@@ -307,7 +318,9 @@ def query_refresh(pool: Pool, query: PoolQuery, *, now, n_queries: int, snapshot
             query.stopped_reason, query.stopped_at = reason, now
             fields += ["stopped_reason", "stopped_at"]
             query_stop_pairs(pool.pk, query.caption_id)
-    if fields:
+    if fields == ["judged", "relevant"]:
+        _query_counts_write(query)  # nearly every judged label: as a prepared statement, not save()
+    elif fields:
         query.save(update_fields=fields)
     # "active": the complete sample's pi from the machine's verdicts (the stored ones are a
     # prefix's once the query stopped)
