@@ -36,7 +36,12 @@ def shape(value):
 class Statements(CaptureQueriesContext):
     """Counts the statements of one request, read at once on exit. The test client's
     request_started signal empties the query log and captured_queries reads the live log, so the
-    log is emptied first and the count taken before the next request."""
+    log is emptied first and the count taken before the next request.
+
+    A hot statement's PREPARE (annotation/prepared.py) is not counted: it is sent once per database
+    connection, the first time any request of any rater runs that statement, so it falls on
+    whichever pair happens to come first (a gold one about one run in four, which failed the test),
+    and a web worker's connection serves everyone's requests."""
 
     def __enter__(self):
         reset_queries()
@@ -45,7 +50,8 @@ class Statements(CaptureQueriesContext):
     def __exit__(self, *exc):
         super().__exit__(*exc)
         self.count = sum(1 for q in self.captured_queries
-                         if "SAVEPOINT" not in q["sql"] and q["sql"] not in ("BEGIN", "BEGIN IMMEDIATE", "COMMIT"))
+                         if "SAVEPOINT" not in q["sql"] and q["sql"] not in ("BEGIN", "BEGIN IMMEDIATE", "COMMIT")
+                         and not q["sql"].startswith("PREPARE "))
 
 
 def auc(scores_positive: list, scores_negative: list) -> float:
