@@ -351,7 +351,7 @@ def sampled_design(run_lists, *, params: StrategyParams, query_key: int = 0,
 
 def query_order(strategy: str, run_lists: Sequence[np.ndarray], judged: Mapping[int, bool], *,
                 params: StrategyParams, query_key: int = 0, n_pairs: int | None = None,
-                known=None, inclusion=None) -> np.ndarray:
+                known=None, inclusion=None, design: dict | None = None) -> np.ndarray:
     """One query. run_lists[r] = the query's pool-pair indices (0..n-1) that run r ranked, best
     first (a pair may be in several runs). judged = pair index -> relevant? for pairs already
     resolved (in the order the labels arrived: move_to_front replays them). Returns the
@@ -365,7 +365,9 @@ def query_order(strategy: str, run_lists: Sequence[np.ndarray], judged: Mapping[
     relevant by convention, so they are never sampled (the other strategies still queue them, as
     a check on raters). ``inclusion`` ("active" only, required there): each pair's inclusion probability
     in the complete sample, as :func:`active_design` drew them (the pool stores them), so the
-    order needs no machine verdicts once the design is drawn.
+    order needs no machine verdicts once the design is drawn. ``design`` ("sampled" only,
+    optional): :func:`sampled_design` of these same run lists, params, query key, pair count and
+    known pairs, when the caller has drawn it already (the label hook needs its order and its pi).
     """
     _validate(strategy, params)
     lists = _lists(run_lists)
@@ -376,7 +378,9 @@ def query_order(strategy: str, run_lists: Sequence[np.ndarray], judged: Mapping[
             raise ValueError(f"judged pair index {pair} outside 0..{n - 1}")
         done[int(pair)] = True
     if strategy == "sampled":
-        order = sampled_design(lists, params=params, query_key=query_key, n_pairs=n, known=known)["order"]
+        if design is None:
+            design = sampled_design(lists, params=params, query_key=query_key, n_pairs=n, known=known)
+        order = design["order"]
         return order[~done[order]]
     if strategy == "active":
         if inclusion is None:

@@ -30,7 +30,7 @@ from django.db import connection
 from annotation import prepared
 from annotation.analysis.judging.stopping import StoppingRules, query_stop_reason
 from annotation.analysis.judging.strategies import (DESIGN_STRATEGIES, StrategyParams, active_pool_scale, interleave,
-                                                    query_order)
+                                                    query_order, sampled_design)
 from annotation.models import PairProvenance, Pool, PooledPair, PoolQuery
 from annotation.services.judging.active import active_inclusion, design_known, order_known, snapshots_confidences
 from annotation.services.judging.errors import JudgingError
@@ -189,13 +189,14 @@ def active_scale_of(pool: Pool, params: StrategyParams) -> tuple[float, float]:
 
 
 def query_keys(pool: Pool, snapshot: QuerySnapshot, *, caption_id: int, slot: int, n_queries: int,
-               inclusion=None) -> dict[int, int]:
+               inclusion=None, design: dict | None = None) -> dict[int, int]:
     """New queue_order per untouched pair id (strategies other than pool_order). Pairs the order
     leaves out (a "sampled" or "active" design's pairs outside the sample) are not in the result.
-    `inclusion`: "active" only, the complete sample's inclusion probabilities (active_inclusion)."""
+    `inclusion`: "active" only, the complete sample's inclusion probabilities (active_inclusion).
+    `design`: "sampled" only, the query's design when the caller has drawn it (sampled_design_of)."""
     order = query_order(pool.judging_strategy, snapshot.run_lists, snapshot.judged, params=strategy_params(pool),
                         known=order_known(pool, snapshot),
-                        query_key=int(caption_id), n_pairs=len(snapshot.pair_ids), inclusion=inclusion)
+                        query_key=int(caption_id), n_pairs=len(snapshot.pair_ids), inclusion=inclusion, design=design)
     untouched = set(snapshot.untouched())
     taken = len(snapshot.pair_ids) - len(untouched) - snapshot.states.count(NOT_SAMPLED)
     keys, position = {}, taken
@@ -327,10 +328,13 @@ def query_refresh(pool: Pool, query: PoolQuery, *, now, n_queries: int, snapshot
     complete = (active_inclusion(pool, query.caption_id, snapshot, strategy_params(pool),
                                  active_scale_of(pool, strategy_params(pool)))
                 if pool.judging_strategy == "active" and len(snapshot.pair_ids) else None)
+    # "sampled": its design, drawn once here for both the order and the stored pi (a label judges a
+    # pair of a sampled pool with one draw, not two).
+    design = sampled_design_of(pool, snapshot, query.caption_id) if pool.judging_strategy == "sampled" else None
     if pool.judging_strategy != "pool_order":
         # Stopped queries keep their order fresh too, so a resume needs no recomputation.
         keys = query_keys(pool, snapshot, caption_id=query.caption_id, slot=query.slot, n_queries=n_queries,
-                          inclusion=complete)
+                          inclusion=complete, design=design)
         current = dict(zip(snapshot.pair_ids.tolist(), snapshot.queue_orders))
         changed = {pair_id: key for pair_id, key in keys.items() if current.get(pair_id) != key}
         if keys_out is None:
@@ -338,17 +342,27 @@ def query_refresh(pool: Pool, query: PoolQuery, *, now, n_queries: int, snapshot
         else:
             keys_out.update(changed)
     if pool.judging_strategy in DESIGN_STRATEGIES:
-        sample_probabilities_keep(pool, query, snapshot, complete=complete)
+        sample_probabilities_keep(pool, query, snapshot, complete=complete, design=design)
     return snapshot
 
 
-def sample_probabilities_keep(pool: Pool, query: PoolQuery, snapshot: QuerySnapshot, *, complete=None) -> int:
+def sampled_design_of(pool: Pool, snapshot: QuerySnapshot, caption_id: int) -> dict | None:
+    """A "sampled" pool's design of one query (analysis sampled_design), None for a query without pairs."""
+    if not len(snapshot.pair_ids):
+        return None
+    return sampled_design(snapshot.run_lists, params=strategy_params(pool), query_key=int(caption_id),
+                          n_pairs=len(snapshot.pair_ids), known=order_known(pool, snapshot))
+
+
+def sample_probabilities_keep(pool: Pool, query: PoolQuery, snapshot: QuerySnapshot, *, complete=None,
+                              design: dict | None = None) -> int:
     """A "sampled" design is a sequential Poisson sample: judging a query's sample only up to a
     point (its query or the pool stopped) is itself a Poisson sample, with the inclusion
     probabilities of that prefix (analysis/judging/strategies.py prefix_inclusion_probabilities).
     A stopped query's pairs get those; a query judging on keeps its complete sample's, so the
     stored pi always describe the design the judged pairs were drawn under. Returns how many
-    pairs' pi changed. "active" the same, from its complete sample's pi (`complete`)."""
+    pairs' pi changed. "active" the same, from its complete sample's pi (`complete`). `design`:
+    "sampled" only, the query's design when the caller has drawn it (sampled_design_of)."""
     from annotation.analysis.judging.strategies import inclusion_probabilities, prefix_inclusion_probabilities
 
     n = len(snapshot.pair_ids)
@@ -368,6 +382,8 @@ def sample_probabilities_keep(pool: Pool, query: PoolQuery, snapshot: QuerySnaps
                                             inclusion=complete)
     elif complete is not None:
         pi = np.asarray(complete)
+    elif design is not None:
+        pi = design["pi"]
     else:
         pi = inclusion_probabilities(snapshot.run_lists, params=params, query_key=key, n_pairs=n)
     changed = {int(pair_id): float(p) for pair_id, p, old in zip(snapshot.pair_ids.tolist(), pi.tolist(), snapshot.inclusion)

@@ -188,6 +188,46 @@ def test_sampled_design_stores_inclusion_probabilities_and_queues_only_the_sampl
     assert {name(pk) for pk in in_sample.values_list("pk", flat=True)} == set(handed_out(pool, rater))
 
 
+def test_a_label_on_a_sampled_pool_draws_the_query_design_once_and_keeps_its_order_and_pi(monkeypatch):
+    """The label hook needs the sampled design's order and its pi: it draws it once per judged pair
+    (it drew it twice, in the order and again in the stored pi), and what it keeps is what the
+    design drawn afresh gives."""
+    import numpy as np
+
+    from annotation.analysis.judging import strategies
+    from annotation.services.judging import order as order_module
+
+    pool, (rater,) = setup({"strategy": "sampled", "sample_rate": 0.5})
+    draws = []
+    real = strategies.sampled_design
+    monkeypatch.setattr(order_module, "sampled_design", lambda *a, **k: draws.append(1) or real(*a, **k))
+    monkeypatch.setattr(strategies, "sampled_design", lambda *a, **k: draws.append(1) or real(*a, **k))
+    judged = 0
+    while (lease := lease_next(pool=pool, rater=rater).lease) is not None:
+        draws.clear()
+        judge(rater, lease)
+        judged += 1
+        assert len(draws) == 1, draws
+        snapshot = order_module.query_snapshot(pool.pk, lease.pair.caption_id)
+        fresh = strategies.inclusion_probabilities(snapshot.run_lists, params=order_module.strategy_params(pool),
+                                                   query_key=int(lease.pair.caption_id), n_pairs=len(snapshot.pair_ids))
+        assert np.allclose([float(p) for p in snapshot.inclusion], fresh)
+    assert judged >= 2
+
+
+def test_a_sampled_order_from_a_given_design_is_the_order_drawn_afresh():
+    from annotation.analysis.judging.strategies import StrategyParams, query_order, sampled_design
+
+    import numpy as np
+
+    lists = [np.array([0, 1, 2, 3]), np.array([4, 1, 5, 6])]
+    params = StrategyParams(sample_rate=0.6, seed=3)
+    design = sampled_design(lists, params=params, query_key=11, n_pairs=7)
+    for judged in ({}, {int(design["order"][0]): True}):
+        assert query_order("sampled", lists, judged, params=params, query_key=11, n_pairs=7, design=design).tolist() == \
+            query_order("sampled", lists, judged, params=params, query_key=11, n_pairs=7).tolist()
+
+
 def test_changing_the_strategy_reorders_pending_pairs_and_sampling_is_fixed_once_judging_started():
     pool, (rater,) = setup({})
     judge(rater, lease_next(pool=pool, rater=rater).lease)
