@@ -197,7 +197,10 @@ def test_a_label_on_a_sampled_pool_draws_the_query_design_once_and_keeps_its_ord
     from annotation.analysis.judging import strategies
     from annotation.services.judging import order as order_module
 
-    pool, (rater,) = setup({"strategy": "sampled", "sample_rate": 0.5})
+    for _ in range(30):  # the sample is drawn from the caption's database id: take a pool whose sample has 2+ pairs
+        pool, (rater,) = setup({"strategy": "sampled", "sample_rate": 0.5})
+        if PooledPair.objects.filter(pool=pool).exclude(state="not_sampled").count() >= 2:
+            break
     draws = []
     real = strategies.sampled_design
     monkeypatch.setattr(order_module, "sampled_design", lambda *a, **k: draws.append(1) or real(*a, **k))
