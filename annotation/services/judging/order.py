@@ -29,8 +29,9 @@ from django.db import connection
 
 from annotation import prepared
 from annotation.analysis.judging.stopping import StoppingRules, query_stop_reason
-from annotation.analysis.judging.strategies import (DESIGN_STRATEGIES, StrategyParams, active_pool_scale, interleave,
-                                                    query_order, sampled_design)
+from annotation.analysis.judging.strategies import (DESIGN_STRATEGIES, StrategyParams, active_pool_scale,
+                                                    inclusion_probabilities, interleave,
+                                                    prefix_inclusion_probabilities, query_order, sampled_design)
 from annotation.models import PairProvenance, Pool, PooledPair, PoolQuery
 from annotation.services.judging.active import active_inclusion, design_known, order_known, snapshots_confidences
 from annotation.services.judging.errors import JudgingError
@@ -363,8 +364,6 @@ def sample_probabilities_keep(pool: Pool, query: PoolQuery, snapshot: QuerySnaps
     stored pi always describe the design the judged pairs were drawn under. Returns how many
     pairs' pi changed. "active" the same, from its complete sample's pi (`complete`). `design`:
     "sampled" only, the query's design when the caller has drawn it (sampled_design_of)."""
-    from annotation.analysis.judging.strategies import inclusion_probabilities, prefix_inclusion_probabilities
-
     n = len(snapshot.pair_ids)
     if not n:
         return 0
@@ -374,7 +373,7 @@ def sample_probabilities_keep(pool: Pool, query: PoolQuery, snapshot: QuerySnaps
         # hands them out in the sample's order, so they are its first pairs.
         order = query_order(pool.judging_strategy, snapshot.run_lists, {}, params=params, query_key=key, n_pairs=n,
                             known=order_known(pool, snapshot),
-                            inclusion=complete).tolist()
+                            inclusion=complete, design=design).tolist()
         untouched = set(snapshot.untouched())
         taken = sum(1 for i in order if i not in untouched)
         pi = prefix_inclusion_probabilities(snapshot.run_lists, taken, params=params, query_key=key, n_pairs=n,
