@@ -168,3 +168,42 @@ def test_a_column_added_under_a_prepared_statement_costs_no_answer(require_postg
             cursor.execute("ALTER TABLE annotation_pooledpair DROP COLUMN added_by_a_migration")
     assert Label.objects.filter(rater=raters[0]).count() == 3
     assert prepared._held(connection).generation >= 1  # the statements were prepared anew
+
+
+def test_plans_are_dropped_after_128_512_2048_8192_then_every_32768_executions():
+    held = prepared._Held(raw=None)
+    due = [n for n in range(1, 140_000) if held.due_for_new_plans()]
+    assert due == [128, 512, 2048, 8192, 32768, 65536, 98304, 131072]
+
+
+def _plan(cursor, name: str, key: int) -> str:
+    cursor.execute(f"EXPLAIN EXECUTE {name}(%s)", [key])
+    return " ".join(row[0] for row in cursor.fetchall())
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db
+def test_a_plan_made_while_a_table_was_tiny_is_made_again_once_it_has_grown(require_postgres):
+    # A new database's lease and label tables hold a few rows when the hot statements are first
+    # planned; PostgreSQL keeps that plan (a scan of the whole table) until something
+    # invalidates it. The connection's scheduled DISCARD PLANS does.
+    sql = "SELECT id FROM rejudge_growing WHERE k = %(k)s"
+    with connection.cursor() as cursor:
+        cursor.execute("CREATE TEMP TABLE rejudge_growing (id serial PRIMARY KEY, k integer, pad text)")
+        cursor.execute("CREATE INDEX ON rejudge_growing (k)")
+        cursor.execute("INSERT INTO rejudge_growing (k) VALUES (1), (2), (3)")
+        cursor.execute("ANALYZE rejudge_growing")
+        for _ in range(10):  # past PostgreSQL's five custom plans: the generic one is kept
+            prepared.execute(cursor, sql, {"k": 2})
+            assert len(cursor.fetchall()) == 1
+        name = next(n for n in prepared._held(connection).names if n.startswith(prepared._statement(cursor, sql, ())[0]))
+        assert "Seq Scan" in _plan(cursor, name, 2)
+        cursor.execute("INSERT INTO rejudge_growing (k, pad) SELECT g, repeat('x', 100) FROM generate_series(10, 60009) g")
+        assert "Seq Scan" in _plan(cursor, name, 2)  # no ANALYZE has run: the old plan stays
+        held = prepared._held(connection)
+        held.replan_at = held.executed + 1  # the schedule's next point
+        with CaptureQueriesContext(connection) as captured, connection.cursor() as logged:
+            prepared.execute(logged, sql, {"k": 5000})
+            assert len(logged.fetchall()) == 1
+        assert "DISCARD PLANS" in _statements(captured)
+        assert "Seq Scan" not in _plan(cursor, name, 2) and "rejudge_growing_k_idx" in _plan(cursor, name, 2)
