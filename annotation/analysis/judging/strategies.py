@@ -125,10 +125,33 @@ def _splitmix(x: np.ndarray) -> np.ndarray:
         return x ^ (x >> np.uint64(31))
 
 
+_MASK64_INT = (1 << 64) - 1
+
+
+def _splitmix_int(x: int) -> int:
+    """_splitmix of one number, in Python ints (0 <= x < 2^64)."""
+    x = (x + 0x9E3779B97F4A7C15) & _MASK64_INT
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64_INT
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _MASK64_INT
+    return x ^ (x >> 31)
+
+
 def seeded_uniform(seed, query_key, index, tag: int, extra=0) -> np.ndarray:
     """Uniform [0, 1) numbers that depend only on (seed, query_key, index, tag, extra), element-wise
     over broadcast arrays. A counter-based hash rather than a Generator, so that the one-query
-    order and the simulation engine (vectorised over queries and replays) draw the same numbers."""
+    order and the simulation engine (vectorised over queries and replays) draw the same numbers:
+    h = splitmix(tag), then h = splitmix(h ^ v) for v = seed, query_key, index, extra (as 64-bit
+    two's complement)."""
+    if np.ndim(seed) == 0 and np.ndim(query_key) == 0:
+        # One query (the label hook's case): the (tag, seed, query_key) prefix is the same for
+        # every element, so it is hashed once, in Python ints, and not as arrays.
+        prefix = _splitmix_int(int(tag) & _MASK64_INT)
+        for v in (seed, query_key):
+            prefix = _splitmix_int(prefix ^ (int(np.int64(v)) & _MASK64_INT))
+        index, extra = np.broadcast_arrays(np.asarray(index, dtype=np.int64), np.asarray(extra, dtype=np.int64))
+        h = _splitmix(np.full(index.shape, np.uint64(prefix)) ^ index.astype(np.uint64))
+        h = _splitmix(h ^ extra.astype(np.uint64))
+        return (h >> np.uint64(11)).astype(np.float64) * (1.0 / 9007199254740992.0)
     parts = np.broadcast_arrays(*(np.asarray(v, dtype=np.int64) for v in (seed, query_key, index, extra)))
     h = _splitmix(np.full(parts[0].shape, np.uint64(tag)))
     for part in parts:

@@ -252,3 +252,44 @@ def test_bad_input_is_refused():
         query_order("bandit", lists([0, 5]), {}, params=P, n_pairs=3)
     with pytest.raises(ValueError, match="outside"):
         query_order("bandit", lists([0, 1]), {7: True}, params=P)
+
+
+def _splitmix_reference(x: int) -> int:
+    """SplitMix64's output for state x, written from its definition (Steele, Lea & Flood 2014)."""
+    m = (1 << 64) - 1
+    z = (x + 0x9E3779B97F4A7C15) & m
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & m
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & m
+    return z ^ (z >> 31)
+
+
+def _seeded_uniform_reference(seed: int, query_key: int, index: int, tag: int, extra: int) -> float:
+    m = (1 << 64) - 1
+    h = _splitmix_reference(tag)
+    for v in (seed, query_key, index, extra):
+        h = _splitmix_reference(h ^ (v & m))
+    return (h >> 11) / 2.0 ** 53
+
+
+def test_splitmix_matches_the_published_first_output_for_state_zero():
+    from annotation.analysis.judging.strategies import _splitmix, _splitmix_int
+
+    assert _splitmix_int(0) == 0xE220A8397B1DCDAF == _splitmix_reference(0)
+    assert int(_splitmix(np.array([0], dtype=np.uint64))[0]) == 0xE220A8397B1DCDAF
+
+
+def test_seeded_uniform_one_query_and_many_queries_draw_the_same_numbers_as_the_definition():
+    # The label hook passes one seed and query key (hashed once as Python ints), the simulation
+    # arrays of them: both must give the definition's numbers, negative and 63-bit values included.
+    rng = np.random.default_rng(5)
+    for seed, key in [(0, 0), (7, 123456), (-3, 2**63 - 1), (2**62 + 11, -(2**63))]:
+        index = np.array([0, 1, 5, -1, 2**40], dtype=np.int64)
+        for tag, extra in [(1, 0), (4, 17), (3, -2)]:
+            want = [_seeded_uniform_reference(seed, key, int(i), tag, extra) for i in index]
+            assert seeded_uniform(seed, key, index, tag, extra=extra).tolist() == want
+            many = seeded_uniform(np.array([[seed], [seed]]), np.array([[key], [key]]), index, tag, extra=extra)
+            assert many.shape == (2, 5) and many[0].tolist() == want and many[1].tolist() == want
+    seeds, keys = rng.integers(-(2**63), 2**63 - 1, size=20), rng.integers(0, 10**9, size=20)
+    for seed, key in zip(seeds.tolist(), keys.tolist()):
+        assert seeded_uniform(seed, key, np.arange(3), 2).tolist() == [
+            _seeded_uniform_reference(seed, key, i, 2, 0) for i in range(3)]
