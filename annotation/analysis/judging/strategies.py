@@ -116,13 +116,19 @@ _TAG_PAIR, _TAG_RUN, _TAG_SAMPLE, _TAG_THOMPSON = 1, 2, 3, 4
 _MASK64 = np.uint64(0xFFFFFFFFFFFFFFFF)
 
 
+# SplitMix64's constants as NumPy scalars made once: making them on every call cost about as much
+# as the arithmetic on a query's few dozen pairs.
+_GOLDEN, _MIX1, _MIX2 = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
+_SHIFT11, _SHIFT27, _SHIFT30, _SHIFT31 = np.uint64(11), np.uint64(27), np.uint64(30), np.uint64(31)
+
+
 def _splitmix(x: np.ndarray) -> np.ndarray:
     """SplitMix64 finaliser, element-wise on uint64 (wraps modulo 2^64 by design)."""
     with np.errstate(over="ignore"):
-        x = x + np.uint64(0x9E3779B97F4A7C15)
-        x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        return x ^ (x >> np.uint64(31))
+        x = x + _GOLDEN
+        x = (x ^ (x >> _SHIFT30)) * _MIX1
+        x = (x ^ (x >> _SHIFT27)) * _MIX2
+        return x ^ (x >> _SHIFT31)
 
 
 _MASK64_INT = (1 << 64) - 1
@@ -148,15 +154,19 @@ def seeded_uniform(seed, query_key, index, tag: int, extra=0) -> np.ndarray:
         prefix = _splitmix_int(int(tag) & _MASK64_INT)
         for v in (seed, query_key):
             prefix = _splitmix_int(prefix ^ (int(np.int64(v)) & _MASK64_INT))
-        index, extra = np.broadcast_arrays(np.asarray(index, dtype=np.int64), np.asarray(extra, dtype=np.int64))
-        h = _splitmix(np.full(index.shape, np.uint64(prefix)) ^ index.astype(np.uint64))
-        h = _splitmix(h ^ extra.astype(np.uint64))
-        return (h >> np.uint64(11)).astype(np.float64) * (1.0 / 9007199254740992.0)
+        if np.ndim(extra) == 0:
+            h = _splitmix(np.asarray(index, dtype=np.int64).astype(np.uint64) ^ np.uint64(prefix))
+            h = _splitmix(h ^ np.uint64(int(np.int64(extra)) & _MASK64_INT))
+        else:
+            index, extra = np.broadcast_arrays(np.asarray(index, dtype=np.int64), np.asarray(extra, dtype=np.int64))
+            h = _splitmix(index.astype(np.uint64) ^ np.uint64(prefix))
+            h = _splitmix(h ^ extra.astype(np.uint64))
+        return (h >> _SHIFT11).astype(np.float64) * (1.0 / 9007199254740992.0)
     parts = np.broadcast_arrays(*(np.asarray(v, dtype=np.int64) for v in (seed, query_key, index, extra)))
     h = _splitmix(np.full(parts[0].shape, np.uint64(tag)))
     for part in parts:
         h = _splitmix(h ^ part.astype(np.uint64))
-    return (h >> np.uint64(11)).astype(np.float64) * (1.0 / 9007199254740992.0)
+    return (h >> _SHIFT11).astype(np.float64) * (1.0 / 9007199254740992.0)
 
 
 def _n_pairs(run_lists: Sequence[np.ndarray], n_pairs: int | None) -> int:
