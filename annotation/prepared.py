@@ -23,10 +23,9 @@ the custom ones (after five runs), planning too.
   (bench/bench_queue_latency.py on a new database, 2,830 labels: nine whole scans of the lease
   table per label, 36 million rows read; 4.1-5.0 ms of database CPU per label, 2.9-3.7 with
   this). Every connection sends `DISCARD PLANS` (the statements stay prepared; their plans and
-  the key checks' plans go) after 128 of its executions, then each time the count has doubled,
-  and every 32,768 from there: the tables a label writes grow with the labels served, so a plan
-  never serves a table more than about twice the size it was made for while a new database
-  fills, and is rebuilt seldom after (a rebuild costs a plan or two per statement).
+  the key checks' plans go) after 128, 512, 2,048 and 8,192 of its executions, then every
+  32,768: the tables a label writes grow with the labels served, so plans are rebuilt often
+  while a new database fills and seldom after.
 - REJUDGE_DB_PREPARED_STATEMENTS=0 turns it off (a pooler in transaction mode, such as pgbouncer's
   `pool_mode = transaction` before 1.21, hands a session's statements to other sessions).
 """
@@ -110,7 +109,7 @@ def _enabled(db) -> bool:
 
 
 REPLAN_FIRST = 128  # executions on a connection before its plans are first dropped (see above)
-REPLAN_GROWTH = 2  # ... then after this many times as many
+REPLAN_GROWTH = 4  # ... then after this many times as many
 REPLAN_EVERY_AT_MOST = 32_768  # ... but at least this often
 
 
