@@ -117,12 +117,11 @@ class _Held:
     """What one DB-API connection has prepared. `generation` is part of every statement's name:
     after PostgreSQL refused a prepared statement (see StatementsReset) it is raised, so the
     statements are prepared again under new names (the old ones may still exist there).
-    `executed` counts the connection's EXECUTEs; at `replan_at` its cached plans are dropped
-    (`plans_dropped` times so far)."""
+    `executed` counts the connection's EXECUTEs; at `replan_at` its cached plans are dropped."""
 
     def __init__(self, raw) -> None:
         self.raw, self.names, self.generation = raw, set(), 0
-        self.executed, self.replan_at, self.plans_dropped = 0, REPLAN_FIRST, 0
+        self.executed, self.replan_at = 0, REPLAN_FIRST
 
     def due_for_new_plans(self) -> bool:
         self.executed += 1
@@ -172,12 +171,7 @@ def execute(cursor, sql: str, params=(), *, inline: tuple[str, ...] = (), _again
             return
         held.names.add(name)
     if held.due_for_new_plans():
-        # Allowed inside a transaction; the statements stay prepared. Sent on the DB-API cursor,
-        # outside Django's query log: it is the connection's upkeep, falling on whichever request
-        # reaches the count, so it must not count as that request's statement (the statement
-        # budget and gold-indistinguishability tests count each request's statements).
-        cursor.cursor.execute("DISCARD PLANS")
-        held.plans_dropped += 1
+        cursor.execute("DISCARD PLANS")  # allowed inside a transaction; the statements stay prepared
     try:
         if values:
             cursor.execute(f"EXECUTE {name}({', '.join(['%s'] * len(values))})", values)
