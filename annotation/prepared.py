@@ -16,16 +16,6 @@ the custom ones (after five runs), planning too.
   failure leaves the transaction usable.
 - Prepared statements belong to a connection and outlive a rolled-back transaction. They are
   remembered per DB-API connection object, so a reconnect starts afresh.
-- Plans age out. PostgreSQL keeps a cached plan until something invalidates it (an ANALYZE, a
-  VACUUM, a schema change), and it plans for the table sizes of that moment: a statement first
-  planned while a new database's lease and label tables held a few rows goes on scanning them
-  whole as they grow, and so do the foreign-key checks PostgreSQL itself caches per session
-  (bench/bench_queue_latency.py on a new database, 2,830 labels: nine whole scans of the lease
-  table per label, 36 million rows read; 4.1-5.0 ms of database CPU per label, 2.9-3.7 with
-  this). Every connection sends `DISCARD PLANS` (the statements stay prepared; their plans and
-  the key checks' plans go) after 128, 512, 2,048 and 8,192 of its executions, then every
-  32,768: the tables a label writes grow with the labels served, so plans are rebuilt often
-  while a new database fills and seldom after.
 - REJUDGE_DB_PREPARED_STATEMENTS=0 turns it off (a pooler in transaction mode, such as pgbouncer's
   `pool_mode = transaction` before 1.21, hands a session's statements to other sessions).
 """
@@ -108,27 +98,13 @@ def _enabled(db) -> bool:
     return db.vendor == "postgresql" and settings.REJUDGE["DB_PREPARED_STATEMENTS"]
 
 
-REPLAN_FIRST = 128  # executions on a connection before its plans are first dropped (see above)
-REPLAN_GROWTH = 4  # ... then after this many times as many
-REPLAN_EVERY_AT_MOST = 32_768  # ... but at least this often
-
-
 class _Held:
     """What one DB-API connection has prepared. `generation` is part of every statement's name:
     after PostgreSQL refused a prepared statement (see StatementsReset) it is raised, so the
-    statements are prepared again under new names (the old ones may still exist there).
-    `executed` counts the connection's EXECUTEs; at `replan_at` its cached plans are dropped."""
+    statements are prepared again under new names (the old ones may still exist there)."""
 
     def __init__(self, raw) -> None:
         self.raw, self.names, self.generation = raw, set(), 0
-        self.executed, self.replan_at = 0, REPLAN_FIRST
-
-    def due_for_new_plans(self) -> bool:
-        self.executed += 1
-        if self.executed < self.replan_at:
-            return False
-        self.replan_at = min(self.executed * REPLAN_GROWTH, self.executed + REPLAN_EVERY_AT_MOST)
-        return True
 
 
 def _held(db) -> _Held:
@@ -170,8 +146,6 @@ def execute(cursor, sql: str, params=(), *, inline: tuple[str, ...] = (), _again
             cursor.execute(sql, params)
             return
         held.names.add(name)
-    if held.due_for_new_plans():
-        cursor.execute("DISCARD PLANS")  # allowed inside a transaction; the statements stay prepared
     try:
         if values:
             cursor.execute(f"EXECUTE {name}({', '.join(['%s'] * len(values))})", values)
