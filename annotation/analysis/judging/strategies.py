@@ -113,7 +113,7 @@ _DEPTH_SENTINEL = 1 << 30  # depth of a pair no run ranks: after every real dept
 
 # Tags keep the seeded streams of the different random choices apart.
 _TAG_PAIR, _TAG_RUN, _TAG_SAMPLE, _TAG_THOMPSON = 1, 2, 3, 4
-_MASK64 = np.uint64(0xFFFFFFFFFFFFFFFF)
+_MASK64 = (1 << 64) - 1  # 64-bit two's complement of a Python int: v & _MASK64
 
 
 # SplitMix64's constants as NumPy scalars made once: making them on every call cost about as much
@@ -131,14 +131,11 @@ def _splitmix(x: np.ndarray) -> np.ndarray:
         return x ^ (x >> _SHIFT31)
 
 
-_MASK64_INT = (1 << 64) - 1
-
-
 def _splitmix_int(x: int) -> int:
     """_splitmix of one number, in Python ints (0 <= x < 2^64)."""
-    x = (x + 0x9E3779B97F4A7C15) & _MASK64_INT
-    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64_INT
-    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _MASK64_INT
+    x = (x + 0x9E3779B97F4A7C15) & _MASK64
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _MASK64
     return x ^ (x >> 31)
 
 
@@ -148,19 +145,14 @@ def seeded_uniform(seed, query_key, index, tag: int, extra=0) -> np.ndarray:
     order and the simulation engine (vectorised over queries and replays) draw the same numbers:
     h = splitmix(tag), then h = splitmix(h ^ v) for v = seed, query_key, index, extra (as 64-bit
     two's complement)."""
-    if np.ndim(seed) == 0 and np.ndim(query_key) == 0:
+    if np.ndim(seed) == 0 and np.ndim(query_key) == 0 and np.ndim(extra) == 0:
         # One query (the label hook's case): the (tag, seed, query_key) prefix is the same for
         # every element, so it is hashed once, in Python ints, and not as arrays.
-        prefix = _splitmix_int(int(tag) & _MASK64_INT)
+        prefix = _splitmix_int(int(tag) & _MASK64)
         for v in (seed, query_key):
-            prefix = _splitmix_int(prefix ^ (int(np.int64(v)) & _MASK64_INT))
-        if np.ndim(extra) == 0:
-            h = _splitmix(np.asarray(index, dtype=np.int64).astype(np.uint64) ^ np.uint64(prefix))
-            h = _splitmix(h ^ np.uint64(int(np.int64(extra)) & _MASK64_INT))
-        else:
-            index, extra = np.broadcast_arrays(np.asarray(index, dtype=np.int64), np.asarray(extra, dtype=np.int64))
-            h = _splitmix(index.astype(np.uint64) ^ np.uint64(prefix))
-            h = _splitmix(h ^ extra.astype(np.uint64))
+            prefix = _splitmix_int(prefix ^ (int(np.int64(v)) & _MASK64))
+        h = _splitmix(np.asarray(index, dtype=np.int64).astype(np.uint64) ^ np.uint64(prefix))
+        h = _splitmix(h ^ np.uint64(int(np.int64(extra)) & _MASK64))
         return (h >> _SHIFT11).astype(np.float64) * (1.0 / 9007199254740992.0)
     parts = np.broadcast_arrays(*(np.asarray(v, dtype=np.int64) for v in (seed, query_key, index, extra)))
     h = _splitmix(np.full(parts[0].shape, np.uint64(tag)))
