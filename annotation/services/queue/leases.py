@@ -34,6 +34,7 @@ from annotation.models import (Caption, Clip, CrowdStudy, CrowdWorker, Label, Le
 from annotation.models.labels import new_lease_token
 from annotation.services.crowd import gate as crowd_gate
 from annotation.services.queue.rows import raw_first
+from annotation.services.queue.table_statistics import queue_statistics_due, queue_statistics_refresh
 
 MAX_HELD_PER_POOL = 2  # per device: the pair on screen and the next one, preloaded
 MAX_DEVICES = 3  # a rater's devices holding pairs at once in a pool (more get holding_max)
@@ -176,6 +177,8 @@ def lease_next(*, pool: Pool | int, rater, device: str = "", exclude_leases=(), 
         return Assignment(None, "not_a_member")
     if pool.rater_paused:
         return Assignment(None, "paused")
+    if queue_statistics_due():
+        queue_statistics_refresh()  # see table_statistics: plans made for near-empty tables
     # Lazily, but at most every few seconds per pool and process: the periodic job does the rest.
     if cache.add(f"lazy-expiry:{pool.pk}", 1, timeout=LAZY_EXPIRY_EVERY) and leases_expire(now=now, pool=pool, limit=50):
         pool = _pool_for_rater(pool_id, rater, device, excluded)  # the rater's own leases may be among them
