@@ -78,7 +78,9 @@ def test_a_plan_cached_on_a_near_empty_lease_table_is_replaced_once_the_table_ha
 
         _add_leases(pair_ids, rater.pk, 60_000, 3)
         _flush_counters()
-        assert "Seq Scan" in _generic_plan(), "the cached plan stays as long as the statistics do"
+        # The cached plan would stay as long as the statistics do, but is not asserted here: other
+        # sessions' catalogue changes (another test worker's database) can overflow PostgreSQL's
+        # shared invalidation queue, which resets every session's plans.
 
         assert queue_statistics_refresh() == [LEASE]
         plan = _generic_plan()
