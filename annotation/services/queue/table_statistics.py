@@ -17,9 +17,10 @@ it finds nothing to do.
 """
 from __future__ import annotations
 
+import logging
 import time
 
-from django.db import connection
+from django.db import DatabaseError, connection
 
 from annotation.models import Label, Lease
 
@@ -37,6 +38,7 @@ ORDER BY s.relname
 """
 
 _next_check = 0.0  # time.monotonic() of this process's next check
+logger = logging.getLogger(__name__)
 
 
 def queue_statistics_refresh() -> list[str]:
@@ -46,12 +48,18 @@ def queue_statistics_refresh() -> list[str]:
     analysis's lock would be held to its end)."""
     if connection.vendor != "postgresql" or connection.in_atomic_block:
         return []
-    with connection.cursor() as cursor:
-        cursor.execute(_STALE_SQL, [list(_TABLES)])
-        stale = [row[0] for row in cursor.fetchall()]
-        if stale:
-            names = ", ".join(connection.ops.quote_name(name) for name in stale)
-            cursor.execute(f"ANALYZE (SKIP_LOCKED) {names}")
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute(_STALE_SQL, [list(_TABLES)])
+            stale = [row[0] for row in cursor.fetchall()]
+            if stale:
+                names = ", ".join(connection.ops.quote_name(name) for name in stale)
+                cursor.execute(f"ANALYZE (SKIP_LOCKED) {names}")
+    except DatabaseError as error:
+        # Upkeep that failed (a statement timeout, a cancelled query) must not cost the rater the
+        # pair they asked for; the next check tries again.
+        logger.warning("queue table statistics not refreshed: %s", str(error).strip())
+        return []
     return stale
 
 
