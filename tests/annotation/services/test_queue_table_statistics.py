@@ -61,15 +61,21 @@ def _add_leases(pair_ids: list[int], rater_id: int, n: int, offset: int) -> None
          [pair_ids, len(pair_ids), rater_id, offset, offset + n - 1])
 
 
-@pytest.mark.postgres
-@pytest.mark.django_db(transaction=True)
-def test_a_plan_cached_on_a_near_empty_lease_table_is_replaced_once_the_table_has_grown(lease_table_without_autovacuum):
+def _leases_analyzed(n: int) -> tuple[list[int], object]:
+    """A pool's pair ids and a rater, with n of their (completed) leases, analyzed."""
     pool, *_ = make_pool_with_runs()
     pair_ids = list(pool.pairs.values_list("pk", flat=True))
     rater = make_rater()
-    _add_leases(pair_ids, rater.pk, 3, 0)
+    _add_leases(pair_ids, rater.pk, n, 0)
     _flush_counters()  # else they would count as changes since the analysis
     _one(f"ANALYZE {LEASE}")
+    return pair_ids, rater
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_plan_cached_on_a_near_empty_lease_table_is_replaced_once_the_table_has_grown(lease_table_without_autovacuum):
+    pair_ids, rater = _leases_analyzed(3)
     # A generic plan, as a prepared statement gets after its first runs, made on three rows.
     _one("SET plan_cache_mode = force_generic_plan")
     try:
@@ -94,12 +100,7 @@ def test_a_plan_cached_on_a_near_empty_lease_table_is_replaced_once_the_table_ha
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_fewer_changes_than_autovacuums_rule_leave_the_statistics_alone(lease_table_without_autovacuum):
-    pool, *_ = make_pool_with_runs()
-    pair_ids = list(pool.pairs.values_list("pk", flat=True))
-    rater = make_rater()
-    _add_leases(pair_ids, rater.pk, 1_000, 0)
-    _flush_counters()  # else they would count as changes since the analysis
-    _one(f"ANALYZE {LEASE}")
+    pair_ids, rater = _leases_analyzed(1_000)
     threshold = _one("SELECT current_setting('autovacuum_analyze_threshold')::float8"
                      " + current_setting('autovacuum_analyze_scale_factor')::float8 * 1000")[0]
     _add_leases(pair_ids, rater.pk, int(threshold) - 1, 1_000)  # one short of the rule
