@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from django.db import connection, transaction
 
-from annotation.models import Lease
+from annotation.models import Label, Lease
 from annotation.services.queue import table_statistics
 from annotation.services.queue.table_statistics import (STATISTICS_CHECK_EVERY, queue_statistics_due,
                                                         queue_statistics_refresh)
@@ -46,6 +46,9 @@ def _flush_counters() -> None:
 @pytest.fixture
 def lease_table_without_autovacuum(require_postgres):
     _one(f"ALTER TABLE {LEASE} SET (autovacuum_enabled = false)")
+    # Earlier tests' rows (and their flush) count as changes too: only this test's should.
+    _flush_counters()
+    _one(f"ANALYZE {LEASE}, {Label._meta.db_table}")
     yield
     _one(f"ALTER TABLE {LEASE} RESET (autovacuum_enabled)")
     _one("DEALLOCATE ALL")  # the probe below, and the session's own: prepared.py prepares again
