@@ -149,11 +149,8 @@ def test_nothing_is_analyzed_inside_a_transaction(lease_table_without_autovacuum
 
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
-def test_a_failed_analysis_costs_the_rater_nothing(lease_table_without_autovacuum, monkeypatch, caplog):
-    pool, *_ = make_pool_with_runs()
-    _add_leases(list(pool.pairs.values_list("pk", flat=True)), make_rater().pk, 500, 0)
-    _flush_counters()
-    _one("SET statement_timeout = 1")  # every statement of the check is cancelled
+def test_a_failed_check_is_logged_and_raises_nothing(lease_table_without_autovacuum, monkeypatch, caplog):
+    _one("SET statement_timeout = 1")  # the check (a 50 ms sleep here) is cancelled
     try:
         monkeypatch.setattr(table_statistics, "_STALE_SQL", "SELECT pg_sleep(0.05), %s::text[]")
         assert queue_statistics_refresh() == []
