@@ -22,6 +22,32 @@ def pairs_to_judge(by_state: dict) -> int:
     return sum(n for state, n in by_state.items() if state not in left_out)
 
 
+#: The pair counts every page, report, release and datasheet quotes, in words, in this order: the one
+#: definition of what "judged" and "resolved" mean (issue 35: a datasheet called every pooled pair judged).
+PAIR_COUNT_WORDS = {
+    "pooled": "pooled pairs (the runs' top-depth pairs, deduplicated)",
+    "judged": "judged pairs (at least one rater's counted label)",
+    "resolved": "resolved pairs (a verdict: raters' majority, an admin's decision or an imported judgment)",
+    "unresolved": "unresolved pairs (pooled, no verdict yet: open, escalated, disagreement, set aside, stopped or "
+                  "not sampled)",
+    "original_positives": "original positives among the pooled pairs (the caption's own clip)",
+}
+
+
+def pool_pair_counts(*, pools) -> dict[str, int]:
+    """`{"pooled", "judged", "resolved", "unresolved", "original_positives"}` over the pool pairs
+    (role 'pool'; gold and training pairs are not pooled) of one pool or several (PAIR_COUNT_WORDS
+    says what each counts). One aggregate query."""
+    pools = [pools] if isinstance(pools, Pool) else list(pools)
+    counts = PooledPair.objects.filter(pool__in=pools, role=PooledPair.Role.POOL).aggregate(
+        pooled=Count("id"), judged=Count("id", filter=Q(vote_count__gt=0)),
+        resolved=Count("id", filter=Q(state=PooledPair.State.RESOLVED)),
+        original_positives=Count("id", filter=Q(is_original_positive=True)))
+    counts = {key: int(value or 0) for key, value in counts.items()}
+    counts["unresolved"] = counts["pooled"] - counts["resolved"]
+    return {key: counts[key] for key in PAIR_COUNT_WORDS}
+
+
 def pool_progress(*, pool: Pool) -> dict:
     """Counts of pool pairs by state, labels, and how many pairs still need labels."""
     pairs = PooledPair.objects.filter(pool=pool, role=PooledPair.Role.POOL)
