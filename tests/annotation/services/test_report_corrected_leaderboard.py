@@ -211,3 +211,111 @@ def test_a_moment_pool_scores_recall_as_moment_metrics_and_map_by_hand(labelled_
     assert (a["rank_original"]["mAP"], a["rank_corrected"]["mAP"], b["rank_change"]["mAP"]) == (1, 2, 1)
     assert result["kendall_tau"]["mAP"] == pytest.approx(-1.0)
     assert "QVHighlights" in result["conventions"]
+
+
+# --------------------------------------------------------------------------------------------
+# runs deeper than the pool (issue 35, finding 1): every run is scored whole, as `evaluate` and
+# trec_eval score its file, and Judged@K says how much of its top K has a verdict
+
+DEEP_CLIPS = [f"c{i:02d}" for i in range(16)]
+DEEP_CAPTIONS = {"q1": "c00", "q2": "c05", "q3": "c10", "q4": "c15"}
+#: Runs ten deep over a pool built five deep. Tied scores at ranks 2 and 3 of X's q1 and 6 and 7 of
+#: Y's q2, stored in id-ascending order: trec_eval ranks ties by document id descending.
+DEEP_RUNS = {
+    "X": {"q1": (["c01", "c03", "c07", "c02", "c04", "c05", "c06", "c00", "c08", "c09"],
+                 [0.9, 0.8, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2, 0.1]),
+          "q2": (["c06", "c07", "c08", "c09", "c11", "c12", "c05", "c13", "c14", "c01"], None),
+          "q3": (["c10", "c11", "c12", "c13", "c14", "c15", "c00", "c01", "c02", "c03"], None)},
+    "Y": {"q1": (["c00", "c01", "c02", "c03", "c04", "c06", "c07", "c08", "c09", "c11"], None),
+          "q2": (["c01", "c02", "c03", "c04", "c06", "c07", "c09", "c05", "c08", "c10"],
+                 [0.95, 0.9, 0.85, 0.8, 0.75, 0.7, 0.7, 0.6, 0.5, 0.4]),
+          "q4": (["c14", "c13", "c12", "c11", "c09", "c15", "c00", "c01", "c02", "c03"], None)},
+}
+#: Verdicts on some pooled pairs (the rest stay unjudged): relevant ones beyond the originals.
+DEEP_RELEVANT = {("q1", "c03"), ("q2", "c07"), ("q3", "c11"), ("q4", "c13")}
+DEEP_JUDGED = DEEP_RELEVANT | {("q1", "c01"), ("q1", "c07"), ("q2", "c06"), ("q2", "c01"), ("q3", "c12"),
+                               ("q4", "c14")}
+
+
+def _deep_scores(clips, scores):
+    return scores or [1.0 - rank / 20 for rank in range(len(clips))]
+
+
+def _deep_pool(folder: Path):
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "manifest.jsonl").write_text("".join(f'{{"kind": "clip", "id": "{c}"}}\n' for c in DEEP_CLIPS) + "".join(
+        f'{{"kind": "caption", "id": "{q}", "text": "caption {q}", "clip": "{c}"}}\n' for q, c in DEEP_CAPTIONS.items()))
+    for tag, run in DEEP_RUNS.items():
+        (folder / f"{tag}.trec").write_text("".join(
+            f"{q} Q0 {clip} {rank} {score!r} {tag}\n" for q, (clips, scores) in run.items()
+            for rank, (clip, score) in enumerate(zip(clips, _deep_scores(clips, scores)), start=1)))
+    dataset = dataset_import(path=folder / "manifest.jsonl", name=unique("deep"))
+    runs = [run_import(dataset=dataset, path=folder / f"{tag}.trec").run for tag in DEEP_RUNS]
+    pool = pool_create(dataset=dataset, name=unique("deep pool"), runs=runs, depth=5, redundancy=0.0)
+    rater = make_user("rater")
+    memberships_grant(pool=pool, users=[rater])
+    for pair in PooledPair.objects.filter(pool=pool, role="pool").select_related("caption", "clip"):
+        key = (pair.caption.external_id, pair.clip.external_id)
+        if key in DEEP_JUDGED:
+            label_pair(rater, pair, value="relevant" if key in DEEP_RELEVANT else "not_relevant", seconds=2.0)
+    return pool
+
+
+def _oracle(qrels: dict, measures: set) -> dict:
+    """pytrec_eval on the full run files' scores (its own tie rule), averaged as trec_eval averages."""
+    import pytrec_eval
+
+    out = {}
+    for tag, run in DEEP_RUNS.items():
+        te_run = {q: dict(zip(clips, _deep_scores(clips, scores))) for q, (clips, scores) in run.items()}
+        per_query = pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(te_run)
+        out[tag] = {m: sum(v[m] for v in per_query.values()) / len(per_query) for m in next(iter(per_query.values()))}
+    return out
+
+
+def _judged_oracle(qrels: dict, cutoffs) -> dict:
+    """ir_measures' Judged@k on the same full runs, each given strictly decreasing scores in
+    trec_eval's order (ir_measures' judged provider breaks ties by id ascending, trec_eval descending)."""
+    import ir_measures
+    from ir_measures import Judged
+
+    from annotation.analysis.sample_eval import trec_order
+
+    out = {}
+    for tag, run in DEEP_RUNS.items():
+        ordered = {q: trec_order(clips, _deep_scores(clips, scores)) for q, (clips, scores) in run.items()}
+        te_run = {q: {c: float(len(cs) - i) for i, c in enumerate(cs)} for q, cs in ordered.items()}
+        values = ir_measures.calc_aggregate([Judged @ k for k in cutoffs], qrels, te_run)
+        out[tag] = {f"Judged@{k}": values[Judged @ k] for k in cutoffs}
+    return out
+
+
+def test_runs_deeper_than_the_pool_are_scored_whole_as_trec_eval_scores_their_files(tmp_path):
+    """A pool built at depth 5 from runs 10 deep: by default each run is scored on its full stored
+    ranking, in trec_eval's order (ties by id descending), unjudged clips not relevant; C@10, AP and
+    nDCG@10 equal pytrec_eval on the exported corrected qrels and the run files, and Judged@K
+    equals ir_measures' Judged@k."""
+    pool = _deep_pool(tmp_path / "files")
+    report = report_create(pool=pool, kind="corrected_leaderboard", params={"replicates": 100})
+    result = report.result
+    assert report.params["depth"] is None and result["depth"] is None
+    assert result["measures"] == ["C@1", "C@5", "C@10", "AP", "nDCG@10"]
+    assert "not relevant" in result["unjudged"] and "trec_eval" in result["unjudged"]
+    qrels_text = artefact_file(artefact=export_create(pool=pool, fmt="qrels")).read_text()
+    corrected: dict = {}
+    for line in qrels_text.splitlines():
+        q, _, clip, grade = line.split()
+        corrected.setdefault(q, {})[clip] = int(grade)
+    original = {q: {c: 1} for q, c in DEEP_CAPTIONS.items()}
+    names = {"C@1": "success_1", "C@5": "success_5", "C@10": "success_10", "AP": "map", "nDCG@10": "ndcg_cut_10"}
+    wanted = {"success.1,5,10", "map", "ndcg_cut.10"}
+    expected_corrected, expected_original = _oracle(corrected, wanted), _oracle(original, wanted)
+    judged = _judged_oracle(corrected, [1, 5, 10])
+    rows = _by_run(report)
+    for tag in DEEP_RUNS:
+        for measure, name in names.items():
+            assert rows[tag]["corrected"][measure]["value"] == pytest.approx(expected_corrected[tag][name], abs=1e-12)
+            assert rows[tag]["original"][measure]["value"] == pytest.approx(expected_original[tag][name], abs=1e-12)
+        assert rows[tag]["judged"] == pytest.approx(judged[tag], abs=1e-12)
+    # The cut mattered: X's q2 finds its corrected positive c05 at rank 7, beyond the pool's depth.
+    assert rows["X"]["original"]["C@10"]["value"] > rows["X"]["original"]["C@5"]["value"]
