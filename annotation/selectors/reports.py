@@ -8,13 +8,15 @@ Export inputs are in selectors/exports.py; a stored report's tables are its kind
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import groupby
 
 import numpy as np
 from django.contrib.auth import get_user_model
 from django.db import connection
 from django.db.models import Case, IntegerField, QuerySet, Value, When
 
-from annotation.models import Caption, Label, PairProvenance, Pool, PooledPair, Prediction, RaterProfile, Report, Run
+from annotation.analysis.sample_eval import trec_order
+from annotation.models import Caption, Clip, Label, PairProvenance, Pool, PooledPair, Prediction, RaterProfile, Report, Run
 from annotation.models.reports import JudgmentSet
 from annotation.selectors.score_matrix_runs import score_matrix_top
 
@@ -48,10 +50,9 @@ def judgment_sets_listed(*, limit: int = 500) -> list[JudgmentSet]:
 
 
 def scorable_runs() -> QuerySet:
-    """Runs a judgment set can score from the reports page, by dataset and name: ranked clip runs
-    stored one prediction a row (the evaluation job refuses moment runs and score matrices)."""
-    return (Run.objects.filter(kind=Run.Kind.CLIP, scores_file="").select_related("dataset")
-            .order_by("dataset__name", "name"))
+    """Runs offered for scoring against a judgment set on the reports page, by dataset and name:
+    every stored run (which a set can score is services.judgment_sets.scoring.stored_runs_check)."""
+    return Run.objects.select_related("dataset").order_by("dataset__name", "name")
 
 
 # --------------------------------------------------------------------------------------------
@@ -216,6 +217,32 @@ def run_rankings(*, run: Run, depth: int) -> dict[int, list[int]]:
     clips = clip.tolist()
     for q, s, e in zip(caption[starts].tolist(), starts.tolist(), ends.tolist()):
         out[q] = clips[s:e]
+    return out
+
+
+def run_trec_rankings(*, run: Run, depth: int | None = None) -> dict[int, list[int]]:
+    """`caption id -> clip ids` in the order trec_eval and `evaluate` rank the run's file: score
+    descending, ties by clip id (the external id, as the file names it) descending
+    (annotation.analysis.sample_eval.trec_order); every stored rank, or the first `depth` of that
+    order. A run stored without scores has score = -rank, as `evaluate` writes a stored run
+    (services/judgment_sets/scoring.py), so its ranks are the order. A score matrix run: its stored
+    ranking (already this order, annotation.analysis.score_rankings), to its own depth."""
+    if run.scores_file:
+        caption, clip, rank = score_matrix_top(run=run, depth=depth)
+        order = np.lexsort((rank, caption))
+        rows = zip(caption[order].tolist(), clip[order].tolist(), rank[order].tolist(), [None] * caption.size)
+    else:
+        rows = (Prediction.objects.filter(run=run).order_by("caption_id", "rank")
+                .values_list("caption_id", "clip_id", "rank", "score").iterator(chunk_size=FETCH))
+    external = dict(Clip.objects.filter(dataset_id=run.dataset_id).values_list("pk", "external_id").iterator(
+        chunk_size=FETCH))
+    out: dict[int, list[int]] = {}
+    for q, group in groupby(rows, key=lambda row: row[0]):
+        group = list(group)
+        pk_of = {external[c]: c for _, c, _, _ in group}
+        ordered = trec_order([external[c] for _, c, _, _ in group],
+                             [-rank if score is None else score for _, _, rank, score in group])
+        out[q] = [pk_of[c] for c in (ordered if depth is None else ordered[:depth])]
     return out
 
 

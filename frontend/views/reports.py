@@ -23,7 +23,8 @@ from annotation.services.evaluation import CONVENTIONS
 from annotation.services.exports import EXPORT_FORMATS
 from annotation.services.judgment_sets.agreement import LEVELS
 from annotation.services.judgment_sets.counts import counts_in_words
-from annotation.services.judgment_sets.imports import JUDGMENT_FORMATS, MOMENT_FORMATS, REPEAT_RULES
+from annotation.services.judgment_sets.imports import JUDGMENT_FORMATS, REPEAT_RULES
+from annotation.services.judgment_sets.scoring import stored_run_format
 from annotation.services.reports.registry import POOL_REPORT_KINDS, kind_title, report_tables
 from frontend.views.access import page_for
 from frontend.views.judging_reports import judging_report_links, judging_simulation_charts
@@ -250,6 +251,13 @@ def _charts(report) -> list[dict]:
     return charts
 
 
+def _run_kind_words(run) -> str:
+    """What a run offered for scoring is, beside its name: a set scores only runs of its format."""
+    if run.scores_file:
+        return "score matrix"
+    return "ranked clips" if stored_run_format(run) == "trec" else f"{stored_run_format(run)} moments"
+
+
 @page_for("admin", "researcher")
 def report_index(request):
     is_admin = roles.is_admin(request.user)
@@ -266,12 +274,12 @@ def report_index(request):
                     "export_formats": list(EXPORT_FORMATS),
                     "judgment_formats": [(f, formats[f], FORMAT_HINTS.get(f, "")) for f in JUDGMENT_FORMATS],
                     "repeat_rules": REPEAT_RULES, "levels": LEVELS, "conventions": CONVENTIONS,
-                    # Only kept files can be scored or measured; moment sets score moment runs, which
-                    # are scored from their files (evaluate --run-format), not from here.
-                    "score_sets": [s for s in judgment_sets if s.stored_file and s.source_format not in MOMENT_FORMATS],
+                    # Only kept files can be scored or measured; a moment set scores stored moment
+                    # runs of its benchmark's format (the API says which run a set cannot score).
+                    "score_sets": [s for s in judgment_sets if s.stored_file],
                     "rater_sets": [s for s in judgment_sets
                                    if s.stored_file and s.source_format == JudgmentSet.Format.RATER_LABELS],
-                    "runs": scorable_runs()}
+                    "runs": [(run, _run_kind_words(run)) for run in scorable_runs() if stored_run_format(run)]}
     return render(request, "frontend/reports/index.html", context)
 
 

@@ -108,7 +108,7 @@ def test_only_admins_get_the_judgment_set_forms_with_every_format_and_its_hint(p
     assert f'<option value="{raw.pk}" ' in evaluate and f'<option value="{kept_out.pk}" ' not in evaluate
     assert f'<optgroup label="example" data-dataset="{pool.dataset_id}">' in evaluate
     for run in Run.objects.filter(dataset=pool.dataset):
-        assert f'<option value="{run.pk}">{run.name}</option>' in evaluate
+        assert f'<option value="{run.pk}">{run.name} (ranked clips)</option>' in evaluate
     assert '<option value="trecvid">trecvid: NIST sample_eval.pl' in evaluate
 
     agreement = page.split('id="agreement-form"')[1].split("</form>")[0]

@@ -17,6 +17,7 @@ from annotation.services.jobs.dispatch import job_enqueue
 from annotation.services.jobs.lifecycle import job_create
 from annotation.services.judgment_sets.agreement import LEVELS, AgreementOptionsError
 from annotation.services.judgment_sets.imports import REPEAT_RULES
+from annotation.services.judgment_sets.scoring import stored_runs_check
 from annotation.services.machine_judges import judgment_set_machine_judge
 from annotation.services.reports.create import report_job_start
 from annotation.services.reports.kinds.evaluation import KIND as EVALUATION
@@ -28,14 +29,11 @@ from annotation.services.reports.kinds.machine_judge import machine_judge_set_pa
 @transaction.atomic
 def evaluation_start(*, judgment_set: JudgmentSet, run_ids: list[int], conventions: str | None,
                      measures: list[str] | None, created_by) -> Job:
-    runs = list(Run.objects.filter(pk__in=run_ids, dataset_id=judgment_set.dataset_id).values_list("pk", "kind",
-                                                                                                  "scores_file"))
-    found = {pk for pk, _, _ in runs}
-    missing = [pk for pk in run_ids if pk not in found]
+    runs = {run.pk: run for run in Run.objects.filter(pk__in=run_ids, dataset_id=judgment_set.dataset_id)}
+    missing = [pk for pk in run_ids if pk not in runs]
     if not run_ids or missing:
         raise EvaluationError(f"run {missing[0]} is not a run of this dataset" if missing else "name at least one run")
-    if any(kind != Run.Kind.CLIP or scores for _, kind, scores in runs):
-        raise EvaluationError("only ranked clip runs stored one prediction a row can be scored here")
+    stored_runs_check(judgment_set=judgment_set, runs=list(runs.values()))
     if conventions and conventions not in CONVENTIONS:
         raise EvaluationError(f"unknown conventions '{conventions}' (choose from {', '.join(CONVENTIONS)})")
     return report_job_start(kind=EVALUATION.name, job_kind="evaluate", params={

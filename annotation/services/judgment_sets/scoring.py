@@ -6,9 +6,14 @@ imported with, so its numbers are those of `evaluate --judgments FILE` on the sa
 run is written out as a TREC run file (caption id, Q0, clip id, rank, score, run name) and read back
 by the same run reader: the official tools order by score (ties by document id, descending), so a
 stored run scores as the file it came from. A run stored without scores gets score = -rank, which
-keeps its ranks as the order. A stored moment run is written back in the benchmark's own prediction
-format it was imported from (QVHighlights jsonl, a TVR submission's VCMR list), windows in rank order,
-which is the order both official evaluations read.
+keeps its ranks as the order. A score-matrix run is written as the TREC run of its ranking (to the
+run's depth) with the matrix's own scores, so the tools' tie rule orders it as the matrix does. A
+stored moment run is written back in the benchmark's own prediction format it was imported from
+(QVHighlights jsonl, a TVR submission's VCMR list), windows in rank order, which is the order both
+official evaluations read.
+
+`stored_runs_check` is the one rule of which stored runs a set can score: the command, the REST
+start (`POST judgment-sets/{id}/evaluate/`, which the reports page posts to) and the job read it.
 """
 from __future__ import annotations
 
@@ -23,7 +28,8 @@ from django.db import transaction
 from annotation.models import Caption, Prediction, Run
 from annotation.models.reports import JudgmentSet, Report
 from annotation.provenance import json_ready
-from annotation.services.evaluation import Evaluation, EvaluationError, evaluate
+from annotation.selectors.score_matrix_runs import score_matrix_load
+from annotation.services.evaluation import JUDGMENT_FORMATS, Evaluation, EvaluationError, evaluate
 from annotation.services.evaluation.writers import as_json
 from annotation.services.reports.kinds.evaluation import KIND as EVALUATION
 from annotation.services.reports.kinds.judgment_set_agreement import KIND as JUDGMENT_SET_AGREEMENT
@@ -50,24 +56,65 @@ def judgment_set_reading(judgment_set: JudgmentSet) -> tuple[Path, str, dict]:
     return judgment_file_path(judgment_set.stored_file), fmt, options
 
 
+def stored_run_format(run: Run) -> str | None:
+    """The run format a stored run is written back in and read as: TREC for a clip run (rows or a
+    score matrix), the benchmark's own for a moment run; None when it cannot be written back."""
+    if run.kind == Run.Kind.CLIP:
+        return "trec"
+    return run.source_format if run.source_format in _MOMENT_WRITERS else None
+
+
+def stored_runs_check(*, judgment_set: JudgmentSet, runs: Sequence[Run]) -> None:
+    """Raises EvaluationError naming the first stored run the set cannot score: another dataset's,
+    a moment run imported in a format that cannot be written back, or a run whose format the set's
+    tool does not score (a clip run against moment ground truth, a TVR run against QVHighlights)."""
+    fmt = _READ_AS.get(judgment_set.source_format, judgment_set.source_format)
+    scores = JUDGMENT_FORMATS[fmt].run_formats if fmt in JUDGMENT_FORMATS else ()
+    for run in runs:
+        if run.dataset_id != judgment_set.dataset_id:
+            raise EvaluationError(f"run '{run.name}' belongs to another dataset than judgment set "
+                                  f"'{judgment_set.name}'")
+        run_format = stored_run_format(run)
+        if run_format is None:
+            raise EvaluationError(f"run '{run.name}' is a moment run imported as "
+                                  f"{run.source_format or 'an unknown format'}: stored moment runs are scored when "
+                                  f"imported as {' or '.join(_MOMENT_WRITERS)}; score its prediction file with "
+                                  f"--run-format")
+        if run_format not in scores:
+            what = "a ranked clip run" if run.kind == Run.Kind.CLIP else f"a {run_format} moment run"
+            raise EvaluationError(f"run '{run.name}' is {what}: judgment set '{judgment_set.name}' "
+                                  f"({judgment_set.source_format}) scores {' or '.join(scores) or 'no'} runs")
+
+
 def _write_stored_run(run: Run, folder: Path) -> Path:
     """The run as a file named after the run (outputs name runs by their file name): a TREC run,
     or a moment run in the format it was imported from."""
-    if run.scores_file:
-        raise EvaluationError(f"run '{run.name}' is a score matrix: its full ranking is scored by the proxy nDCG "
-                              f"report; score a TREC run file here")
-    writer = _TREC if run.kind == Run.Kind.CLIP else _MOMENT_WRITERS.get(run.source_format)
-    if writer is None:
-        raise EvaluationError(f"run '{run.name}' is a moment run imported as {run.source_format or 'an unknown format'}: "
-                              f"stored moment runs are scored when imported as {' or '.join(_MOMENT_WRITERS)}; "
-                              f"score its prediction file with --run-format")
     path = folder / str(run.pk) / (run.name.replace("/", "_").replace("\x00", "") or str(run.pk))
     path.parent.mkdir()
-    rows = (Prediction.objects.filter(run=run).order_by("caption_id", "rank")
-            .values_list("caption__external_id", "clip__external_id", "rank", "score", "start", "end"))
     with path.open("w") as out:
+        if run.scores_file:
+            _write_score_matrix(run, out)
+            return path
+        writer = _TREC if run.kind == Run.Kind.CLIP else _MOMENT_WRITERS[run.source_format]
+        rows = (Prediction.objects.filter(run=run).order_by("caption_id", "rank")
+                .values_list("caption__external_id", "clip__external_id", "rank", "score", "start", "end"))
         writer(run, rows.iterator(chunk_size=20_000), out)
     return path
+
+
+def _write_score_matrix(run: Run, out) -> None:
+    """The matrix's ranking of each caption (trec_eval's order, to the run's depth) as TREC lines
+    with the matrix's scores: read back, the tools order it exactly as the matrix ranks."""
+    loaded = score_matrix_load(run=run)
+    caption_ids = dict(Caption.objects.filter(dataset_id=run.dataset_id).values_list("pk", "external_id"))
+    tag = "".join(ch if not ch.isspace() else "_" for ch in run.name)
+    top = loaded.top()
+    for row, caption_pk in enumerate(loaded.caption_pks.tolist()):
+        caption = caption_ids[caption_pk]
+        columns = top[row].tolist()
+        scores = loaded.scores[row, columns].tolist()
+        out.writelines(f"{caption} Q0 {loaded.clip_external_ids[column]} {rank} {score!r} {tag}\n"
+                       for rank, (column, score) in enumerate(zip(columns, scores), start=1))
 
 
 def _write_trec(run: Run, rows, out) -> None:
@@ -130,9 +177,7 @@ def judgment_set_evaluate(*, judgment_set: JudgmentSet, run_paths: Sequence[Path
     `judgments_options` adds reader options the set does not store (e.g. rater_labels' aggregate)."""
     if not run_paths and not runs:
         raise EvaluationError("name at least one run: a file, or --run NAME for a stored run")
-    foreign = [run.name for run in runs if run.dataset_id != judgment_set.dataset_id]
-    if foreign:
-        raise EvaluationError(f"run '{foreign[0]}' belongs to another dataset than judgment set '{judgment_set.name}'")
+    stored_runs_check(judgment_set=judgment_set, runs=runs)
     path, fmt, options = judgment_set_reading(judgment_set)
     with tempfile.TemporaryDirectory(prefix="rejudge-evaluate-") as folder:
         stored = [_write_stored_run(run, Path(folder)) for run in runs]
