@@ -9,25 +9,42 @@ temperature 0 the same question gets the same answer), and 401/403/404, which sa
 misconfigured: they stop the run (EndpointRefused).
 
 Every HTTP request, retries included, is taken from the run's Budget before it is sent; tokens are
-added from each answer's `usage`. No request is sent once the budget is spent.
+added from each answer's `usage` (when it gives small whole numbers: see judge_chat.usage_counts).
+No request is sent once the budget is spent.
+
+**Bounded answers.** An answer is read as a stream and never past `max_bytes` (the setting
+REJUDGE_JUDGE_ANSWER_MAX_BYTES, 1 MiB by default: a verdict is a few hundred bytes, a chat answer
+with logprobs a few kilobytes): one that declares or sends more is that pair's error ("answer
+larger than N bytes") and the connection is dropped, so a worker holds at most CONCURRENCY_MAX
+answers of max_bytes at once. Compressed answers are refused (the request asks for `identity`),
+so the cap counts what is held. The endpoint's `timeout_seconds` is a deadline for the whole
+request, from connecting to the answer's last byte, not a wait per read: every socket operation
+of the request waits at most what is left of it (_DeadlineBackend), so a server that drips a byte
+every second is cut at the deadline ("no answer within the deadline").
 """
 from __future__ import annotations
 
-import json
 import random
 import threading
 import time
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 
+import httpcore
 import httpx
 
-from annotation.formats.judge_chat import Verdict, VerdictError, parse_chat_response, usage_tokens
+from annotation.formats.judge_chat import Verdict, VerdictError, answer_json, parse_chat_response, usage_counts
 
 BACKOFF_BASE = 0.5
 BACKOFF_MAX = 30.0
 RETRY_AFTER_MAX = 120.0
 CHAT_PATH = "/v1/chat/completions"
+ANSWER_BYTES_DEFAULT = 1 << 20  # the default of settings.REJUDGE_JUDGE_ANSWER_MAX_BYTES
+# Pairs asked at once by one run: a thread and a connection each, and up to an answer's byte cap
+# held by each. 16 keeps a worker's share bounded (16 MiB of answers at the default cap) and is
+# already more than a single GPU server answers in parallel; hosted APIs rate-limit well below it.
+CONCURRENCY_MAX = 16
+ERROR_TEXT_BYTES = 200  # of a refusal's body, for the message
 
 
 class EndpointRefused(RuntimeError):
@@ -65,6 +82,95 @@ class Budget:
             self.tokens += n
 
 
+_request_deadline = threading.local()  # .at: time.monotonic() by which this thread's request must end
+
+
+def _left(timeout: float | None) -> float | None:
+    """A socket operation's timeout, cut to what is left of the current request's deadline."""
+    deadline = getattr(_request_deadline, "at", None)
+    if deadline is None:
+        return timeout
+    left = max(deadline - time.monotonic(), 0.001)  # 0 would make the socket non-blocking
+    return left if timeout is None else min(timeout, left)
+
+
+class _DeadlineStream(httpcore.NetworkStream):
+    def __init__(self, inner: httpcore.NetworkStream) -> None:
+        self._inner = inner
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return self._inner.read(max_bytes, _left(timeout))
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self._inner.write(buffer, _left(timeout))
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def start_tls(self, ssl_context, server_hostname: str | None = None, timeout: float | None = None):
+        return _DeadlineStream(self._inner.start_tls(ssl_context, server_hostname, _left(timeout)))
+
+    def get_extra_info(self, info: str):
+        return self._inner.get_extra_info(info)
+
+
+class _DeadlineBackend(httpcore.NetworkBackend):
+    """Wraps a network backend so that every connect, read and write of a request waits at most
+    what is left of that request's deadline (httpx's own timeouts are per operation)."""
+
+    def __init__(self, inner: httpcore.NetworkBackend | None = None) -> None:
+        self._inner = inner or httpcore.SyncBackend()
+
+    def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
+        return _DeadlineStream(self._inner.connect_tcp(host, port, _left(timeout), local_address, socket_options))
+
+    def connect_unix_socket(self, path, timeout=None, socket_options=None):
+        return _DeadlineStream(self._inner.connect_unix_socket(path, _left(timeout), socket_options))
+
+    def sleep(self, seconds: float) -> None:
+        self._inner.sleep(seconds)
+
+
+class JudgeTransport(httpx.HTTPTransport):
+    """httpx's transport over a connection pool whose network backend keeps each request's deadline.
+    `network_backend` is the backend that opens the connections (httpcore's plain sockets when None);
+    httpx 0.28 (pinned) takes none, so the pool it made is replaced by one that does."""
+
+    def __init__(self, *, limits: httpx.Limits, network_backend: httpcore.NetworkBackend | None = None) -> None:
+        super().__init__(limits=limits)
+        self._pool = httpcore.ConnectionPool(
+            ssl_context=self._pool._ssl_context, max_connections=limits.max_connections,
+            max_keepalive_connections=limits.max_keepalive_connections, keepalive_expiry=limits.keepalive_expiry,
+            network_backend=_DeadlineBackend(network_backend))
+
+
+def judge_client(*, timeout_seconds: float, concurrency: int,
+                 network_backend: httpcore.NetworkBackend | None = None) -> httpx.Client:
+    """The HTTP client of one run: one connection per concurrent pair, redirects not followed."""
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    return httpx.Client(timeout=httpx.Timeout(timeout_seconds, connect=min(10.0, timeout_seconds)),
+                        transport=JudgeTransport(limits=limits, network_backend=network_backend),
+                        follow_redirects=False)
+
+
+class AnswerTooLarge(Exception):
+    pass
+
+
+def _read_capped(response: httpx.Response, max_bytes: int) -> bytes:
+    """The response's body, raising AnswerTooLarge as soon as it is known to exceed max_bytes."""
+    declared = response.headers.get("Content-Length", "")
+    if declared.strip().isdigit() and int(declared) > max_bytes:
+        raise AnswerTooLarge
+    chunks, size = [], 0
+    for chunk in response.iter_raw():
+        size += len(chunk)
+        if size > max_bytes:
+            raise AnswerTooLarge
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
 @dataclass
 class CallOutcome:
     verdict: Verdict | None = None
@@ -74,6 +180,7 @@ class CallOutcome:
     unreachable: bool = False  # the last failure was reaching the server (refused, reset, no connection)
     budget_stop: bool = False  # never answered because the budget ran out
     statuses: list[int] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what was ignored in an answer (usage counts)
 
 
 def retry_after_seconds(value: str | None, now: float | None = None) -> float | None:
@@ -95,11 +202,14 @@ def backoff_seconds(attempt: int, rng: random.Random) -> float:
 
 
 def call_pair(*, client: httpx.Client, base_url: str, headers: dict, body: dict, budget: Budget, max_retries: int,
-              rng: random.Random, sleep=time.sleep) -> CallOutcome:
+              rng: random.Random, sleep=time.sleep, timeout_seconds: float = 120.0,
+              max_bytes: int = ANSWER_BYTES_DEFAULT) -> CallOutcome:
     """Sends one pair's request until it gets an answer, a non-retryable failure, or runs out of
-    retries or budget. Never raises for a pair's own failure; raises EndpointRefused."""
+    retries or budget. Never raises for a pair's own failure, whatever the answer holds; raises
+    EndpointRefused. Each request ends within `timeout_seconds` and reads at most `max_bytes`."""
     out = CallOutcome()
     url = base_url + CHAT_PATH
+    headers = headers | {"Accept-Encoding": "identity"}
     for attempt in range(max_retries + 1):
         if not budget.take_request():
             out.budget_stop = True
@@ -107,44 +217,74 @@ def call_pair(*, client: httpx.Client, base_url: str, headers: dict, body: dict,
             return out
         out.requests += 1
         wait = None
+        _request_deadline.at = time.monotonic() + timeout_seconds
         try:
-            response = client.post(url, json=body, headers=headers)
+            with client.stream("POST", url, json=body, headers=headers) as response:
+                out.statuses.append(response.status_code)
+                encoding = response.headers.get("Content-Encoding", "identity").strip().lower()
+                if response.status_code != 200:
+                    # Only a refusal's first bytes are read, for its message.
+                    raw = next(response.iter_raw(ERROR_TEXT_BYTES), b"")[:ERROR_TEXT_BYTES]
+                elif encoding not in ("", "identity"):
+                    raw = None
+                else:
+                    raw = _read_capped(response, max_bytes)
+        except AnswerTooLarge:
+            out.error, out.unreachable = f"answer larger than {max_bytes} bytes (not read further)", False
+            return out
         except httpx.ConnectTimeout:
             out.error, out.unreachable = f"no connection within the timeout (attempt {attempt + 1})", True
         except httpx.TimeoutException:
             # The server took the request but did not answer in time: that pair's trouble (a long
-            # video, a busy GPU), not a sign that the server is gone.
-            out.error, out.unreachable = f"no answer within the timeout (attempt {attempt + 1})", False
+            # video, a busy GPU, a server dripping its answer), not a sign that the server is gone.
+            out.error, out.unreachable = (f"no answer within the deadline of {timeout_seconds:g} s for the whole "
+                                          f"request (attempt {attempt + 1})"), False
         except httpx.TransportError as exc:
             out.error, out.unreachable = f"{type(exc).__name__} (attempt {attempt + 1})", True
         else:
-            out.statuses.append(response.status_code)
             out.unreachable = False
-            if response.status_code in (401, 403, 404):
-                raise EndpointRefused(f"{url} answered HTTP {response.status_code}: "
-                                      f"{response.text[:200]!r} (check the key variable, the URL and the model name)")
-            if response.status_code == 429 or response.status_code >= 500:
-                out.error = f"HTTP {response.status_code} (attempt {attempt + 1})"
+            status = response.status_code
+            text = (raw or b"").decode("utf-8", "replace")
+            if status in (401, 403, 404):
+                raise EndpointRefused(f"{url} answered HTTP {status}: "
+                                      f"{text[:200]!r} (check the key variable, the URL and the model name)")
+            if status == 429 or status >= 500:
+                out.error = f"HTTP {status} (attempt {attempt + 1})"
                 wait = retry_after_seconds(response.headers.get("Retry-After"))
-            elif response.status_code != 200:
-                out.error = f"HTTP {response.status_code}: {response.text[:200]!r}"
+            elif status != 200:
+                out.error = f"HTTP {status}: {text[:200]!r}"
+                return out
+            elif raw is None:
+                out.error = f"the answer is compressed ({encoding[:40]!r}) although 'identity' was asked for"
                 return out
             else:
-                try:
-                    answer = response.json()
-                except (json.JSONDecodeError, UnicodeDecodeError):
-                    out.error = f"the answer is not JSON: {response.text[:200]!r}"
-                    return out
-                spent = usage_tokens(answer)
-                out.tokens += spent
-                budget.add_tokens(spent)
-                try:
-                    out.verdict = parse_chat_response(answer)
-                    out.error = ""
-                except VerdictError as exc:
-                    out.error = f"malformed answer: {exc}"
+                _read_answer(raw, out, budget)
                 return out
+        finally:
+            _request_deadline.at = None
         if attempt < max_retries:
             sleep(wait if wait is not None else backoff_seconds(attempt, rng))
     out.error = f"gave up after {out.requests} requests: {out.error}"
     return out
+
+
+def _read_answer(raw: bytes, out: CallOutcome, budget: Budget) -> None:
+    """The verdict of a 200 answer into `out`, or its error: whatever the bytes hold, one pair's fate."""
+    try:
+        answer = answer_json(raw)
+    except VerdictError as exc:
+        out.error = f"the answer is not JSON: {exc}"
+        return
+    usage = usage_counts(answer)
+    out.notes.extend(usage.notes)
+    out.tokens += usage.total
+    budget.add_tokens(usage.total)
+    try:
+        out.verdict = parse_chat_response(answer)
+        out.error = ""
+    except VerdictError as exc:
+        out.error = f"malformed answer: {exc}"
+    except (ValueError, TypeError, ArithmeticError, RecursionError) as exc:
+        # parse_chat_response checks every field it reads; this is the net under those checks, so
+        # that no answer ends the run whatever shape it has.
+        out.error = f"malformed answer: {type(exc).__name__}"
