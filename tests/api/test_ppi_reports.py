@@ -24,5 +24,5 @@ def test_admin_starts_it_over_rest_and_a_researcher_reads_it_but_cannot_start_it
     assert job.status == Job.Status.SUCCEEDED, job.message
     report = Report.objects.get(pk=job.result["report_id"])
     detail = as_role("researcher").get(f"/api/v1/reports/{report.pk}/").data
-    assert set(detail["csv_tables"]) == {"estimates", "differences", "design"}
+    assert set(detail["csv_tables"]) == {"estimates", "differences", "bounds", "design"}
     assert detail["result"]["measures"] == ["C@1", "C@10", "AP", "nDCG@10"]

@@ -1,21 +1,27 @@
 """The `judging_estimates` report: each run's C@1/5/10, AP and nDCG@10 estimated from a pool's
-labels so far, with 95% intervals (issue 15, part 3).
+labels so far, with 95% intervals where the pool's design allows them (issue 15, part 3; issue 35).
 
 Inputs for annotation/analysis/judging/estimates.estimate_metrics: the pool's runs' top-k lists,
-every resolved pair's label (a pair with no majority counts as judged not relevant, FIRE's
-convention), each judged pair's inclusion probability as the queue stored it
-(PooledPair.inclusion_probability: 1.0 for a pair every design judges, less for a pair a sampling
-design drew), and the original positives, relevant without judging. Pairs not resolved yet are
-the ones the estimator stands in for. The analysis names its estimator and design; the report
-stores them with the parameters, the counts and the library versions.
+every decided pair's label (a pair with no majority counts as judged not relevant, FIRE's
+convention), each judged pair's inclusion probability (PooledPair.inclusion_probability as the
+queue stored it; a sampled pool's from its SampledDocument), and the original positives, relevant
+without judging. Pairs not decided yet are the ones the estimator stands in for.
+
+An interval needs known inclusion probabilities (services/judging/design.py decides, once, for
+every report): a `sampled` or `active` pool, a sampled pool, or a census. Any other pool (bandit,
+move-to-front, shallow-first, an order stopped early) gets no estimate and no interval: the report
+says why and gives each run's measures under "unjudged = not relevant" and "unjudged = relevant"
+(annotation/analysis/judging/bounds.py) and the strategy to use next time.
 """
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
-from annotation.models import Pool, PooledPair
+from annotation.models import Pool, PooledPair, SampledDocument
+from annotation.selectors.pools import PAIR_COUNT_WORDS
 from annotation.selectors.reports import pool_pairs, pool_runs
+from annotation.services.judging.design import Design, counts_in_words, design_of_pool
 from annotation.services.judging.inputs import (dataset_external_ids, original_positives, refuse_moment_pool,
                                                 runs_rankings)
 
@@ -23,18 +29,24 @@ MEASURES = ("C@1", "C@5", "C@10", "AP", "nDCG@10")
 
 
 def pool_inclusion_probabilities(*, pool: Pool) -> dict[int, float]:
-    """Pair id -> the inclusion probability the queue stored with it."""
+    """Pair id -> its inclusion probability: the one the queue stored with it, or for a sampled
+    pool (built with strata) the one its document was drawn with."""
     rows = PooledPair.objects.filter(pool=pool, role=PooledPair.Role.POOL).values_list("id", "inclusion_probability")
-    return dict(rows.order_by().iterator(chunk_size=20_000))
+    out = dict(rows.order_by().iterator(chunk_size=20_000))
+    drawn = SampledDocument.objects.filter(pool=pool, pair__isnull=False).values_list("pair_id", "inclusion_probability")
+    out.update(drawn.order_by().iterator(chunk_size=20_000))
+    return out
 
 
-def pool_design_labels(*, pool: Pool, pairs, decided, captions, clips, known) -> tuple[dict, dict]:
-    """(judged, inclusion): (caption, clip) external ids -> the resolved label (no majority: not
-    relevant) and the inclusion probability the queue stored, for every decided pair that is not an
-    original positive."""
+def pool_design_labels(*, pool: Pool, pairs, decided, captions, clips, known) -> tuple[dict, dict, dict]:
+    """(judged, inclusion, verdicts): (caption, clip) external ids -> the decided label (no majority:
+    not relevant) and its pair's inclusion probability, for every decided pair that is not an
+    original positive; and the resolved pairs' labels only (a verdict; what the scenarios of a pool
+    without a design count as known)."""
     pis = pool_inclusion_probabilities(pool=pool)
     judged: dict[tuple[str, str], bool] = {}
     inclusion: dict[tuple[str, str], float] = {}
+    verdicts: dict[tuple[str, str], bool] = {}
     for pair, caption, clip, resolved, is_decided in zip(pairs.id.tolist(), pairs.caption.tolist(), pairs.clip.tolist(),
                                                          pairs.resolved.tolist(), decided.tolist()):
         key = (captions[caption], clips[clip])
@@ -42,7 +54,9 @@ def pool_design_labels(*, pool: Pool, pairs, decided, captions, clips, known) ->
             continue
         judged[key] = resolved == 1
         inclusion[key] = float(pis[pair])
-    return judged, inclusion
+        if resolved >= 0:
+            verdicts[key] = resolved == 1
+    return judged, inclusion, verdicts
 
 
 @dataclass(frozen=True)
@@ -60,6 +74,8 @@ class PoolDesign:
     decided: object           # per pair of `pairs`: resolved, or left without a majority
     judged: dict
     inclusion: dict
+    verdicts: dict            # resolved pairs only (not original positives): the label
+    design: Design            # known inclusion probabilities or not, and why (services/judging/design.py)
 
 
 def pool_design(*, pool: Pool, depth: int | None = None) -> PoolDesign:
@@ -71,41 +87,94 @@ def pool_design(*, pool: Pool, depth: int | None = None) -> PoolDesign:
     queries = {q for lists in rankings.values() for q in lists}
     known = original_positives(dataset_id=pool.dataset_id, queries=queries, captions=captions, clips=clips)
     decided = (pairs.resolved >= 0) | (pairs.state == PooledPair.State.DISAGREEMENT)
-    judged, inclusion = pool_design_labels(pool=pool, pairs=pairs, decided=decided, captions=captions, clips=clips,
-                                           known=known)
-    return PoolDesign(captions, clips, list(runs), rankings, pairs, queries, known, decided, judged, inclusion)
+    judged, inclusion, verdicts = pool_design_labels(pool=pool, pairs=pairs, decided=decided, captions=captions,
+                                                     clips=clips, known=known)
+    return PoolDesign(captions, clips, list(runs), rankings, pairs, queries, known, decided, judged, inclusion,
+                      verdicts, design_of_pool(pool))
+
+
+def estimator_counts(design: PoolDesign) -> dict:
+    """The counts both estimate reports give, beside pool_pair_counts' (the pool page's, the
+    release's): what the estimator reads. `labels_used` is every decided pair that is not an original
+    positive: the resolved ones plus the disagreements, counted not relevant (FIRE's convention);
+    original positives count as relevant without a label, so they are not among them."""
+    pairs = design.pairs
+    disagreements = int((pairs.state == PooledPair.State.DISAGREEMENT).sum())
+    return {**design.design.counts, "labels_used": len(design.judged), "resolved_labels_used": len(design.verdicts),
+            "disagreements_counted_not_relevant": disagreements,
+            "original_positives_known": sum(len(v) for v in design.known.values()),
+            "sampled_with_probability_below_1": int(sum(1 for v in design.inclusion.values() if v < 1)),
+            "runs": len(design.runs), "queries": len(design.queries)}
+
+
+#: The counts in words (the reports' design tables; the JSON keeps the keys).
+COUNT_WORDS = PAIR_COUNT_WORDS | {
+    "labels_used": "labels the estimator uses (decided pairs that are not original positives: resolved pairs and "
+                   "disagreements)",
+    "resolved_labels_used": "of which resolved pairs (a verdict)",
+    "disagreements_counted_not_relevant": "disagreements (no majority), counted not relevant (FIRE's convention)",
+    "original_positives_known": "original positives of the queries, relevant without a label",
+    "sampled_with_probability_below_1": "labels of pairs drawn with inclusion probability below 1",
+    "runs": "runs", "queries": "queries (captions any run ranks)",
+}
+
+
+def counts_note(counts: dict) -> str:
+    """Why the estimator's labels and the pool's resolved pairs differ, in words."""
+    return (f"{counts_in_words(counts)}. The estimator uses {counts['labels_used']} labels: "
+            f"{counts['resolved_labels_used']} resolved pairs and {counts['disagreements_counted_not_relevant']} "
+            f"disagreements counted not relevant; the {counts['original_positives']} pooled original positives count "
+            "as relevant without a label, so they are not among them.")
+
+
+#: The estimator named where the design allows none.
+NO_ESTIMATOR = ("none: the pairs' inclusion probabilities are unknown, so nothing is estimated; the scenarios "
+                "'unjudged = not relevant' and 'unjudged = relevant' instead")
+
+
+def scenario_rows(design: PoolDesign, measures) -> list[dict]:
+    """Per run and measure, the two scenarios for the pairs without a verdict (analysis/judging/bounds.py)."""
+    from dataclasses import asdict
+
+    from annotation.analysis.judging.bounds import unjudged_scenarios
+
+    return [asdict(b) for b in unjudged_scenarios(design.rankings, design.verdicts, known_relevant=design.known,
+                                                  measures=measures)]
 
 
 def judging_estimates_compute(*, pool: Pool, params: dict, progress: Callable | None = None) -> dict:
     """The report's result: per run and measure the estimate with its interval, adjacent pairs of
-    the ranking with P(ordered right), judgments needed for the target width, and the counts."""
+    the ranking with P(ordered right), judgments needed for the target width, and the counts; where
+    the pool's design gives no interval, no estimates, the reason and the two scenarios instead."""
+    from annotation.analysis.judging.bounds import BOUNDS_NOTE
     from annotation.analysis.judging.estimates import estimate_metrics
 
     step = progress or (lambda done, total=None, message="": None)
     step(1, 3)
     design = pool_design(pool=pool, depth=params.get("depth"))
-    runs, rankings, pairs, pooled_queries = design.runs, design.rankings, design.pairs, design.queries
-    known, judged, inclusion = design.known, design.judged, design.inclusion
+    confidence = params.get("confidence", 0.95)
     step(2, 3)
-    report = estimate_metrics(rankings, judged, inclusion, known_relevant=known, measures=MEASURES,
-                              target_width=params.get("target_width"), confidence=params.get("confidence", 0.95))
+    estimates, ranking, estimator, conventions = [], [], NO_ESTIMATOR, {}
+    if design.design.intervals:
+        report = estimate_metrics(design.rankings, design.judged, design.inclusion, known_relevant=design.known,
+                                  measures=MEASURES, target_width=params.get("target_width"), confidence=confidence)
+        estimates = [asdict(r) for r in report.runs]
+        ranking = [{"measure": measure, "better": better, "worse": worse, "p_ordered_right": p}
+                   for measure, (better, worse, p) in zip(report.ranking_measures or [None] * len(report.ranking),
+                                                          report.ranking)]
+        estimator, conventions = report.estimator, report.conventions
     step(3, 3)
-    to_judge = int((~pairs.is_original).sum()) if not pool.include_original_positives else int(pairs.id.size)
-    counts = {"runs": len(runs), "queries": len(pooled_queries), "pool_pairs": int(pairs.id.size),
-              "judged": len(judged), "not_judged_yet": int((~design.decided).sum()),
-              "disagreements_as_not_relevant": int((pairs.state == PooledPair.State.DISAGREEMENT).sum()),
-              "sampled_with_probability_below_1": int(sum(1 for v in inclusion.values() if v < 1)),
-              "original_positives_known": sum(len(v) for v in known.values()), "pairs_to_judge": to_judge}
+    counts = estimator_counts(design)
+    what = design.design
     return {
-        "estimator": report.estimator, "design": report.design, "conventions": report.conventions,
-        "confidence": params.get("confidence", 0.95), "target_width": params.get("target_width"),
-        "runs": [r.name for r in runs], "measures": list(MEASURES),
-        "estimates": [asdict(r) for r in report.runs],
-        "ranking": [{"measure": measure, "better": better, "worse": worse, "p_ordered_right": p}
-                    for measure, (better, worse, p) in zip(report.ranking_measures or [None] * len(report.ranking),
-                                                           report.ranking)],
+        "estimator": estimator, "design": what.reason, "design_of_pool": what.to_dict(),
+        "intervals": what.intervals, "next_time": what.next_time,
+        "conventions": conventions, "bounds_note": BOUNDS_NOTE,
+        "confidence": confidence, "target_width": params.get("target_width"),
+        "runs": [r.name for r in design.runs], "measures": list(MEASURES),
+        "estimates": estimates, "ranking": ranking,
+        "bounds": scenario_rows(design, MEASURES),
         "counts": counts,
-        "note": (f"{report.estimator}; design: {report.design}. {counts['judged']} of {counts['pool_pairs']} pool "
-                 f"pairs judged; pairs with no majority count as judged not relevant, original positives as "
-                 f"relevant without judging."),
+        "note": (f"Design: {what.reason}. " + (f"Next time: {what.next_time}. " if what.next_time else "")
+                 + counts_note(counts)),
     }

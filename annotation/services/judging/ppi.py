@@ -8,6 +8,12 @@ plus one machine judge's verdict on the pool's pairs (MachineJudgment: its score
 of relevant when the file gives one, else 1 for 'relevant' and 0 for 'not relevant'). Machine
 verdicts never become labels: they only enter the PPI estimator, whose estimate stays unbiased
 whatever the machine gets wrong.
+
+PPI, like the human-only estimator, needs every counted pair's inclusion probability: on a pool whose
+design gives none (services/judging/design.py: bandit, move-to-front, an order stopped early...) the
+report gives no estimate and no interval, says why, and gives the scenarios "unjudged = not
+relevant" and "unjudged = relevant" (a machine judge cannot stand in for the missing design: its
+errors could fall anywhere among the pairs the order left unjudged).
 """
 from __future__ import annotations
 
@@ -17,7 +23,8 @@ from dataclasses import asdict
 from annotation.analysis.judging.estimates import estimate_metrics
 from annotation.analysis.judging.ppi import ppi_estimates
 from annotation.models import MachineJudge, MachineJudgment, Pool
-from annotation.services.judging.estimates import pool_design
+from annotation.services.judging.estimates import (COUNT_WORDS, NO_ESTIMATOR, counts_note, estimator_counts,
+                                                   pool_design, scenario_rows)
 from annotation.services.judging.inputs import refuse_moment_pool
 from annotation.services.machine_judges import MachineJudgeError, judge_named
 
@@ -46,50 +53,64 @@ def judge_predictions(*, judge: MachineJudge, captions: dict, clips: dict) -> di
 
 def ppi_estimates_compute(*, pool: Pool, params: dict, progress: Callable | None = None) -> dict:
     """The report's result: per run and measure the human-only and the PPI++ estimate with their
-    intervals, lambda and the width ratio; the same for the differences of adjacent runs."""
+    intervals, lambda and the width ratio; the same for the differences of adjacent runs. Where
+    the pool's design gives no interval: none of those, the reason and the two scenarios."""
+    from annotation.analysis.judging.bounds import BOUNDS_NOTE
+
     step = progress or (lambda done, total=None, message="": None)
     refuse_moment_pool(pool)
     judge = judge_named(MachineJudge.objects.filter(pool=pool), params.get("judge"), f"pool '{pool.name}'")
     design = pool_design(pool=pool, depth=params.get("depth"))
-    captions, clips, runs, rankings, pairs = design.captions, design.clips, design.runs, design.rankings, design.pairs
-    pooled_queries, known, judged, inclusion = design.queries, design.known, design.judged, design.inclusion
+    captions, clips, rankings, pairs = design.captions, design.clips, design.rankings, design.pairs
+    known, judged, inclusion = design.known, design.judged, design.inclusion
     predictions = judge_predictions(judge=judge, captions=captions, clips=clips)
     step(1, 3)
     measures = ppi_measures(params)
     confidence = params["confidence"]
-    human = estimate_metrics(rankings, judged, inclusion, known_relevant=known, measures=measures,
-                             confidence=confidence)
-    intervals = {(e.run, e.measure): (e.ci_low, e.ci_high) for e in human.runs}
-    step(2, 3)
-    report = ppi_estimates(rankings, predictions, judged, inclusion, known_relevant=known, measures=measures,
-                           confidence=confidence, human_intervals=intervals)
+    what = design.design
+    estimates, differences = [], []
+    estimator, human_estimator, interval, conventions = NO_ESTIMATOR, NO_ESTIMATOR, None, {}
+    if what.intervals:
+        human = estimate_metrics(rankings, judged, inclusion, known_relevant=known, measures=measures,
+                                 confidence=confidence)
+        intervals = {(e.run, e.measure): (e.ci_low, e.ci_high) for e in human.runs}
+        step(2, 3)
+        report = ppi_estimates(rankings, predictions, judged, inclusion, known_relevant=known, measures=measures,
+                               confidence=confidence, human_intervals=intervals)
+        by_key = {(e.run, e.measure): e for e in human.runs}
+        for e in report.runs:
+            h = by_key[(e.run, e.measure)]
+            human_width, width = h.ci_high - h.ci_low, e.ci_high - e.ci_low
+            estimates.append({"run": e.run, "measure": e.measure,
+                              "human_estimate": h.estimate, "human_se": h.se, "human_ci_low": h.ci_low,
+                              "human_ci_high": h.ci_high, "ppi_estimate": e.estimate, "ppi_se": e.se,
+                              "ppi_ci_low": e.ci_low, "ppi_ci_high": e.ci_high, "lambda": e.lam,
+                              "width_ratio": width / human_width if human_width > 0 else None})
+        differences = [asdict(d) for d in report.differences]
+        estimator, human_estimator, interval, conventions = (report.estimator, human.estimator, report.interval,
+                                                             report.conventions)
     step(3, 3)
-    by_key = {(e.run, e.measure): e for e in human.runs}
-    estimates = []
-    for e in report.runs:
-        h = by_key[(e.run, e.measure)]
-        human_width, width = h.ci_high - h.ci_low, e.ci_high - e.ci_low
-        estimates.append({"run": e.run, "measure": e.measure,
-                          "human_estimate": h.estimate, "human_se": h.se, "human_ci_low": h.ci_low,
-                          "human_ci_high": h.ci_high, "ppi_estimate": e.estimate, "ppi_se": e.se,
-                          "ppi_ci_low": e.ci_low, "ppi_ci_high": e.ci_high, "lambda": e.lam,
-                          "width_ratio": width / human_width if human_width > 0 else None})
     pool_keys = {(captions[c], clips[k]) for c, k in zip(pairs.caption.tolist(), pairs.clip.tolist())}
-    counts = {"runs": len(runs), "queries": len(pooled_queries), "pool_pairs": int(pairs.id.size),
-              "judged": len(judged), "sampled_with_probability_below_1": sum(1 for v in inclusion.values() if v < 1),
-              "machine_judgments": len(predictions),
-              "pool_pairs_with_a_machine_verdict": len(pool_keys & set(predictions)),
-              "original_positives_known": sum(len(v) for v in known.values())}
+    counts = estimator_counts(design) | {
+        "machine_judgments": len(predictions),
+        "pool_pairs_with_a_machine_verdict": len(pool_keys & set(predictions))}
+    machine = (f"machine judge '{judge.name}' has a verdict on {counts['pool_pairs_with_a_machine_verdict']} of "
+               f"{counts['pooled']} pooled pairs")
     return {
-        "estimator": report.estimator, "design": report.design, "interval": report.interval,
-        "human_estimator": human.estimator, "conventions": report.conventions, "confidence": confidence,
+        "estimator": estimator, "design": what.reason, "design_of_pool": what.to_dict(), "intervals": what.intervals,
+        "next_time": what.next_time, "interval": interval, "bounds_note": BOUNDS_NOTE,
+        "human_estimator": human_estimator, "conventions": conventions, "confidence": confidence,
         "judge": {"id": judge.pk, "name": judge.name, "model": judge.model_name,
                   "prompt_version": judge.prompt_version},
-        "runs": [r.name for r in runs], "measures": measures, "estimates": estimates,
-        "differences": [asdict(d) for d in report.differences], "counts": counts,
-        "note": (f"PPI++ with machine judge '{judge.name}' on {counts['pool_pairs_with_a_machine_verdict']} of "
-                 f"{counts['pool_pairs']} pool pairs and {counts['judged']} human labels; design: {report.design}."),
+        "runs": [r.name for r in design.runs], "measures": measures, "estimates": estimates,
+        "differences": differences, "bounds": scenario_rows(design, measures), "counts": counts,
+        "note": (("PPI++ with " if what.intervals else "No PPI++ estimate; ") + f"{machine}. Design: {what.reason}. "
+                 + (f"Next time: {what.next_time}. " if what.next_time else "") + counts_note(counts)),
     }
 
 
-__all__ = ["ppi_estimates_compute", "ppi_measures", "judge_predictions", "MachineJudgeError"]
+COUNT_WORDS_PPI = COUNT_WORDS | {"machine_judgments": "machine judgments of the judge",
+                                 "pool_pairs_with_a_machine_verdict": "pooled pairs with a machine verdict"}
+
+
+__all__ = ["ppi_estimates_compute", "COUNT_WORDS_PPI", "ppi_measures", "judge_predictions", "MachineJudgeError"]

@@ -46,12 +46,14 @@ def test_a_census_gives_the_exact_values_for_both_estimators():
         assert row["ppi_ci_low"] == pytest.approx(value) and row["ppi_ci_high"] == pytest.approx(value)
         assert row["lambda"] == 0.0 and row["width_ratio"] is None   # nothing to gain: no sampled pair
     assert report.params == {"judge": None, "ks": [1, 5, 10], "ndcg_k": 10, "confidence": 0.95, "depth": 2}
-    assert report.result["estimator"].startswith("PPI++") and "census" in report.result["design"]
+    assert report.result["estimator"].startswith("PPI++") and report.result["design"].startswith("census: every one")
     assert report.result["counts"]["pool_pairs_with_a_machine_verdict"] == 4
 
 
 def test_a_sampled_pair_uses_the_machine_and_never_widens_the_interval():
     _, pool, _ = tiny_world(judged={k: v for k, v in TRUTH.items() if k != ("q1", "b")})
+    pool.judging_strategy = "sampled"
+    pool.save(update_fields=["judging_strategy"])
     PooledPair.objects.filter(pool=pool, clip__external_id="d").update(inclusion_probability=0.5)
     judge = _judge(pool)
     report = report_create(pool=pool, kind="ppi_estimates", params={"judge": judge.pk, "ks": [10]})
@@ -67,7 +69,7 @@ def test_a_sampled_pair_uses_the_machine_and_never_widens_the_interval():
     assert y["ppi_estimate"] == pytest.approx(0.5) and y["ppi_ci_high"] == pytest.approx(0.5)
     assert "poisson" in report.result["design"].lower()
     tables = {t.name: t for t in report_tables(report=report)}
-    assert list(tables) == ["estimates", "differences", "design"]
+    assert list(tables) == ["estimates", "differences", "bounds", "design"]
     assert len(tables["estimates"].rows) == 2 * 3 and len(tables["differences"].rows) == 3
     assert dict(tables["design"].rows)["estimator"].startswith("PPI++")
 

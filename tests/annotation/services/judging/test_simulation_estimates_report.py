@@ -34,25 +34,31 @@ def test_every_pair_judged_gives_the_exact_values_with_zero_width_intervals():
         assert got[key]["estimate"] == pytest.approx(value), key
         assert got[key]["se"] == pytest.approx(0) and got[key]["ci_low"] == pytest.approx(value)
         assert got[key]["ci_high"] == pytest.approx(value)
-    # Every judged pair has probability 1: a census, X above Y for sure where they differ.
+    # Every pooled pair has a verdict: a census, X above Y for sure where they differ.
     c10 = [r for r in report.result["ranking"] if r["measure"] == "C@10"]
     assert c10 == [{"measure": "C@10", "better": "X", "worse": "Y", "p_ordered_right": 1.0}]
     assert report.result["estimator"].startswith("Horvitz-Thompson") and report.result["design"]
-    assert report.result["counts"]["judged"] == 4 and report.result["counts"]["not_judged_yet"] == 0
+    assert report.result["design"].startswith("census: every one of the 4 pooled pairs has a verdict")
+    assert report.result["counts"]["resolved"] == 4 and report.result["counts"]["unresolved"] == 0
+    assert report.result["counts"]["labels_used"] == 4
     assert report.params == {"target_width": None, "confidence": 0.95, "depth": 2}
     assert report.versions["numpy"] and report.title.startswith("Estimates with intervals")
 
 
-def test_a_pair_not_judged_yet_is_left_to_the_estimator_and_counted():
+def test_a_pair_not_judged_yet_in_a_sampled_design_is_left_to_the_estimator_and_counted():
     _, pool, _ = tiny_world(judged={k: v for k, v in TRUTH.items() if k != ("q2", "d")})
+    pool.judging_strategy = "sampled"
+    pool.save(update_fields=["judging_strategy"])
     report = report_create(pool=pool, kind="judging_estimates")
     # d is not judged: it contributes nothing, so X's C@10 is q1 1, q2 0 -> 0.5.
     assert _estimates(report)[("X", "C@10")]["estimate"] == pytest.approx(0.5)
-    assert report.result["counts"]["not_judged_yet"] == 1 and report.result["counts"]["judged"] == 3
+    assert report.result["counts"]["unresolved"] == 1 and report.result["counts"]["labels_used"] == 3
 
 
 def test_the_stored_inclusion_probability_weights_a_sampled_pair():
     _, pool, _ = tiny_world()
+    pool.judging_strategy = "sampled"
+    pool.save(update_fields=["judging_strategy"])
     PooledPair.objects.filter(pool=pool, clip__external_id="d").update(inclusion_probability=0.5)
     report = report_create(pool=pool, kind="judging_estimates", params={"target_width": 0.1})
     # d relevant, drawn with pi 0.5: y_hat_d = 2. C@10 of X at q2 = 1 - (1 - y_hat_c)(1 - y_hat_d)
@@ -68,8 +74,10 @@ def test_the_report_lays_out_estimates_ranking_and_design_tables():
     _, pool, _ = tiny_world()
     report = report_create(pool=pool, kind="judging_estimates")
     tables = {t.name: t for t in report_tables(report=report)}
-    assert list(tables) == ["estimates", "ranking", "design"]
+    assert list(tables) == ["estimates", "ranking", "bounds", "design"]
     assert len(tables["estimates"].rows) == 10 and tables["estimates"].headers[2] == "Estimate"
+    assert tables["estimates"].headers[4] == "95% Horvitz-Thompson interval: low"
+    assert tables["estimates"].columns[4] == "ci_low"   # the CSV keeps the field name
     design = dict(tables["design"].rows)
     assert design["estimator"].startswith("Horvitz-Thompson") and "design" in design
 
