@@ -17,6 +17,12 @@ Queries: trec_eval's rule, which ``evaluate`` keeps: a run is averaged over the 
 that have judgments (here: a caption with an original positive or a resolved pool pair); a judged
 query the run did not answer is skipped (counted per run), and the original measure (FIRE's B) is
 averaged over the same queries as the corrected one (A), so C = A - B compares like with like.
+
+A measure means its name: each run is scored on everything it ranked, in trec_eval's order (the
+caller hands the lists in that order), so "C@10" is C@10 of the run file; a clip with no verdict
+counts as not relevant (``UNJUDGED``), and ``Judged@K`` (ir_measures' definition) says how much of
+each top K had a verdict. A caller that cuts runs at a depth names the cut in every measure
+(``measure_label``).
 """
 from __future__ import annotations
 
@@ -27,22 +33,65 @@ from xml.sax.saxutils import escape
 import numpy as np
 from scipy import stats
 
-__all__ = ["clip_measure_names", "clip_per_query", "moment_measure_names", "moment_per_query", "bootstrap_interval", "bootstrap_intervals", "run_cells", "interval_name", "ranks",
-           "build_leaderboard", "leaderboard_svg", "leaderboard_csv_rows", "CSV_COLUMNS", "CONVENTIONS"]
+__all__ = ["clip_measure_names", "measure_label", "judged_cutoffs", "judged_per_query", "UNJUDGED", "clip_per_query", "moment_measure_names", "moment_per_query", "bootstrap_interval", "bootstrap_intervals", "run_cells", "interval_name", "ranks",
+           "build_leaderboard", "leaderboard_svg", "leaderboard_csv_rows", "CSV_COLUMNS", "CSV_COLUMN_TITLES",
+           "CONVENTIONS", "SHARED_CONVENTIONS", "interval_label", "bootstrap_label"]
 
-CONVENTIONS = (
+#: How a clip a run ranks without a verdict is scored (the corrected leaderboard's named convention).
+UNJUDGED = ("not relevant (trec_eval's convention): a clip a run ranks with no verdict in the corrected qrels "
+            "(never pooled, or pooled and not resolved) counts as not relevant")
+
+#: What every leaderboard's A (B + C), ranks and tau mean, clip or moment pool.
+SHARED_CONVENTIONS = (
     "FIRE's A (B + C): A = the measure against the corrected positives (original positives plus every pool pair "
     "resolved relevant; a pair not resolved counts as not relevant), B = against the original positives alone, "
-    "over the same queries, C = A - B, in percent (C printed as rounded A minus rounded B). Clip measures as "
-    "trec_eval computes them (C@K = success_K, AP = map, nDCG@10 = ndcg_cut_10); a run is averaged over the "
-    "judged queries it answered (trec_eval's rule, as `evaluate`). Rank 1 = best; tied values share the best "
-    "rank ('min'); rank change = original rank - corrected rank (positive: the run moved up). Kendall's tau-b "
-    "(scipy.stats.kendalltau) between the runs' original and corrected values of each measure."
+    "over the same queries, C = A - B, in percent (C printed as rounded A minus rounded B). Rank 1 = best; tied "
+    "values share the best rank ('min'); rank change = original rank - corrected rank (positive: the run moved "
+    "up). Kendall's tau-b (scipy.stats.kendalltau) between the runs' original and corrected values of each "
+    "measure."
+)
+
+CONVENTIONS = SHARED_CONVENTIONS + (
+    " Clip measures as trec_eval computes them (C@K = success_K, AP = map, nDCG@10 = ndcg_cut_10) on each run's "
+    "whole stored ranking in trec_eval's order (score descending, ties by clip id descending), as `evaluate` "
+    "scores the run file; a run is cut at a depth only when the report is asked to, and then every measure's "
+    f"name says so. Unjudged clips: {UNJUDGED}. Judged@K = ir_measures' Judged@k against the corrected qrels: "
+    "per query the share of the run's first K clips that have a verdict (divided by the list's length when it "
+    "holds fewer than K), averaged over the same queries as the measures. A run is averaged over the judged "
+    "queries it answered (trec_eval's rule, as `evaluate`)."
 )
 
 
 def clip_measure_names(ks: Sequence[int]) -> list[str]:
     return [f"C@{k}" for k in sorted(set(int(k) for k in ks))] + ["AP", "nDCG@10"]
+
+
+def measure_label(name: str, depth: int | None) -> str:
+    """A measure's name as every output prints it: the name alone for a whole run, the cut named
+    when runs were cut at ``depth`` ("C@10 (runs cut at depth 5)")."""
+    return name if depth is None else f"{name} (runs cut at depth {depth})"
+
+
+def judged_cutoffs(ks: Sequence[int]) -> list[int]:
+    """The K of every Judged@K: each C@K's, and nDCG@10's."""
+    return sorted(set(int(k) for k in ks) | {10})
+
+
+def judged_per_query(ranked: Mapping[Hashable, Sequence[Hashable]], qrels: Mapping[Hashable, Mapping[Hashable, int]],
+                     queries: Sequence[Hashable], cutoffs: Sequence[int]) -> dict[int, np.ndarray]:
+    """Judged@k on each of ``queries``, as ir_measures' judged provider computes it: the share of
+    the first k clips of ``ranked[q]`` (rank order, a repeat counted once) that ``qrels[q]`` holds
+    with any grade, divided by the number of clips looked at, min(k, list length); 0 for an empty
+    list. Averaging over the scored queries gives ir_measures' aggregate."""
+    out = {k: np.zeros(len(queries)) for k in cutoffs}
+    for i, q in enumerate(queries):
+        clips = list(dict.fromkeys(ranked.get(q, ())))
+        judged = qrels.get(q) or {}
+        for k in cutoffs:
+            top = clips[:k]
+            if top:
+                out[k][i] = sum(1 for c in top if c in judged) / len(top)
+    return out
 
 
 def _trec_eval_name(name: str) -> str:
@@ -143,6 +192,11 @@ def interval_name(*, replicates: int, seed: int, confidence: float) -> str:
             f"replacement (numpy default_rng seed {seed}, the same resamples for every run and for original and "
             f"corrected), {confidence:.0%} interval = the {(1 - confidence) / 2:.1%} and "
             f"{(1 + confidence) / 2:.1%} percentiles of the resampled means")
+
+
+def bootstrap_label(confidence: float) -> str:
+    """The bootstrap interval in a few words, for headers and legends ("95% bootstrap interval")."""
+    return f"{100 * confidence:g}% bootstrap interval"
 
 
 #: Resampled counts held at once (replicates x queries); the draws go chunk by chunk so memory stays
@@ -264,65 +318,118 @@ def cell(value: float, interval: tuple[float, float]) -> dict:
 
 CSV_COLUMNS = ["run", "run_id", "measure", "original", "original_low", "original_high", "corrected",
                "corrected_low", "corrected_high", "fire", "rank_original", "rank_corrected", "rank_change",
-               "kendall_tau"]
+               "kendall_tau", "judged_measure", "judged"]
+
+#: Each CSV column in words, for pages that show the rows (the field name goes in a tooltip).
+CSV_COLUMN_TITLES = {
+    "run": "Run", "run_id": "Run id", "measure": "Measure",
+    "original": "Original positives (B), 0-1", "original_low": "Original: interval low",
+    "original_high": "Original: interval high", "corrected": "Corrected positives (A), 0-1",
+    "corrected_low": "Corrected: interval low", "corrected_high": "Corrected: interval high",
+    "fire": "A (B + C): corrected (original + change), %", "rank_original": "Rank, original",
+    "rank_corrected": "Rank, corrected", "rank_change": "Rank change (+ = moved up)",
+    "kendall_tau": "Kendall's tau-b, original vs corrected order", "judged_measure": "Judged@K of this cutoff",
+    "judged": "Judged@K: share of the top K with a verdict, 0-1",
+}
 
 
 def leaderboard_csv_rows(result: Mapping) -> list[list]:
-    """Header row, then one row per run and measure (runs in corrected order of the first measure)."""
+    """Header row, then one row per run and measure (runs in corrected order of the first measure);
+    each row carries the Judged@K of its measure's cutoff (C@K: Judged@K, nDCG@10: Judged@10; none
+    for AP, which has no cutoff, nor for results stored before Judged@K existed)."""
     rows: list[list] = [list(CSV_COLUMNS)]
+    judged_of = result.get("judged_of") or {}
     for m in result["measures"]:
+        judged_name = judged_of.get(m)
         for r in sorted(result["runs"], key=lambda r: (r["rank_corrected"][m], r["run"])):
             o, c = r["original"][m], r["corrected"][m]
             rows.append([r["run"], r.get("run_id"), m, o["value"], o["low"], o["high"], c["value"], c["low"],
                          c["high"], r["fire"][m], r["rank_original"][m], r["rank_corrected"][m],
-                         r["rank_change"][m], result["kendall_tau"].get(m)])
+                         r["rank_change"][m], result["kendall_tau"].get(m), judged_name,
+                         (r.get("judged") or {}).get(judged_name) if judged_name else None])
     return rows
 
 
-_ROW = 16          # height of one run's band (two interval bars)
-_LABEL = 160       # room for run names
-_PLOT = 400        # width of the 0-100 scale
-_HEAD = 22         # a panel's title
-_AXIS = 20         # a panel's tick labels
+def interval_label(result: Mapping, side: str) -> str:
+    """The interval of one side in a few words ("95% bootstrap interval"), for headers and the
+    chart's legend; the full description is ``result["interval"]``."""
+    labels = result.get("interval_labels") or {}
+    return labels.get(side) or "interval"
+
+
+# The chart's geometry, in user units of a viewBox 960 wide: pages scale it to the card's width (the
+# leaderboard-chart CSS rule), so at 1280 px the 13-unit text renders at 13 px or more.
+_WIDTH = 960
+_FONT = 13
+_LABEL = 210       # run names, right-aligned before the plot
+_PLOT = 560        # the 0-100 scale
+_JUDGED = 24       # gap before the Judged@K column
+_ROW = 24          # one run's band (two interval bars)
+_HEAD = 26         # a panel's title
+_AXIS = 24         # a panel's tick labels
+_LEGEND = 70       # the legend above the panels
+_GREY, _BLUE = "#777", "#1f5fbf"
 
 
 def _fmt(value) -> str:
     return "–" if value is None else f"{100 * value:.1f}"
 
 
+def _legend(result: Mapping) -> list[str]:
+    """Grey and blue, dot and bar, said on the chart itself."""
+    original, corrected = interval_label(result, "original"), interval_label(result, "corrected")
+    bars = (f"bar = {original}" if original == corrected
+            else f"bar = interval (original: {original}; corrected: {corrected})")
+    parts = ['<g class="legend">']
+    for i, (colour, text) in enumerate(((_GREY, "original positives (B)"),
+                                        (_BLUE, "corrected positives (A): original + pool pairs judged relevant"))):
+        y = 16 + 20 * i
+        parts.append(f'<line x1="0" y1="{y - 4}" x2="28" y2="{y - 4}" stroke="{colour}" stroke-width="3"/>'
+                     f'<circle cx="14" cy="{y - 4}" r="4.5" fill="{colour}"/>'
+                     f'<text x="38" y="{y}">{escape(text)}</text>')
+    parts.append(f'<text x="0" y="{16 + 40}" fill-opacity="0.8">{escape(f"dot = value; {bars}; percent")}</text></g>')
+    return parts
+
+
 def leaderboard_svg(result: Mapping) -> str:
-    """A standalone SVG: one panel per measure, stacked, one band per run in the corrected order of
-    that measure, the original value and interval in grey and the corrected one in blue on a 0-100
-    scale. Text is escaped, so pages may insert it as it is; text and grid take ``currentColor``, so
-    the chart follows a page's light or dark theme and a downloaded file reads black on white."""
+    """A standalone SVG: a legend, then one panel per measure, stacked, one band per run in the
+    corrected order of that measure, the original value and interval in grey and the corrected one
+    in blue on a 0-100 scale, and the run's Judged@K of that cutoff on the right. No width or
+    height: a viewBox, so a page scales it to its container (CSS rule leaderboard-chart). Text is
+    escaped, so pages may insert it as it is; text and grid take ``currentColor``, so the chart
+    follows a page's light or dark theme and a downloaded file reads black on white."""
     measures = list(result["measures"])
     runs = list(result["runs"])
+    judged_of = result.get("judged_of") or {}
     n = len(runs)
     panel = _HEAD + n * _ROW + _AXIS
-    width = _LABEL + _PLOT + 24
-    height = len(measures) * panel + 32
-    title = f"Corrected leaderboard: original (grey) and corrected (blue) values with intervals ({result['interval']})"
+    height = _LEGEND + len(measures) * panel + 24
+    title = (f"Corrected leaderboard: original (grey) and corrected (blue) values with intervals "
+             f"({result['interval']}); unjudged clips: {result.get('unjudged') or 'not relevant'}")
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="leaderboard-chart" role="img" '
-             f'viewBox="0 0 {width} {height}" width="{width}" height="{height}" font-family="sans-serif" '
-             f'font-size="11" fill="currentColor"><title>{escape(title)}</title>']
-    x0 = _LABEL
+             f'viewBox="0 0 {_WIDTH} {height}" preserveAspectRatio="xMinYMin meet" font-family="sans-serif" '
+             f'font-size="{_FONT}" fill="currentColor"><title>{escape(title)}</title>', *_legend(result)]
+    x0, x_judged = _LABEL, _LABEL + _PLOT + _JUDGED
     for p, m in enumerate(measures):
-        top = p * panel
+        top = _LEGEND + p * panel
         tau = result["kendall_tau"].get(m)
         head = f"{m}: Kendall's tau-b " + (f"{tau:.2f}" if tau is not None else "undefined (fewer than two runs, "
                                                                                "or an ordering all tied)")
-        parts.append(f'<text x="0" y="{top + 14}" font-weight="bold">{escape(head)}</text>')
+        parts.append(f'<text x="0" y="{top + 17}" font-weight="bold" font-size="{_FONT + 1}">{escape(head)}</text>')
+        judged_name = judged_of.get(m)
+        if judged_name:
+            parts.append(f'<text x="{x_judged}" y="{top + 17}" font-weight="bold">{escape(judged_name)}</text>')
         bottom = top + _HEAD + n * _ROW
         for tick in (0, 25, 50, 75, 100):
             x = x0 + _PLOT * tick / 100
             parts.append(f'<g class="tick"><line x1="{x:.1f}" y1="{top + _HEAD - 4}" x2="{x:.1f}" y2="{bottom}" '
-                         f'stroke="currentColor" stroke-opacity="0.2"/><text x="{x:.1f}" y="{bottom + 13}" '
-                         f'text-anchor="middle" fill-opacity="0.7">{tick}</text></g>')
+                         f'stroke="currentColor" stroke-opacity="0.2"/><text x="{x:.1f}" y="{bottom + 16}" '
+                         f'text-anchor="middle" fill-opacity="0.8">{tick}</text></g>')
         ordered = sorted(runs, key=lambda r: (r["rank_corrected"][m], r["run"]))
         for i, r in enumerate(ordered):
             y = top + _HEAD + i * _ROW
-            parts.append(f'<text x="{x0 - 6}" y="{y + 11}" text-anchor="end">{escape(str(r["run"]))}</text>')
-            for offset, side, colour in ((4, "original", "#888"), (11, "corrected", "#1f5fbf")):
+            parts.append(f'<text x="{x0 - 8}" y="{y + 15}" text-anchor="end">{escape(str(r["run"]))}</text>')
+            for offset, side, colour in ((7, "original", _GREY), (16, "corrected", _BLUE)):
                 c = r[side][m]
                 if c["value"] is None:
                     continue
@@ -333,9 +440,13 @@ def leaderboard_svg(result: Mapping) -> str:
                          f'rank {r["rank_" + side][m]}')
                 parts.append(f'<g class="{side}"><title>{escape(label)}</title>'
                              f'<line x1="{xl:.1f}" y1="{y + offset}" x2="{xh:.1f}" y2="{y + offset}" '
-                             f'stroke="{colour}" stroke-width="2"/>'
-                             f'<circle cx="{xv:.1f}" cy="{y + offset}" r="3" fill="{colour}"/></g>')
-    parts.append(f'<text x="0" y="{height - 18}" fill-opacity="0.7">Percent. Grey: original positives; blue: '
-                 f'corrected. Dot: value; line: interval.</text><text x="0" y="{height - 4}" fill-opacity="0.7">'
-                 f'Runs in the corrected order of each measure.</text></svg>')
+                             f'stroke="{colour}" stroke-width="3"/>'
+                             f'<circle cx="{xv:.1f}" cy="{y + offset}" r="4.5" fill="{colour}"/></g>')
+            judged = (r.get("judged") or {}).get(judged_name) if judged_name else None
+            if judged is not None:
+                parts.append(f'<text class="judged" x="{x_judged}" y="{y + 15}">{_fmt(judged)}% judged</text>')
+    unjudged = ("Corrected values: the judging estimates of a sampled pool." if result.get("sampled")
+                else "Unjudged pairs count as not relevant.")
+    parts.append(f'<text x="0" y="{height - 6}" fill-opacity="0.8">Runs in the corrected order of each measure. '
+                 f'{unjudged}</text></svg>')
     return "".join(parts)

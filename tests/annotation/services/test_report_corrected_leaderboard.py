@@ -71,7 +71,7 @@ def _by_run(report) -> dict:
 def test_leaderboard_by_hand(tmp_path):
     pool = _pool(tmp_path)
     report = report_create(pool=pool, kind="corrected_leaderboard", params={"ks": [1, 5]})
-    assert report.params == {"ks": [1, 5], "depth": 3, "replicates": 1000, "seed": 0, "confidence": 0.95,
+    assert report.params == {"ks": [1, 5], "depth": None, "replicates": 1000, "seed": 0, "confidence": 0.95,
                              "decimals": 1}
     result = report.result
     assert result["measures"] == ["C@1", "C@5", "AP", "nDCG@10"] and result["sampled"] is False
@@ -172,13 +172,17 @@ def test_a_sampled_pool_takes_the_judging_estimates(tmp_path):
     assert report.result["sampled"] is True
     assert "judging estimates" in report.result["interval"] and "Horvitz-Thompson" in report.result["interval"]
     expected = {(e["run"], e["measure"]): e for e in estimates.result["estimates"]}
+    # The estimates cover the pool's depth (3): the runs are cut there, and every measure says so.
+    assert report.result["depth"] == 3
+    assert report.result["measures"] == [f"{m} (runs cut at depth 3)" for m in ("C@1", "C@5", "C@10", "AP", "nDCG@10")]
     for row in report.result["runs"]:
         for m in report.result["measures"]:
-            e = expected[(row["run"], m)]
+            e = expected[(row["run"], m.removesuffix(" (runs cut at depth 3)"))]
             assert row["corrected"][m] == pytest.approx({"value": e["estimate"], "low": e["ci_low"],
                                                          "high": e["ci_high"]})
+    assert "estimated" in report.result["unjudged"]
     # The original positives are complete: those keep the bootstrap.
-    assert _by_run(report)["X"]["original"]["AP"]["value"] == pytest.approx(11 / 18)
+    assert _by_run(report)["X"]["original"]["AP (runs cut at depth 3)"]["value"] == pytest.approx(11 / 18)
 
 
 def test_a_moment_pool_scores_recall_as_moment_metrics_and_map_by_hand(labelled_pool):
@@ -275,7 +279,9 @@ def _oracle(qrels: dict, measures: set) -> dict:
 
 def _judged_oracle(qrels: dict, cutoffs) -> dict:
     """ir_measures' Judged@k on the same full runs, each given strictly decreasing scores in
-    trec_eval's order (ir_measures' judged provider breaks ties by id ascending, trec_eval descending)."""
+    trec_eval's order (ir_measures' judged provider breaks ties by id ascending, trec_eval descending),
+    over the judged queries the run answered, as `evaluate` hands them to ir_measures (on its own,
+    ir_measures adds a judged query the run did not answer as 0, where trec_eval skips it)."""
     import ir_measures
     from ir_measures import Judged
 
@@ -285,7 +291,8 @@ def _judged_oracle(qrels: dict, cutoffs) -> dict:
     for tag, run in DEEP_RUNS.items():
         ordered = {q: trec_order(clips, _deep_scores(clips, scores)) for q, (clips, scores) in run.items()}
         te_run = {q: {c: float(len(cs) - i) for i, c in enumerate(cs)} for q, cs in ordered.items()}
-        values = ir_measures.calc_aggregate([Judged @ k for k in cutoffs], qrels, te_run)
+        answered = {q: judged for q, judged in qrels.items() if q in te_run}
+        values = ir_measures.calc_aggregate([Judged @ k for k in cutoffs], answered, te_run)
         out[tag] = {f"Judged@{k}": values[Judged @ k] for k in cutoffs}
     return out
 

@@ -6,7 +6,10 @@ leaderboard").
 
 Corrected qrels are the pool's exported qrels (services/exports, format qrels): every resolved pool
 pair (1 relevant, 0 not) and every caption's original clip as 1; so `evaluate --judgments-format
-qrels --originals` on that file and the runs prints the same numbers. A sampled pool (some pair
+qrels --originals` on that file and the run files prints the same numbers: each run is scored whole
+(every stored rank, in trec_eval's order: selectors/reports.run_trec_rankings), a clip without a
+verdict counts as not relevant, and Judged@K says how much of each top K had one; a depth cut
+happens only when `depth` asks for it, and every measure's name then says it. A sampled pool (some pair
 judged with inclusion probability below 1) does not have complete labels: its corrected values and
 intervals are the judging estimates' (Horvitz-Thompson, annotation/analysis/judging/estimates.py),
 not a bootstrap over labels that pretend to be complete. A moment pool is scored on its moments
@@ -16,15 +19,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from annotation.analysis.leaderboard import (CONVENTIONS, MOMENT_CONVENTIONS, build_leaderboard, cell,
-                                             clip_measure_names, clip_per_query, interval_name,
-                                             leaderboard_csv_rows, moment_measure_names, moment_per_query,
-                                             run_cells)
+from annotation.analysis.leaderboard import (CONVENTIONS, MOMENT_CONVENTIONS, SHARED_CONVENTIONS, UNJUDGED, bootstrap_label,
+                                             build_leaderboard, cell, clip_measure_names, clip_per_query,
+                                             interval_label, interval_name, judged_cutoffs, judged_per_query,
+                                             leaderboard_csv_rows, measure_label, moment_measure_names,
+                                             moment_per_query, run_cells)
 from annotation.models import MomentPoolDesign, Pool, PooledPair, Run
-from annotation.selectors.reports import dataset_captions, pool_pairs, pool_runs, run_rankings
+from annotation.selectors.reports import dataset_captions, pool_pairs, pool_runs, run_trec_rankings
 from annotation.services.judging.estimates import MEASURES as ESTIMATED_MEASURES
 from annotation.services.judging.estimates import judging_estimates_compute
-from annotation.services.reports.kind import Param, ReportError, ReportKind, pool_depth
+from annotation.services.reports.kind import Param, ReportError, ReportKind
 from annotation.services.reports.kinds.moment_metrics import moment_pool_inputs
 from annotation.services.reports.runs import report_runs
 from annotation.services.reports.tables import ReportTable
@@ -75,17 +79,23 @@ def pool_qrels(pool: Pool) -> tuple[dict[int, dict[int, int]], dict[int, dict[in
 
 def _moment_leaderboard(pool: Pool, params: dict, step: Callable) -> dict:
     """R@K at IoU 0.5 and 0.7, video R@K and mAP per caption against the original and the
-    corrected moments (the moment_metrics report's positives and captions), bootstrapped."""
+    corrected moments (the moment_metrics report's positives and captions), bootstrapped. Every
+    stored prediction of each run counts (moment_pool_inputs reads every rank), unless `depth`
+    asks for a cut, which every measure's name then says."""
     runs = report_runs(pool, None, Run.Kind.MOMENT)
     inputs = moment_pool_inputs(pool, runs)
-    measures = moment_measure_names(params["ks"], MOMENT_IOU_THRESHOLDS)
+    depth = params["depth"]
+    names = moment_measure_names(params["ks"], MOMENT_IOU_THRESHOLDS)
+    labels = {m: measure_label(m, depth) for m in names}
     replicates, seed, confidence = params["replicates"], params["seed"], params["confidence"]
     captions = inputs.captions
     cells = []
     for done, run in enumerate(runs, start=1):
         ranked = inputs.ranked[run.name]
-        sides = run_cells({side: moment_per_query(ranked, positives, captions, ks=params["ks"],
-                                                  iou_thresholds=MOMENT_IOU_THRESHOLDS)
+        if depth is not None:
+            ranked = {c: predictions[:depth] for c, predictions in ranked.items()}
+        sides = run_cells({side: {labels[m]: v for m, v in moment_per_query(
+            ranked, positives, captions, ks=params["ks"], iou_thresholds=MOMENT_IOU_THRESHOLDS).items()}
                            for side, positives in (("original", inputs.original), ("corrected", inputs.corrected))},
                           replicates=replicates, seed=seed, confidence=confidence)
         cells.append({"run": run.name, "run_id": run.pk, **sides, "queries_scored": len(captions),
@@ -95,96 +105,154 @@ def _moment_leaderboard(pool: Pool, params: dict, step: Callable) -> dict:
               "captions_without_positive": len(inputs.answered) - len(captions), "judged_spans": len(inputs.spans),
               "resolved_spans": len(inputs.labels),
               "relevant_spans": sum(1 for v in inputs.labels.values() if v == PooledPair.Answer.RELEVANT)}
-    return build_leaderboard(measures=measures, runs=cells, decimals=params["decimals"],
+    cut = (f" Runs cut at depth {depth} (asked for), named in every measure." if depth is not None else
+           " Every stored prediction of each run is scored (mAP reads the first 10, QVHighlights' rule).")
+    return build_leaderboard(measures=[labels[m] for m in names], runs=cells, decimals=params["decimals"],
                              interval=interval_name(replicates=replicates, seed=seed, confidence=confidence),
-                             conventions=CONVENTIONS + " " + MOMENT_CONVENTIONS, sampled=False, estimator=None,
-                             depth=None, iou_thresholds=list(MOMENT_IOU_THRESHOLDS), counts=counts)
+                             interval_labels={"original": bootstrap_label(confidence),
+                                              "corrected": bootstrap_label(confidence)},
+                             conventions=SHARED_CONVENTIONS + " " + MOMENT_CONVENTIONS + cut + MOMENT_JUDGED, sampled=False, estimator=None,
+                             depth=depth, unjudged=MOMENT_UNJUDGED, judged_measures=[], judged_of={},
+                             iou_thresholds=list(MOMENT_IOU_THRESHOLDS), counts=counts)
+
+
+#: Moment pools: how a prediction without a verdict scores, and why they carry no Judged@K.
+MOMENT_UNJUDGED = ("not relevant: a predicted moment matches only the original moment and spans resolved relevant "
+                   "(at the IoU of each measure); a span not resolved is no positive")
+MOMENT_JUDGED = (" Judged@K is given for clip pools only: a moment prediction has no verdict of its own (spans "
+                 "merge predictions by IoU), so its share of judged predictions is not defined here.")
+
+
+def scored_depth(pool: Pool, params: dict) -> int | None:
+    """The depth runs are cut at: the one asked for; else none (the whole run), except on a sampled
+    clip pool, whose corrected values are the judging estimates over the pool's depth, so both
+    sides are cut there (and every measure says it)."""
+    if params["depth"] is not None:
+        return params["depth"]
+    return pool.depth if _is_sampled(pool) else None
 
 
 def corrected_leaderboard_compute(*, pool: Pool, params: dict, progress: Callable | None = None) -> dict:
     step = progress or (lambda done, total: None)
     if _is_moment_pool(pool):
         return _moment_leaderboard(pool, params, step)
-    measures = clip_measure_names(params["ks"])
+    names = clip_measure_names(params["ks"])
+    sampled = _is_sampled(pool)
+    depth = scored_depth(pool, params)
+    labels = {m: measure_label(m, depth) for m in names}
+    measures = [labels[m] for m in names]
+    cutoffs = judged_cutoffs(params["ks"])
+    judged_labels = {k: measure_label(f"Judged@{k}", depth) for k in cutoffs}
+    judged_of = {labels[m]: judged_labels[int(m[2:])] for m in names if m.startswith("C@")} | {
+        labels["nDCG@10"]: judged_labels[10]}
     replicates, seed, confidence = params["replicates"], params["seed"], params["confidence"]
     original_qrels, corrected_qrels = pool_qrels(pool)
     runs = pool_runs(pool=pool)
-    sampled = _is_sampled(pool)
     total = len(runs) + 1 + int(sampled)
     step(0, total)
     bootstrap = interval_name(replicates=replicates, seed=seed, confidence=confidence)
     cells = []
     for done, run in enumerate(runs, start=1):
-        ranked = run_rankings(run=run, depth=params["depth"])
+        ranked = run_trec_rankings(run=run, depth=depth)
         queries = sorted(q for q in ranked if q in corrected_qrels)
-        sides = run_cells({"original": clip_per_query(ranked, original_qrels, queries, measures),
-                           "corrected": clip_per_query(ranked, corrected_qrels, queries, measures)},
+        sides = run_cells({side: {labels[m]: v for m, v in clip_per_query(ranked, qrels, queries, names).items()}
+                           for side, qrels in (("original", original_qrels), ("corrected", corrected_qrels))},
                           replicates=replicates, seed=seed, confidence=confidence)
-        cells.append({"run": run.name, "run_id": run.pk, **sides, "queries_scored": len(queries),
+        judged = judged_per_query(ranked, corrected_qrels, queries, cutoffs)
+        cells.append({"run": run.name, "run_id": run.pk, **sides,
+                      "judged": {judged_labels[k]: (float(v.mean()) if queries else None) for k, v in judged.items()},
+                      "queries_scored": len(queries),
                       "queries_unanswered": sum(1 for q in corrected_qrels if q not in ranked)})
         step(done, total)
     interval = bootstrap
+    interval_labels = {"original": bootstrap_label(confidence), "corrected": bootstrap_label(confidence)}
     estimator = None
     if sampled:
-        estimates = judging_estimates_compute(pool=pool, params={"depth": params["depth"], "confidence": confidence,
+        estimates = judging_estimates_compute(pool=pool, params={"depth": depth, "confidence": confidence,
                                                                  "target_width": None})
         by_run = {(e["run"], e["measure"]): e for e in estimates["estimates"]}
         for c in cells:
-            c["corrected"] = {m: cell(by_run[(c["run"], m)]["estimate"],
-                                      (by_run[(c["run"], m)]["ci_low"], by_run[(c["run"], m)]["ci_high"]))
-                              for m in measures}
+            # An estimate without an interval (the design gives none) keeps None bounds.
+            c["corrected"] = {labels[m]: cell(by_run[(c["run"], m)]["estimate"],
+                                              (by_run[(c["run"], m)]["ci_low"], by_run[(c["run"], m)]["ci_high"]))
+                              for m in names}
         estimator = estimates["estimator"]
         interval = (f"original: {bootstrap}; corrected (sampled pool, labels incomplete): the judging estimates' "
                     f"{confidence:.0%} intervals, {estimator}")
+        interval_labels["corrected"] = f"{100 * confidence:g}% interval of the judging estimates"
         step(total - 1, total)
     pairs = pool_pairs(pool=pool)
     counts = {"runs": len(runs), "queries_judged": len(corrected_qrels),
               "original_positives": sum(len(v) for v in original_qrels.values()),
               "corrected_positives": sum(sum(v.values()) for v in corrected_qrels.values()),
               "pool_pairs": int(pairs.id.size), "pairs_resolved": int((pairs.state == PooledPair.State.RESOLVED).sum())}
-    conventions = CONVENTIONS + (
-        " Sampled pool: corrected values are Horvitz-Thompson estimates averaged over every query any run ranks "
-        "(a run without a list for a query scores 0 there); unjudged pairs are estimated, not counted as not "
-        "relevant." if sampled else "")
+    if sampled:
+        cut = (f" Sampled pool: corrected values are Horvitz-Thompson estimates over the runs cut at depth {depth} "
+               f"(the depth the estimates cover; original values and Judged@K use the same cut, named in every "
+               f"measure), averaged over every query any run ranks (a run without a list for a query scores 0 "
+               f"there); unjudged pairs are estimated, not counted as not relevant.")
+    elif depth is not None:
+        cut = f" Runs cut at depth {depth} (asked for), named in every measure."
+    else:
+        cut = f" Every run is scored whole: every stored rank, beyond the pool's depth ({pool.depth}) too."
+    unjudged = UNJUDGED if not sampled else (
+        f"corrected values: estimated by the judging estimates (sampled pool), not counted as not relevant; "
+        f"original values and Judged@K: {UNJUDGED}")
     step(total, total)
     return build_leaderboard(measures=measures, runs=cells, interval=interval, decimals=params["decimals"],
-                             conventions=conventions, sampled=sampled, estimator=estimator, depth=params["depth"],
-                             counts=counts)
+                             conventions=CONVENTIONS + cut, sampled=sampled, estimator=estimator, depth=depth,
+                             unjudged=unjudged, judged_measures=list(judged_labels.values()), judged_of=judged_of,
+                             interval_labels=interval_labels, counts=counts)
 
 
 def corrected_leaderboard_tables(result: dict) -> list[ReportTable]:
     measures = result["measures"]
     runs = sorted(result["runs"], key=lambda r: (r["rank_corrected"][measures[0]], r["run"]))
+    judged_measures = result.get("judged_measures") or []
+    original_interval, corrected_interval = interval_label(result, "original"), interval_label(result, "corrected")
+
+    def percent(value):
+        return "–" if value is None else f"{100 * value:.1f}"
 
     def interval(c):
         return "–" if c["value"] is None else (
-            f"{100 * c['value']:.1f} [{100 * c['low']:.1f}, {100 * c['high']:.1f}]" if c["low"] is not None
-            else f"{100 * c['value']:.1f}")
+            f"{100 * c['value']:.1f} [{100 * c['low']:.1f}, {100 * c['high']:.1f}]"
+            if c["low"] is not None and c["high"] is not None else f"{100 * c['value']:.1f} (no interval)")
 
     rows = leaderboard_csv_rows(result)
     tau = result["kendall_tau"]
+    depth = result.get("depth")
+    scored = "whole runs" if depth is None else f"runs cut at depth {depth}"
     return [
-        ReportTable("leaderboard", "Corrected leaderboard: A (B + C) = corrected (original + change), in percent; "
-                                   f"runs in corrected order of {measures[0]}",
-                    ["run"] + measures + ["queries_scored", "queries_unanswered"],
-                    [[r["run"]] + [r["fire"][m] for m in measures] + [r.get("queries_scored"),
-                                                                      r.get("queries_unanswered")] for r in runs]),
+        ReportTable("leaderboard", f"Corrected leaderboard ({scored}; unjudged: {result.get('unjudged') or 'not relevant'}): "
+                                   f"each cell A (B + C) = corrected (original + change), in percent; Judged@K = "
+                                   f"share of a run's top K with a verdict; runs in corrected order of {measures[0]}",
+                    ["Run"] + [f"{m}: corrected (original + change), %" for m in measures]
+                    + [f"{j}: % of top K with a verdict" for j in judged_measures]
+                    + ["Queries scored", "Judged queries the run did not answer"],
+                    [[r["run"]] + [r["fire"][m] for m in measures]
+                     + [percent((r.get("judged") or {}).get(j)) for j in judged_measures]
+                     + [r.get("queries_scored"), r.get("queries_unanswered")] for r in runs]),
         ReportTable("ranks", "Rank before -> after (change; positive = moved up)",
-                    ["run"] + measures,
+                    ["Run"] + [f"{m}: rank original -> corrected (change)" for m in measures],
                     [[r["run"]] + [f"{r['rank_original'][m]} -> {r['rank_corrected'][m]} "
                                    f"({r['rank_change'][m]:+d})" for m in measures] for r in runs]),
         ReportTable("intervals", f"Values in percent with intervals ({result['interval']})",
-                    ["run", "measure", "original", "corrected"],
+                    ["Run", "Measure", f"Original positives (B), % [{original_interval}]",
+                     f"Corrected positives (A), % [{corrected_interval}]"],
                     [[r["run"], m, interval(r["original"][m]), interval(r["corrected"][m])]
                      for m in measures for r in runs]),
         ReportTable("kendall_tau", "Leaderboard agreement, original vs corrected ordering (Kendall's tau-b)",
-                    ["metric", "tau", "p_value", "runs"],
+                    ["Measure", "Kendall's tau-b", "p-value", "Runs"],
                     [[m, tau.get(m), result.get("kendall_tau_p_value", {}).get(m), len(result["runs"])]
                      for m in measures]),
-        ReportTable("leaderboard_values", "Every value (0-1) with its interval, ranks and tau (the release's CSV)",
+        ReportTable("leaderboard_values", "Every value (0-1) with its interval, ranks, tau and Judged@K (the "
+                                          "release's CSV; column names as in the file)",
                     rows[0], rows[1:]),
-        ReportTable("conventions", "Conventions", ["measure", "value"],
-                    [["interval", result["interval"]], ["conventions", result["conventions"]],
+        ReportTable("conventions", "Conventions", ["Item", "Value"],
+                    [["interval", result["interval"]], ["runs scored", scored],
+                     ["unjudged pairs", result.get("unjudged") or "not relevant"],
+                     ["conventions", result["conventions"]],
                      *[[k.replace("_", " "), v] for k, v in (result.get("counts") or {}).items()]]),
     ]
 
@@ -194,7 +262,10 @@ KIND = ReportKind(
     title="Corrected leaderboard",
     params={
         "ks": Param(list, [1, 5, 10], "the cut-offs K of C@K", 1, 1000),
-        "depth": Param(int, pool_depth, "ranks of each run scored (default: the pool's depth)", 1, 1000),
+        "depth": Param(int, None, "cut every run at this rank before scoring, named in every measure ('C@10 (runs "
+                            "cut at depth 5)'); null (the default): each run is scored whole, as `evaluate` scores "
+                            "its file (a sampled pool: at the pool's depth, which its estimates cover)", 1, 100_000,
+                       nullable=True),
         "replicates": Param(int, 1000, "bootstrap resamples of the queries (B)", 100, 100_000),
         "seed": Param(int, 0, "seed of the bootstrap's resamples", 0, 2**32 - 1),
         "confidence": Param(float, 0.95, "level of the intervals", 0, 1, open_interval=True),
