@@ -3,8 +3,9 @@ manifest `release.json`, `SHA256SUMS`, the datasheet `README.md`, Croissant 1.0 
 CITATION.cff 1.2.0. No Django: the archive's layout is a contract (clients/python reads it).
 
 `meta` is release.json without "files": format, name, version, slug, title, dataset, created_at,
-sources, aggregation, counts, plus "licence", "authors", "agreement" (summary figures) and
-"archive_url" when known.
+sources, aggregation, counts, plus "licence", "authors", "agreement" (summary figures),
+"count_definitions" (what each pool pair count counts, in words: selectors/pools.py PAIR_COUNT_WORDS),
+"leaderboard_params" (the leaderboard's parameters, None without one) and "archive_url" when known.
 """
 from __future__ import annotations
 
@@ -18,17 +19,77 @@ GUIDELINES = ("Raters mark a caption Relevant only if every element it mentions 
               "clip; when the caption is ambiguous or vague, Not relevant. Numbers and colours count. Only what "
               "the clip shows (inside its span) is judged. Raters pass a training queue with known answers first; "
               "gold pairs with known answers are mixed into their work.")
-KNOWN_LIMITS = ("Pairs nobody resolved (open, escalated, set aside, or without a majority) are not listed in "
-                "qrels.txt and count as not relevant, as in TREC. A caption's original clip stays relevant "
-                "whatever raters said (FIRE's convention). Only pairs that some run ranked within the pool depth "
-                "were judged, so systems that retrieve unpooled clips are scored against incomplete judgments.")
+KNOWN_LIMITS = ("A caption's original clip stays relevant whatever raters said (FIRE's convention). Only pairs "
+                "that some run ranked within the pool depth were judged, so systems that retrieve unpooled clips "
+                "are scored against incomplete judgments: Judged@K (below) says how incomplete.")
+#: How pairs without a verdict are scored: one sentence, quoted by the datasheet, release.json and the page.
+UNRESOLVED_SCORING = ("Pairs without a verdict (pooled but unresolved, or never pooled) are not in qrels.txt and "
+                      "count as not relevant (trec_eval's convention: unjudged = not relevant).")
+#: What Judged@K is (ir_measures' Judged@k; docs/methodology.md section 6).
+JUDGED_AT_K = ("Judged@K is the share of a run's top K with a verdict (in qrels.txt), averaged over queries; "
+               "1 - Judged@K of the top K was scored as not relevant without anyone judging it.")
+
+
+def run_cut_sentence(leaderboard_params: dict | None) -> str:
+    """How the leaderboard's runs were cut before scoring, from its parameters (`depth`: a cut
+    only when asked; none or absent: every run on its full stored list)."""
+    if leaderboard_params is None:
+        return "No leaderboard in this release (no pool with runs)."
+    depth = leaderboard_params.get("depth")
+    if depth is None:
+        return "Not cut: every run is scored on its full stored list."
+    return (f"Cut at depth {depth}: only each run's top {depth} ranks are scored, so a measure at a cutoff above "
+            f"{depth} is the measure at {depth}.")
+
+
+def share_percent(part: int, whole: int) -> str:
+    """`part` of `whole` in whole percent, never rounded to 100% or 0% when it is not."""
+    if not whole:
+        return "n/a"
+    percent = round(100 * part / whole)
+    if part < whole:
+        percent = min(percent, 99)
+    if part and percent == 0:
+        return "<1%"
+    return f"{percent}%"
+
+
+def resolved_share_sentence(counts: dict, *, made: bool = False) -> str:
+    """E.g. "53 of 178 pooled pairs resolved (30%); 125 unresolved pairs will be scored as not
+    relevant" (`made`: "were scored"), from pool_pair_counts' figures; the release form, the
+    refusal, the datasheet and the release page say it."""
+    pooled, resolved, unresolved = counts["pooled"], counts["resolved"], counts["unresolved"]
+    sentence = f"{resolved} of {pooled} pooled pairs resolved ({share_percent(resolved, pooled)})"
+    if unresolved:
+        one = unresolved == 1
+        verb = ("was" if one else "were") if made else "will be"
+        sentence += f"; {unresolved} unresolved {'pair' if one else 'pairs'} {verb} scored as not relevant"
+    return sentence
+
+
+def pool_counts_phrase(counts: dict) -> str:
+    """A pool's pair counts in one line: "178 pooled, 60 judged, 53 resolved, 125 unresolved, 20
+    original positives" (the words' definitions are listed beside it)."""
+    return (f"{counts['pooled']} pooled, {counts['judged']} judged, {counts['resolved']} resolved, "
+            f"{counts['unresolved']} unresolved, {counts['original_positives']} original positives")
+
+
+def judgment_set_phrase(source: dict) -> str:
+    """A judgment set source's counts: "4 judgments (2 relevant, 2 not relevant)"."""
+    parts = [f"{source.get(label, 0)} {label.replace('_', ' ')}" for label in ("relevant", "not_relevant")]
+    if source.get("disagreement"):
+        parts.append(f"{source['disagreement']} without a majority (left out of qrels.txt)")
+    return f"{source['judgments']} judgments ({', '.join(parts)})"
+
+
 #: Files and what they hold, in the datasheet's order.
 FILE_NOTES = {
     "qrels.txt": "TREC qrels `query_id 0 clip_id relevance` of the resolved labels and each caption's original clip",
     "fire.json": "FIRE-style JSON: resolved pairs with every rater's label, and the disagreements",
     "labels.csv": "every raw label, raters pseudonymous (r001, r002... within this release)",
     "agreement.json": "agreement figures (Krippendorff's alpha, percent agreement, per rater)",
-    "leaderboard.json": "the corrected leaderboard (original and corrected measures per run)",
+    "leaderboard.json": "the corrected leaderboard (original and corrected measures per run, with the parameters "
+                        "that made it)",
     "leaderboard.csv": "the corrected leaderboard as a table",
     "leaderboard.svg": "the corrected leaderboard as a chart",
     "sample_eval_qrels.txt": "TRECVID sample_eval qrels of the sampled pool: every pooled clip with its stratum, -1 "
@@ -70,10 +131,22 @@ def _extension(path: str) -> str:
     return path[path.rfind("."):] if "." in path else ""
 
 
+def scoring(meta: dict[str, Any]) -> dict[str, Any]:
+    """How the release's runs were scored, in words (release.json's "scoring"; the datasheet's
+    "How runs were scored"): the cut, Judged@K, unresolved pairs and the share resolved."""
+    totals = meta["counts"].get("pool_pairs")
+    resolved = isinstance(totals, dict) and totals.get("pooled")
+    return {"runs_cut": run_cut_sentence(meta.get("leaderboard_params")), "judged_at_k": JUDGED_AT_K,
+            "unresolved_pairs": UNRESOLVED_SCORING,
+            "resolved_share": round(totals["resolved"] / totals["pooled"], 4) if resolved else None,
+            "unresolved_allowed": bool(meta["counts"].get("unresolved_allowed"))}
+
+
 def release_manifest(meta: dict[str, Any], files: list[dict]) -> str:
     keys = ("format", "name", "version", "slug", "title", "dataset", "created_at", "sources", "aggregation", "counts")
     document = {key: meta[key] for key in keys}
-    document |= {"licence": meta.get("licence", ""), "authors": meta.get("authors", []), "files": files}
+    document |= {"count_definitions": meta.get("count_definitions", {}), "scoring": scoring(meta),
+                 "licence": meta.get("licence", ""), "authors": meta.get("authors", []), "files": files}
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 
 
@@ -90,19 +163,46 @@ def _figure(value, digits: int = 3) -> str:
     return "n/a" if value is None else (f"{value:.{digits}f}" if isinstance(value, float) else str(value))
 
 
+def _source_line(source: dict) -> str:
+    if source["kind"] == "pool":
+        counts = source.get("pair_counts")
+        return f"- pool `{source['name']}`: " + (pool_counts_phrase(counts) if counts else f"{source['pairs']} pairs")
+    return f"- judgment set `{source['name']}`: {judgment_set_phrase(source)}"
+
+
+def _judged_lines(meta: dict[str, Any]) -> list[str]:
+    """What was judged: each source's counts, the pools' totals in words, the resolved share and,
+    when pairs were left unresolved, that the admin allowed it and how they were scored."""
+    counts = meta["counts"]
+    lines = ["## What was judged", "", "Caption-clip pairs that the runs of these sources ranked highly:", ""]
+    lines += [_source_line(s) for s in meta["sources"]]
+    totals, words = counts.get("pool_pairs"), meta.get("count_definitions") or {}
+    if isinstance(totals, dict):
+        several = sum(s["kind"] == "pool" for s in meta["sources"]) > 1
+        lines += ["", "In total over the pools:" if several else "In the pool:", ""]
+        lines += [f"- {words.get(key, key.replace('_', ' '))}: {value}" for key, value in totals.items()]
+        lines += ["", resolved_share_sentence(totals, made=True) + "."]
+        if totals.get("unresolved"):
+            lines += ["", "The release was made with unresolved pairs allowed by the admin. " + UNRESOLVED_SCORING]
+    lines += ["", f"- pairs in qrels.txt: {counts.get('qrels_pairs', 0)} ({counts.get('relevant', 0)} relevant, "
+              f"{counts.get('not_relevant', 0)} not relevant), over {counts.get('queries', 0)} queries"]
+    return lines
+
+
+def _scoring_lines(meta: dict[str, Any]) -> list[str]:
+    return ["## How runs were scored", "",
+            f"- How runs were cut: {run_cut_sentence(meta.get('leaderboard_params'))}",
+            f"- Judged@K: {JUDGED_AT_K}",
+            f"- Unresolved and unjudged pairs: {UNRESOLVED_SCORING}"]
+
+
 def datasheet(meta: dict[str, Any], files: list[str]) -> str:
     counts, agreement = meta["counts"], meta.get("agreement") or {}
-    sources = "\n".join(f"- {s['kind'].replace('_', ' ')} `{s['name']}`" + (f" ({s['pairs']} pairs)" if "pairs" in s else "")
-                        for s in meta["sources"])
     lines = [
         f"# {meta['title'] or meta['slug']}", "",
         f"Release `{meta['slug']}` of corrected relevance judgments over the dataset `{meta['dataset']}`, "
         f"made with Rejudge on {meta['created_at'][:10]}.", "",
-        "## What was judged", "",
-        "Caption-clip pairs that the runs of these sources ranked highly:", "", sources, "",
-        f"- judged pairs in the sources: {counts.get('pool_pairs', 0)}",
-        f"- pairs in qrels.txt: {counts.get('qrels_pairs', 0)} ({counts.get('relevant', 0)} relevant, "
-        f"{counts.get('not_relevant', 0)} not relevant), over {counts.get('queries', 0)} queries",
+        *_judged_lines(meta), "", *_scoring_lines(meta),
         "", "## Who judged", "",
         f"{counts.get('raters', 0)} raters gave {counts.get('labels', 0)} labels. Raters are named only by "
         f"pseudonyms local to this release (r001, r002...).", "",
@@ -168,7 +268,8 @@ def croissant(meta: dict[str, Any], files: list[dict]) -> str:
         # whole (fileProperty lines) and each field is one regex group of it.
         record_sets.append({
             "@type": "cr:RecordSet", "@id": "qrels", "name": "qrels",
-            "description": "the corrected judgments, one per line of qrels.txt (TREC qrels)",
+            "description": "the corrected judgments, one per line of qrels.txt (TREC qrels); a pair not listed has "
+                           "no verdict and counts as not relevant",
             "field": [{"@type": "cr:Field", "@id": f"qrels/{name}", "name": name, "description": note, "dataType": kind,
                        "source": {"fileObject": {"@id": "qrels.txt"}, "extract": {"fileProperty": "lines"},
                                   "transform": {"regex": _QRELS_FIELD_REGEX[position]}}}
@@ -176,7 +277,8 @@ def croissant(meta: dict[str, Any], files: list[dict]) -> str:
     document = {
         "@context": CROISSANT_CONTEXT, "@type": "sc:Dataset", "name": meta["slug"].replace("@", "-"),
         "description": f"{meta['title'] or meta['slug']}: corrected relevance judgments of caption-clip pairs of "
-                       f"the dataset {meta['dataset']} ({meta['aggregation']}).",
+                       f"the dataset {meta['dataset']} ({meta['aggregation']}). {UNRESOLVED_SCORING} "
+                       f"Runs in the leaderboard: {run_cut_sentence(meta.get('leaderboard_params'))} {JUDGED_AT_K}",
         "conformsTo": "http://mlcommons.org/croissant/1.0", "version": f"{meta['version']}.0.0",
         "datePublished": meta["created_at"][:10], "license": meta.get("licence") or "unknown",
         "url": meta.get("archive_url") or f"https://example.invalid/releases/{meta['slug']}",

@@ -43,7 +43,10 @@ def release_pair_rows(*, pools: Sequence[Pool], judgment_sets: Sequence[Judgment
     The first row of each (caption, clip) is the one that counts: the original clip first, then the
     pools in the order named, then the judgment sets in the order named. A moment pool judges several
     spans of one clip: the clip is relevant if one of them is (the qrels export's rule, the larger
-    grade)."""
+    grade).
+
+    Every branch names its columns: a UNION takes its names from its first branch, which is the
+    judgment sets' or the originals' when no pool is named (issue 35: "no such column: v.q")."""
     t = export_tables()
     parts, params = [], []
     if pools:
@@ -61,14 +64,15 @@ def release_pair_rows(*, pools: Sequence[Pool], judgment_sets: Sequence[Judgment
     if judgment_sets:
         order = " ".join("WHEN %s THEN %s" for _ in judgment_sets)
         parts.append(
-            f"SELECT ij.caption_id, ij.clip_id, CASE WHEN ij.label = 'relevant' THEN 1 ELSE 0 END, "
-            f"'{HOW_JUDGMENT_SET}', 0, 1000 + CASE ij.judgment_set_id {order} END "
+            f"SELECT ij.caption_id AS q, ij.clip_id AS d, CASE WHEN ij.label = 'relevant' THEN 1 ELSE 0 END AS rel, "
+            f"'{HOW_JUDGMENT_SET}' AS how, 0 AS votes, 1000 + CASE ij.judgment_set_id {order} END AS rank "
             f"FROM {t['judged']} ij WHERE ij.judgment_set_id IN ({', '.join('%s' for _ in judgment_sets)}) "
             f"AND ij.label <> 'disagreement'")
         for position, judgment_set in enumerate(judgment_sets, start=1):
             params += [judgment_set.pk, position]
         params += [judgment_set.pk for judgment_set in judgment_sets]
-    parts.append(f"SELECT c.id, c.original_clip_id, 1, '{HOW_ORIGINAL}', 0, 0 FROM {t['caption']} c "
+    parts.append(f"SELECT c.id AS q, c.original_clip_id AS d, 1 AS rel, '{HOW_ORIGINAL}' AS how, 0 AS votes, "
+                 f"0 AS rank FROM {t['caption']} c "
                  f"WHERE c.dataset_id = %s AND c.original_clip_id IS NOT NULL")
     params.append(dataset_id)
     sql = (f"SELECT v.q, v.d, c.external_id, cl.external_id, v.rel, v.how, v.votes FROM "

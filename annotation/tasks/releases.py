@@ -22,7 +22,8 @@ def create_release(job_id: int) -> None:
             raise ValueError(f"{', '.join(missing)} no longer exist(s)")
         release = release_create(pools=[pools[i] for i in p["pool_ids"]], judgment_sets=[sets[i] for i in p["judgment_set_ids"]],
                                  name=p["name"], title=p["title"], licence=p["licence"], authors=p["authors"],
-                                 created_by=job.created_by, progress=progress)
+                                 allow_unresolved=p.get("allow_unresolved", False), created_by=job.created_by,
+                                 progress=progress)
         return {"release_id": release.pk, "slug": release.slug, "bytes": release.bytes, "sha256": release.sha256,
                 "url": reverse("api:release-detail", args=[release.pk]),
                 "archive_url": reverse("api:release-archive", args=[release.pk])}

@@ -68,6 +68,10 @@ class ReleaseListApi(ListAPIView):
         licence = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
         authors = serializers.ListField(child=serializers.CharField(max_length=200), required=False, default=list,
                                         max_length=100)
+        allow_unresolved = serializers.BooleanField(
+            required=False, default=False,
+            help_text="Make the release although a pool has unresolved pairs (they are scored as not relevant, and "
+                      "the release says so); without it such a pool is refused with its counts.")
 
     def get_queryset(self):
         return release_list(name=self.request.query_params.get("name") or None)
@@ -86,7 +90,7 @@ class ReleaseListApi(ListAPIView):
         try:
             job = release_start(pools=[pools[i] for i in v["pools"]], judgment_sets=[sets[i] for i in v["judgment_sets"]],
                                 name=v["name"], title=v["title"], licence=v["licence"], authors=v["authors"],
-                                created_by=request.user)
+                                allow_unresolved=v["allow_unresolved"], created_by=request.user)
         except ReleaseError as exc:
             raise ValidationError({"detail": str(exc)}) from exc
         return job_accepted_response(job, True)

@@ -36,7 +36,7 @@ def _platform_scores(run, qrels_path) -> dict:
 
 def test_the_client_downloads_verifies_and_scores_a_platform_release(live_server, tmp_path):
     pool = example_pool(tmp_path)
-    release = release_create(pools=[pool], name="example-fire", title="Example, corrected", licence="CC-BY-4.0",
+    release = release_create(allow_unresolved=True, pools=[pool], name="example-fire", title="Example, corrected", licence="CC-BY-4.0",
                              authors=["A. Author"])
     token = api_token_for(user=make_user("researcher"))
     client = Client(live_server.url, token=token)
@@ -81,7 +81,7 @@ def bucket(settings, object_store):  # noqa: F811
 def test_from_object_storage_the_client_follows_the_signed_url_and_resumes_with_a_range(live_server, tmp_path,
                                                                                        bucket):
     pool = example_pool(tmp_path)
-    release = release_create(pools=[pool], name="example-fire", title="Example, corrected", licence="CC-BY-4.0",
+    release = release_create(allow_unresolved=True, pools=[pool], name="example-fire", title="Example, corrected", licence="CC-BY-4.0",
                              authors=["A. Author"])
     data = b"".join(stored_file_chunks(EXPORTS, release.archive))
     dest = tmp_path / "downloads"
@@ -106,7 +106,7 @@ def test_from_object_storage_the_client_follows_the_signed_url_and_resumes_with_
 
 def test_anonymous_reads_are_refused_by_default_and_work_when_releases_are_public(live_server, tmp_path, settings):
     pool = example_pool(tmp_path)
-    release = release_create(pools=[pool], name="example-fire", title="Example, corrected", licence="CC-BY-4.0",
+    release = release_create(allow_unresolved=True, pools=[pool], name="example-fire", title="Example, corrected", licence="CC-BY-4.0",
                              authors=["A. Author"])
     with pytest.raises(APIError, match="pass an API token") as refused:
         Client(live_server.url).releases()

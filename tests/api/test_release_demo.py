@@ -38,7 +38,7 @@ def judge_truthfully(pool, usernames, pairs_each: int) -> None:
 def test_the_demo_pool_is_released_downloaded_verified_validated_and_diffed(live_server, tmp_path):
     pool = demo_load()["pool"]  # as the README's first command leaves it: ready to judge, no labels yet
     judge_truthfully(pool, ["rater1", "rater2"], pairs_each=25)
-    first = release_create(pools=[pool], name="demo-fire", title="Demo, corrected", licence="CC-BY-4.0")
+    first = release_create(allow_unresolved=True, pools=[pool], name="demo-fire", title="Demo, corrected", licence="CC-BY-4.0")
     client = Client(live_server.url, token=api_token_for(user=make_user("researcher")))
 
     folder = client.download("demo-fire@v1", tmp_path / "downloads")
@@ -56,7 +56,7 @@ def test_the_demo_pool_is_released_downloaded_verified_validated_and_diffed(live
                .select_related("caption", "clip").order_by("pk").first())
     assert flipped is not None, "the demo has no resolved not-relevant pair to adjudicate"
     pair_adjudicate(pair_id=flipped.pk, admin=make_user("admin"), label="relevant", note="on a second look")
-    second = release_create(pools=[pool], name="demo-fire")
+    second = release_create(allow_unresolved=True, pools=[pool], name="demo-fire")
     assert second.version == 2
 
     diff = release_diff(old=first, new=second)

@@ -19,7 +19,7 @@ def test_a_release_job_runs_on_the_worker(celery_worker_process, tmp_path):
     pool = example_pool(tmp_path)
     admin = APIClient()
     admin.force_authenticate(make_user("admin"))
-    started = admin.post("/api/v1/releases/", {"name": "example-fire", "pools": [pool.pk]}, format="json")
+    started = admin.post("/api/v1/releases/", {"name": "example-fire", "pools": [pool.pk], "allow_unresolved": True}, format="json")
     assert started.status_code == 202 and started.json()["status"] == "queued"  # not eager
     done = wait_for_job(started.json()["id"], timeout=600, log_path=celery_worker_process["log"])
     assert done.status == Job.Status.SUCCEEDED, done.message

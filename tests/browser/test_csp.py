@@ -135,7 +135,7 @@ def site():
     ranked = run_of(proxy_data, "proxy-run", [(f"q{q}", f"v{v}") for q in range(1, 5) for v in range(1, 5)])
     proxy_reports = [proxy_ndcg_report_create(run=ranked, artefact=modern),
                      proxy_analysis_report_create(dataset=proxy_data, artefacts=[modern, paper], thresholds=[0.3, 1.0])]
-    release = release_create(pools=[demo["pool"]], name="demo-fire")
+    release = release_create(allow_unresolved=True, pools=[demo["pool"]], name="demo-fire")
     return {"demo": demo, "accounts": accounts, "reports": reports, "job": job, "spans": spans, "release": release,
             "moment_metrics": moment_metrics, "deep": deep, "infap": infap, "proxy_reports": proxy_reports}
 

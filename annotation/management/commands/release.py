@@ -47,6 +47,9 @@ class Command(BaseCommand):
         create.add_argument("--title", default="")
         create.add_argument("--licence", default="", help="Prefer an SPDX id (CC-BY-4.0): CITATION.cff needs one.")
         create.add_argument("--authors", default="", help="Names separated by ';'.")
+        create.add_argument("--allow-unresolved", action="store_true",
+                            help="Make the release although a pool has unresolved pairs: they are left out of "
+                                 "qrels.txt and scored as not relevant, and the datasheet says how many.")
         diff = sub.add_parser("diff", help="what changed between two releases: NAME@v1 NAME@v2")
         diff.add_argument("old")
         diff.add_argument("new")
@@ -63,6 +66,7 @@ class Command(BaseCommand):
         try:
             release = release_create(pools=pools, judgment_sets=sets, name=opts["name"], title=opts["title"],
                                      licence=opts["licence"], authors=opts["authors"].split(";"),
+                                     allow_unresolved=opts["allow_unresolved"],
                                      progress=ConsoleProgress(f"release {opts['name']}"))
         except ReleaseError as exc:
             raise CommandError(str(exc)) from exc

@@ -29,13 +29,14 @@ from annotation.analysis.release_changes import CHANGE_KINDS, ReleasePair, relea
 from annotation.formats.csv_safe import safe_csv_writer
 from annotation.formats.fire_json import FireJsonWriter
 from annotation.formats.release_documents import (RELEASE_FORMAT, citation_cff, croissant, datasheet,
-                                                  release_manifest, sha256sums)
+                                                  release_manifest, resolved_share_sentence, sha256sums)
 from annotation.formats.release_moments import MOMENT_WRITERS
 from annotation.formats.release_pairs import read_release_pairs, write_release_pair
 from annotation.provenance import json_ready
 from annotation.models import Caption, Label, MomentPoolDesign, Pool, PooledPair, Release
 from annotation.models.releases import RELEASE_NAME_PATTERN
-from annotation.models.reports import JudgmentSet
+from annotation.models.reports import ImportedJudgment, JudgmentSet
+from annotation.selectors.pools import PAIR_COUNT_WORDS, pool_pair_counts
 from annotation.selectors.releases import (release_pair_rows, release_rater_pseudonyms, release_sample_eval_rows,
                                            release_sampled_pools)
 from annotation.selectors.reports import pool_raters_without_profile
@@ -83,6 +84,20 @@ def release_sources_check(*, pools: Sequence[Pool], judgment_sets: Sequence[Judg
     if len({p.pk for p in pools}) < len(pools) or len({s.pk for s in judgment_sets}) < len(judgment_sets):
         raise ReleaseError("a source is named twice")
     return next(iter(datasets))
+
+
+def release_unresolved_check(*, pools: Sequence[Pool], allow_unresolved: bool) -> dict[int, dict[str, int]]:
+    """Each pool's pair counts (pool id -> pool_pair_counts). A pool with unresolved pairs is
+    refused (ReleaseError naming the pool, its counts and the option) unless the admin allowed
+    them: its unresolved pairs are left out of qrels.txt and scored as not relevant, which a
+    release must say rather than pass off a partly judged pool as judged (issue 35)."""
+    counts = {pool.pk: pool_pair_counts(pools=pool) for pool in pools}
+    short = [pool for pool in pools if counts[pool.pk]["unresolved"]]
+    if short and not allow_unresolved:
+        named = "; ".join(f"pool '{pool.name}': {resolved_share_sentence(counts[pool.pk])}" for pool in short)
+        raise ReleaseError(f"{named}. Judge them first, or allow unresolved pairs (allow_unresolved: true over the "
+                           f"API, --allow-unresolved on the command line, the checkbox on the release form)")
+    return counts
 
 
 @contextmanager
@@ -302,21 +317,34 @@ def _write_moments(archive: ReleaseArchive, pools, step) -> tuple[dict, dict]:
     return written, left_out
 
 
-def _sources(pools, judgment_sets) -> list[dict]:
-    sizes = dict(PooledPair.objects.filter(pool__in=list(pools), role=PooledPair.Role.POOL)
-                 .values_list("pool_id").annotate(n=Count("id")).values_list("pool_id", "n"))
-    return ([{"kind": "pool", "id": p.pk, "name": p.name, "pairs": sizes.get(p.pk, 0)} for p in pools]
+def _sources(pools, judgment_sets, pair_counts: dict[int, dict[str, int]]) -> list[dict]:
+    """Each source with what it holds: a pool's pair counts (pool_pair_counts; "pairs" = pooled),
+    a judgment set's judgments by label."""
+    labels = {}
+    for set_id, label, n in (ImportedJudgment.objects.filter(judgment_set__in=list(judgment_sets))
+                             .values_list("judgment_set_id", "label").annotate(n=Count("id")).order_by()):
+        labels.setdefault(set_id, {})[label] = n
+    return ([{"kind": "pool", "id": p.pk, "name": p.name, "pairs": pair_counts[p.pk]["pooled"],
+              "pair_counts": pair_counts[p.pk]} for p in pools]
             + [{"kind": "judgment_set", "id": s.pk, "name": s.name, "format": s.source_format, "checksum": s.checksum,
-                "judgments": s.judgments.count()} for s in judgment_sets])
+                "judgments": sum(labels.get(s.pk, {}).values()), "relevant": labels.get(s.pk, {}).get("relevant", 0),
+                "not_relevant": labels.get(s.pk, {}).get("not_relevant", 0),
+                "disagreement": labels.get(s.pk, {}).get("disagreement", 0)} for s in judgment_sets])
+
+
+def _pair_count_totals(pair_counts: dict[int, dict[str, int]]) -> dict[str, int]:
+    return {key: sum(counts[key] for counts in pair_counts.values()) for key in PAIR_COUNT_WORDS}
 
 
 def release_create(*, pools: Sequence[Pool] = (), judgment_sets: Sequence[JudgmentSet] = (), name: str,
                    title: str = "", licence: str = "", authors: Sequence[str] = (), created_by=None,
-                   progress: Callable | None = None) -> Release:
-    """Writes the next version of release `name` and records it (see the module docstring)."""
+                   allow_unresolved: bool = False, progress: Callable | None = None) -> Release:
+    """Writes the next version of release `name` and records it (see the module docstring). A pool
+    with unresolved pairs is refused unless `allow_unresolved` (release_unresolved_check)."""
     name = release_name_clean(name)
     pools, judgment_sets = list(pools), list(judgment_sets)
     dataset_id = release_sources_check(pools=pools, judgment_sets=judgment_sets)
+    release_unresolved_check(pools=pools, allow_unresolved=allow_unresolved)
     dataset = (pools[0] if pools else judgment_sets[0]).dataset
     authors = [a.strip() for a in authors if a and a.strip()]
     stage = [0]
@@ -338,6 +366,8 @@ def release_create(*, pools: Sequence[Pool] = (), judgment_sets: Sequence[Judgme
                 if connection.vendor == "postgresql" and own_transaction:
                     with connection.cursor() as cursor:
                         cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+                # Counted again in the archive's snapshot: the counts the files state are the ones checked.
+                pair_counts = release_unresolved_check(pools=pools, allow_unresolved=allow_unresolved)
                 previous = Release.objects.filter(name=name).order_by("-version").first()
                 if previous is not None and previous.dataset_id != dataset_id:
                     raise ReleaseError(f"release '{name}' is over dataset '{previous.dataset.name}'; a new version "
@@ -371,12 +401,16 @@ def release_create(*, pools: Sequence[Pool] = (), judgment_sets: Sequence[Judgme
                     counts["labels"] = Label.objects.filter(pair__pool__in=pools, pair__role=PooledPair.Role.POOL).count()
                     counts["raters"] = len(names)
                     counts["agreement"] = agreement_summary
-                    sources = _sources(pools, judgment_sets)
-                    counts["pool_pairs"] = sum(s.get("pairs", 0) for s in sources)
+                    sources = _sources(pools, judgment_sets, pair_counts)
+                    if pools:
+                        counts["pool_pairs"] = _pair_count_totals(pair_counts)
+                        counts["unresolved_allowed"] = bool(allow_unresolved and counts["pool_pairs"]["unresolved"])
                     meta = {"format": RELEASE_FORMAT, "name": name, "version": version, "slug": slug,
                             "title": title or slug, "dataset": dataset.name, "created_at": created_at.isoformat(),
                             "sources": sources, "aggregation": f"{AGGREGATION}: {AGGREGATION_NOTE}", "counts": counts,
                             "licence": licence, "authors": authors, "agreement": agreement_summary,
+                            "count_definitions": PAIR_COUNT_WORDS if pools else {},
+                            "leaderboard_params": leaderboard.get("params") if leaderboard else None,
                             "archive_url": (f"{settings.REJUDGE_PUBLIC_URL}/releases/{name}/v{version}/"
                                             if settings.REJUDGE_PUBLIC_URL else "")}
                     data_files = list(archive.files)

@@ -22,11 +22,18 @@ def _run(*args) -> str:
 
 def test_create_list_and_diff(tmp_path):
     pool = example_pool(tmp_path)
-    created = _run("create", "--pool", str(pool.pk), "--name", "example-fire", "--licence", "CC-BY-4.0")
+    # The example's disagreement (q2 v4) is unresolved: refused until the admin allows it.
+    with pytest.raises(CommandError) as refused:
+        _run("create", "--pool", str(pool.pk), "--name", "example-fire")
+    assert str(refused.value).startswith("pool 'example pool': 16 of 17 pooled pairs resolved (94%); 1 unresolved "
+                                         "pair will be scored as not relevant.")
+    assert "--allow-unresolved" in str(refused.value)
+    created = _run("create", "--pool", str(pool.pk), "--name", "example-fire", "--licence", "CC-BY-4.0",
+                   "--allow-unresolved")
     assert "release example-fire@v1" in created and "16 qrels pairs over 4 queries" in created
     pair = PooledPair.objects.get(pool=pool, caption__external_id="q1", clip__external_id="v3")
     pair_adjudicate(pair_id=pair.pk, admin=make_user("admin"), label="relevant")
-    assert "1 changed" in _run("create", "--pool", pool.name, "--name", "example-fire")
+    assert "1 changed" in _run("create", "--pool", pool.name, "--name", "example-fire", "--allow-unresolved")
     listed = _run("list")
     assert listed.index("example-fire@v2") < listed.index("example-fire@v1")
     diff = _run("diff", "example-fire@v1", "example-fire@v2")

@@ -42,7 +42,7 @@ def _members(release: Release) -> dict[str, bytes]:
 
 def test_a_release_holds_the_documented_files_with_their_checksums(tmp_path):
     pool = example_pool(tmp_path)
-    release = release_create(pools=[pool], name="example-fire", title="Example, corrected", licence="CC-BY-4.0",
+    release = release_create(allow_unresolved=True, pools=[pool], name="example-fire", title="Example, corrected", licence="CC-BY-4.0",
                              authors=["A. Author", "B. Author"])
     assert (release.name, release.version, release.slug) == ("example-fire", 1, "example-fire@v1")
     data = release_archive_bytes(release=release)
@@ -59,7 +59,15 @@ def test_a_release_holds_the_documented_files_with_their_checksums(tmp_path):
     assert manifest["format"] == "rejudge-release/1" and manifest["slug"] == "example-fire@v1"
     assert {f["path"] for f in manifest["files"]} == set(files) - {"SHA256SUMS", "release.json"}
     assert all(f["bytes"] == len(files[f["path"]]) for f in manifest["files"])
-    assert manifest["sources"] == [{"kind": "pool", "id": pool.pk, "name": pool.name, "pairs": 17}]
+    # The example's counts by hand: 17 pooled; 16 labelled and resolved; the disagreement q2 v4 (no
+    # counted vote) unresolved; originals q1 v1, q2 v2, q3 v3 pooled.
+    by_hand = {"pooled": 17, "judged": 16, "resolved": 16, "unresolved": 1, "original_positives": 3}
+    assert manifest["sources"] == [{"kind": "pool", "id": pool.pk, "name": pool.name, "pairs": 17,
+                                    "pair_counts": by_hand}]
+    assert manifest["counts"]["pool_pairs"] == by_hand and manifest["counts"]["unresolved_allowed"] is True
+    assert set(manifest["count_definitions"]) == set(by_hand)
+    assert manifest["scoring"]["resolved_share"] == round(16 / 17, 4)
+    assert "not relevant" in manifest["scoring"]["unresolved_pairs"]
     assert release.files == manifest["files"] + [f for f in release.files if f["path"] in ("release.json", "SHA256SUMS")]
     # The corrected qrels: resolved pairs plus originals (q3 v3 stays 1), the disagreement left out.
     assert files["qrels.txt"].decode() == (
@@ -89,10 +97,17 @@ def test_a_release_holds_the_documented_files_with_their_checksums(tmp_path):
     assert files["leaderboard.svg"].startswith(b"<svg")
     readme = files["README.md"].decode()
     assert "CC-BY-4.0" in readme and "Krippendorff" in readme and "A. Author" in readme
+    # Issue 35 finding 2: the datasheet called every pooled pair judged.
+    assert "judged pairs in the sources" not in readme
+    assert "- pool `example pool`: 17 pooled, 16 judged, 16 resolved, 1 unresolved, 3 original positives" in readme
+    assert "- unresolved pairs (pooled, no verdict yet" in readme and "): 1\n" in readme
+    assert "16 of 17 pooled pairs resolved (94%); 1 unresolved pair was scored as not relevant." in readme
+    assert "made with unresolved pairs allowed by the admin" in readme
+    assert "- How runs were cut: " in readme and "- Judged@K: Judged@K is the share of a run's top K" in readme
 
 
 def test_citation_cff_parses_with_the_required_keys(tmp_path):
-    release = release_create(pools=[example_pool(tmp_path)], name="example-fire", licence="CC-BY-4.0",
+    release = release_create(allow_unresolved=True, pools=[example_pool(tmp_path)], name="example-fire", licence="CC-BY-4.0",
                              authors=["A. Author"])
     cff = yaml.safe_load(_members(release)["example-fire-v1/CITATION.cff"])
     assert cff["cff-version"] == "1.2.0" and cff["message"] and cff["title"]
@@ -102,7 +117,7 @@ def test_citation_cff_parses_with_the_required_keys(tmp_path):
 
 def test_croissant_validates_with_mlcroissant(tmp_path):
     mlc = pytest.importorskip("mlcroissant")
-    release = release_create(pools=[example_pool(tmp_path)], name="example-fire", licence="CC-BY-4.0")
+    release = release_create(allow_unresolved=True, pools=[example_pool(tmp_path)], name="example-fire", licence="CC-BY-4.0")
     folder = tmp_path / "unzipped"
     with zipfile.ZipFile(io.BytesIO(release_archive_bytes(release=release))) as archive:
         archive.extractall(folder)
@@ -122,13 +137,13 @@ def test_croissant_validates_with_mlcroissant(tmp_path):
 
 def test_a_second_version_says_what_an_adjudication_changed(tmp_path):
     pool = example_pool(tmp_path)
-    first = release_create(pools=[pool], name="example-fire")
+    first = release_create(allow_unresolved=True, pools=[pool], name="example-fire")
     admin = make_user("admin")
     disagreement = PooledPair.objects.get(pool=pool, caption__external_id="q2", clip__external_id="v4")
     flipped = PooledPair.objects.get(pool=pool, caption__external_id="q1", clip__external_id="v3")
     pair_adjudicate(pair_id=disagreement.pk, admin=admin, label="relevant", note="the red square is there")
     pair_adjudicate(pair_id=flipped.pk, admin=admin, label="relevant", note="on a second look")
-    second = release_create(pools=[pool], name="example-fire")
+    second = release_create(allow_unresolved=True, pools=[pool], name="example-fire")
     assert second.version == 2
     changes = json.loads(_members(second)["example-fire-v2/changes.json"])
     assert changes["from"] == "example-fire@v1" and changes["counts"] == {"added": 1, "changed": 1, "removed": 0}
@@ -141,7 +156,7 @@ def test_a_second_version_says_what_an_adjudication_changed(tmp_path):
 
 
 def test_a_release_never_changes(tmp_path):
-    release = release_create(pools=[example_pool(tmp_path)], name="example-fire")
+    release = release_create(allow_unresolved=True, pools=[example_pool(tmp_path)], name="example-fire")
     release.title = "something else"
     with pytest.raises(ReleaseImmutable):
         release.save()
@@ -151,7 +166,7 @@ def test_a_release_never_changes(tmp_path):
 
 @pytest.mark.postgres
 def test_the_database_refuses_to_change_a_release_behind_the_model(tmp_path, require_postgres):
-    release = release_create(pools=[example_pool(tmp_path)], name="example-fire")
+    release = release_create(allow_unresolved=True, pools=[example_pool(tmp_path)], name="example-fire")
     with pytest.raises(DatabaseError), transaction.atomic():
         Release.objects.filter(pk=release.pk).update(sha256="0" * 64)
     release.refresh_from_db()
@@ -163,7 +178,7 @@ def test_sources_must_be_over_one_dataset_and_names_are_slugs(tmp_path):
     other_dataset, runs = load_example(tmp_path / "other", "other")
     other = pool_create(dataset=other_dataset, name="other pool", runs=runs, depth=3, redundancy=0.0)
     with pytest.raises(ReleaseError, match="one dataset"):
-        release_create(pools=[pool, other], name="mixed")
+        release_create(allow_unresolved=True, pools=[pool, other], name="mixed")
     with pytest.raises(ReleaseError, match="slug"):
-        release_create(pools=[pool], name="Not A Slug")
+        release_create(allow_unresolved=True, pools=[pool], name="Not A Slug")
     assert not Release.objects.exists()

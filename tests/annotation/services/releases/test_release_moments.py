@@ -75,7 +75,7 @@ def _qvh_run(path, name: str) -> None:
 
 
 def test_a_moment_release_carries_qvhighlights_truth_that_scores_as_its_leaderboard(qvh_pool, tmp_path):
-    release = release_create(pools=[qvh_pool], name="qvh-fire", licence="CC-BY-4.0")
+    release = release_create(allow_unresolved=True, pools=[qvh_pool], name="qvh-fire", licence="CC-BY-4.0")
     files = _files(release)
     assert "qvhighlights.jsonl" in files and "tvr.jsonl" not in files
     assert release.counts["moment_files"] == {"qvhighlights.jsonl": 2}
@@ -112,7 +112,7 @@ def test_a_moment_release_carries_qvhighlights_truth_that_scores_as_its_leaderbo
 
 
 def test_a_moment_release_qrels_are_the_qrels_export_over_clips(qvh_pool):
-    release = release_create(pools=[qvh_pool], name="qvh-fire")
+    release = release_create(allow_unresolved=True, pools=[qvh_pool], name="qvh-fire")
     qrels = [tuple(line.split()) for line in _files(release)["qrels.txt"].decode().splitlines()]
     # q1's clip v1 holds a relevant span and two not relevant ones: the clip is relevant.
     assert sorted(qrels) == [("q1", "0", "v1", "1"), ("q1", "0", "v1-seg", "1"), ("q2", "0", "v2", "1"),
@@ -126,7 +126,7 @@ def test_a_moment_release_with_one_positive_a_caption_carries_tvr_truth_that_sco
     the leaderboard's R@1 IoU=t: A's q1 [40, 50] misses [10, 20], q2 [1, 9] has IoU 0.8 with [0, 10]
     (1/2 at 0.5 and 0.7); B's q1 [10, 20] is exact, q2 [50, 60] misses (1/2)."""
     pool = _moment_pool(set())
-    release = release_create(pools=[pool], name="tvr-fire")
+    release = release_create(allow_unresolved=True, pools=[pool], name="tvr-fire")
     files = _files(release)
     assert release.counts["moment_files"] == {"qvhighlights.jsonl": 2, "tvr.jsonl": 2}
     truth_path = tmp_path / "tvr.jsonl"

@@ -25,7 +25,7 @@ def test_a_sampled_pools_release_has_sample_eval_qrels(dataset, runs, tmp_path):
     judged = list(PooledPair.objects.filter(pool=pool, role="pool").order_by("pk")[:2])
     for pair, label in zip(judged, ("relevant", "not_relevant")):
         PooledPair.objects.filter(pk=pair.pk).update(state="resolved", resolved_label=label)
-    release = release_create(pools=[pool], name="sampled")
+    release = release_create(allow_unresolved=True, pools=[pool], name="sampled")
     with zipfile.ZipFile(io.BytesIO(b"".join(stored_file_chunks(EXPORTS, release.archive)))) as archive:
         text = archive.read("sampled-v1/sample_eval_qrels.txt").decode()
     path = tmp_path / "sample_eval.qrels"
