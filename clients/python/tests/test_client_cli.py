@@ -38,7 +38,7 @@ def test_errors_go_to_stderr_with_exit_status_1(server, tmp_path, capsys, monkey
     assert main(["list"]) == 1
     assert "no server: pass --url" in capsys.readouterr().err
 
-    archive, _ = build_archive("demo", 2, tamper={"fire.json": b"{}"})
+    archive, _ = build_archive("demo", 2, tamper={"fire.json": b'{"q1": {"c1": 0}}'})  # same size, other bytes
     zip_path = tmp_path / "demo-v2.zip"
     zip_path.write_bytes(archive)
     assert main(["verify", str(zip_path)]) == 1

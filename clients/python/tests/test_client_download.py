@@ -60,8 +60,12 @@ def test_archive_checksum_mismatch_leaves_nothing(server, tmp_path):
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    ({"tamper": {"qrels.txt": b"q1 0 c1 0\n"}}, r"qrels.txt: SHA-256 is [0-9a-f]{64}, SHA256SUMS says"),
-    ({"extra": {"notes.txt": b"x"}}, r"notes.txt: present but not listed in SHA256SUMS"),
+    # same size, other bytes: extracted, then caught by its checksum
+    ({"tamper": {"qrels.txt": QRELS.replace("c1 1", "c1 0").encode()}},
+     r"qrels.txt: SHA-256 is [0-9a-f]{64}, SHA256SUMS says"),
+    # another size: refused before it is written
+    ({"tamper": {"qrels.txt": b"q1 0 c1 0\n"}}, r"qrels.txt: the archive's entry is 10 bytes, release.json says 50"),
+    ({"extra": {"notes.txt": b"x"}}, r"notes.txt: present but not listed in release.json \(nor by the server\)"),
     ({"drop_from_meta": "labels.csv"}, r"labels.csv: present but not listed in release.json"),
 ])
 def test_a_file_that_does_not_match_is_named_and_no_folder_is_left(server, tmp_path, kwargs, message):

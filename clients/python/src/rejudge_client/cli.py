@@ -21,7 +21,8 @@ def _client(args) -> Client:
     url = args.url or os.environ.get("REJUDGE_URL")
     if not url:
         raise RejudgeError("no server: pass --url https://... or set REJUDGE_URL")
-    return Client(url, token=args.token or os.environ.get("REJUDGE_TOKEN") or None)
+    extra = {"max_bytes": args.max_bytes} if getattr(args, "max_bytes", None) is not None else {}
+    return Client(url, token=args.token or os.environ.get("REJUDGE_TOKEN") or None, **extra)
 
 
 def _list(args) -> int:
@@ -84,6 +85,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("release", help="id, slug (name@vN) or name (its newest version)")
     p.add_argument("--dest", default=".", help="folder to download into (default: here)")
     p.add_argument("--keep-archive", action="store_true", help="keep the zip beside the folder")
+    p.add_argument("--max-bytes", type=int, default=None, metavar="N",
+                   help="refuse a release whose archive, or whose files together, are larger (default: 20 GiB)")
     p.set_defaults(run=_download)
 
     p = sub.add_parser("verify", help="check a release folder or zip against SHA256SUMS and release.json")

@@ -1,7 +1,16 @@
-"""The releases REST API (``/api/v1/releases/``): list, show, download and verify."""
+"""The releases REST API (``/api/v1/releases/``): list, show, download and verify.
+
+Nothing a server answers is trusted as sent (names.py): a release's name, version, sizes and file
+list are checked before they become paths or limits; the API token goes only to the origin the
+user configured (scheme, host and port of ``base_url``), and a pagination ``next`` link or an
+``archive_url`` on another origin is refused; redirects are followed by this module, which
+attaches the token only when the target is that origin again (a presigned object-storage URL
+never gets it); every body read is bounded (JSON answers, error messages, the archive itself).
+"""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import tempfile
@@ -13,14 +22,32 @@ from urllib.parse import urljoin
 import httpx
 
 from .errors import APIError, RejudgeError, VerificationError
-from .verify import extract_archive, verify_folder
+from .names import (check_byte_count, check_file_list, check_positive_int, check_release_name, check_sha256,
+                    path_inside)
+from .verify import DEFAULT_MAX_BYTES, extract_archive, verify_folder
 
 _CHUNK = 1 << 20
+#: A JSON answer (one page of the list, one release) larger than this is not the releases API.
+MAX_JSON_BYTES = 32 << 20
+#: What is read of an error answer for its message.
+MAX_ERROR_BYTES = 64 << 10
+#: Pages of the release list followed before the client gives up (100 releases a page).
+MAX_PAGES = 1000
+MAX_REDIRECTS = 10
+_REDIRECT_STATUSES = {301, 302, 303, 307, 308}
+
+
+def _origin(url) -> tuple:
+    url = httpx.URL(str(url))
+    default = {"http": 80, "https": 443}.get(url.scheme)
+    return url.scheme, (url.host or "").lower(), url.port or default
 
 
 @dataclass(frozen=True)
 class Release:
-    """One release as the API describes it (``raw`` keeps every field, known or not)."""
+    """One release as the API describes it (``raw`` keeps every field, known or not). Built by
+    ``from_api``, which refuses a name, version, size, checksum or file list the platform would
+    never send."""
 
     id: int
     name: str
@@ -44,26 +71,44 @@ class Release:
     def from_api(cls, data: Any, url: str) -> "Release":
         if not isinstance(data, dict) or not {"id", "name", "version"} <= data.keys():
             raise APIError(f"GET {url}: expected a release with id, name and version, got {str(data)[:200]}", url=url)
-        return cls(id=data["id"], name=data["name"], version=int(data["version"]),
-                   slug=data.get("slug") or f"{data['name']}@v{data['version']}", title=data.get("title") or "",
-                   dataset=data.get("dataset"), created_at=data.get("created_at"), sha256=data.get("sha256"),
-                   bytes=data.get("bytes"), archive_url=data.get("archive_url"), files=data.get("files"), raw=data)
+        where = f"GET {url}"
+        rid = check_positive_int(data["id"], "id", where)
+        name = check_release_name(data["name"], where)
+        version = check_positive_int(data["version"], "version", where)
+        slug = f"{name}@v{version}"
+        if data.get("slug") not in (None, slug):
+            raise APIError(f"{where}: field 'slug' is {str(data['slug'])[:100]!r}, but name and version make "
+                           f"'{slug}'; refused", url=url)
+        sha256 = check_sha256(data["sha256"], "sha256", where) if data.get("sha256") is not None else None
+        size = check_byte_count(data["bytes"], "bytes", where) if data.get("bytes") is not None else None
+        files = check_file_list(data["files"], where) if data.get("files") is not None else None
+        archive_url = data.get("archive_url")
+        if archive_url is not None and not isinstance(archive_url, str):
+            raise APIError(f"{where}: field 'archive_url' is not text; refused", url=url)
+        return cls(id=rid, name=name, version=version, slug=slug, title=str(data.get("title") or ""),
+                   dataset=data.get("dataset"), created_at=data.get("created_at"), sha256=sha256, bytes=size,
+                   archive_url=archive_url, files=files, raw=data)
 
 
 class Client:
     """``Client("https://rejudge.example.org", token="...")``; the token is a DRF API token (the
-    researcher's, from the platform), or None where the server allows anonymous release reads."""
+    researcher's, from the platform), or None where the server allows anonymous release reads.
+
+    The token is sent only to ``base_url``'s origin. ``max_bytes`` bounds what one download may
+    write: the archive, and the sum of the sizes its files declare (default 20 GiB)."""
 
     def __init__(self, base_url: str, token: Optional[str] = None, *, timeout: float = 60.0,
-                 http: Optional[httpx.Client] = None):
+                 http: Optional[httpx.Client] = None, max_bytes: int = DEFAULT_MAX_BYTES):
         base = base_url.rstrip("/") + "/"
+        if httpx.URL(base).scheme not in ("http", "https"):
+            raise RejudgeError(f"{base_url}: the server's address must start with https:// (or http://)")
         self.api_root = base if base.endswith("/api/v1/") else urljoin(base, "api/v1/")
-        headers = {"Accept": "application/json", "User-Agent": "rejudge-client"}
-        if token:
-            headers["Authorization"] = f"Token {token}"
-        # Redirects are followed: the archive may be a presigned object-storage URL, and httpx
-        # drops the Authorization header when a redirect leaves the API's origin.
-        self._http = http or httpx.Client(headers=headers, timeout=timeout, follow_redirects=True)
+        self.origin = _origin(self.api_root)
+        self.max_bytes = int(max_bytes)
+        self._token = token or None
+        # Redirects are followed by _open, not by httpx: it decides per hop whether the token goes.
+        self._http = http or httpx.Client(headers={"Accept": "application/json", "User-Agent": "rejudge-client"},
+                                          timeout=timeout, follow_redirects=False)
 
     def close(self) -> None:
         self._http.close()
@@ -74,25 +119,70 @@ class Client:
     def __exit__(self, *exc) -> None:
         self.close()
 
+    # -- requests ------------------------------------------------------------------------------
+
+    def _own(self, url: str, what: str) -> str:
+        """``url`` when it is on the configured origin; otherwise an APIError (a server that points
+        the client elsewhere, with the token, is not followed)."""
+        if _origin(url) != self.origin:
+            scheme, host, port = self.origin
+            raise APIError(f"{what} points to {url}, which is not the server you configured "
+                           f"({scheme}://{host}:{port}); refused, so your token never goes there", url=url)
+        return url
+
+    def _open(self, url: str, headers: Optional[dict] = None) -> httpx.Response:
+        """A streamed GET of ``url``, redirects followed here: the token is attached to a request
+        only when its URL is on the configured origin, so a redirect to object storage (or
+        anywhere else) never carries it. The caller closes the response."""
+        for _ in range(MAX_REDIRECTS + 1):
+            if httpx.URL(url).scheme not in ("http", "https"):
+                raise APIError(f"GET {url}: not an http(s) address; refused", url=url)
+            sent = dict(headers or {})
+            if self._token and _origin(url) == self.origin:
+                sent["Authorization"] = f"Token {self._token}"
+            try:
+                resp = self._http.send(self._http.build_request("GET", url, headers=sent), stream=True,
+                                       follow_redirects=False)
+            except httpx.HTTPError as exc:
+                raise APIError(f"GET {url}: {exc}", url=url) from exc
+            location = resp.headers.get("location")
+            if resp.status_code not in _REDIRECT_STATUSES or not location:
+                return resp
+            resp.close()
+            url = urljoin(str(resp.url), location)
+        raise APIError(f"GET {url}: more than {MAX_REDIRECTS} redirects; refused", url=url)
+
     # -- reading -------------------------------------------------------------------------------
 
     def _get_json(self, url: str) -> Any:
+        resp = self._open(url)
         try:
-            resp = self._http.get(url)
-        except httpx.HTTPError as exc:
-            raise APIError(f"GET {url}: {exc}", url=url) from exc
-        _raise_for_status(resp)
+            _raise_for_status(resp)
+            body = bytearray()
+            try:
+                for chunk in resp.iter_bytes():
+                    body += chunk
+                    if len(body) > MAX_JSON_BYTES:
+                        raise APIError(f"GET {url}: the answer is larger than {MAX_JSON_BYTES} bytes; not the "
+                                       f"releases API, refused", status=resp.status_code, url=url)
+            except httpx.HTTPError as exc:
+                raise APIError(f"GET {url}: {exc}", url=url) from exc
+        finally:
+            resp.close()
         try:
-            return resp.json()
+            return json.loads(bytes(body))
         except ValueError as exc:
             raise APIError(f"GET {url}: the answer is not JSON (is {self.api_root} a Rejudge server?)",
                            status=resp.status_code, url=url) from exc
 
     def releases(self) -> list:
-        """Every release the caller may read, following the list's pages."""
+        """Every release the caller may read, following the list's pages (on the configured origin
+        only: a ``next`` link elsewhere is refused)."""
         url: Optional[str] = urljoin(self.api_root, "releases/")
         out, seen = [], set()
         while url and url not in seen:
+            if len(seen) >= MAX_PAGES:
+                raise APIError(f"GET {url}: more than {MAX_PAGES} pages of releases; refused", url=url)
             seen.add(url)
             page = self._get_json(url)
             if isinstance(page, list):  # an unpaginated list is accepted as one page
@@ -100,7 +190,10 @@ class Client:
             if not isinstance(page, dict) or not isinstance(page.get("results"), list):
                 raise APIError(f"GET {url}: expected {{count, next, previous, results}}", url=url)
             out.extend(Release.from_api(item, url) for item in page["results"])
-            url = urljoin(url, page["next"]) if page.get("next") else None
+            following = page.get("next")
+            if following is not None and not isinstance(following, str):
+                raise APIError(f"GET {url}: field 'next' is not a link; refused", url=url)
+            url = self._own(urljoin(url, following), f"GET {url}: the next page") if following else None
         return out
 
     def release(self, id_or_slug: Union[int, str, Release]) -> Release:
@@ -110,7 +203,11 @@ class Client:
             id_or_slug = id_or_slug.id
         if isinstance(id_or_slug, int) or str(id_or_slug).isdigit():
             url = urljoin(self.api_root, f"releases/{int(id_or_slug)}/")
-            return Release.from_api(self._get_json(url), url)
+            rel = Release.from_api(self._get_json(url), url)
+            if rel.id != int(id_or_slug):
+                raise APIError(f"GET {url}: asked for release {int(id_or_slug)}, the answer is release {rel.id}; "
+                               f"refused", url=url)
+            return rel
         wanted = str(id_or_slug)
         every = self.releases()
         if "@" in wanted:
@@ -128,27 +225,38 @@ class Client:
         """Downloads a release into ``dest_dir/<name>-v<N>/`` and verifies it; returns that folder.
 
         The archive is streamed to ``dest_dir/.<name>-v<N>.zip.part`` and checked against the API's
-        ``sha256`` and ``bytes``; an interrupted download is resumed by the next call (an HTTP range
-        request; a server that ignores it sends the whole archive, which restarts the file). The
-        archive is extracted into a temporary folder beside the destination, every file is checked
-        against SHA256SUMS and release.json, and only then is the folder renamed into place: a
-        mismatch raises VerificationError naming the file and leaves no folder behind. A folder
-        already there is verified and returned."""
+        ``sha256`` and ``bytes`` (never more than ``bytes`` is written); an interrupted download is
+        resumed by the next call (an HTTP range request; a server that ignores it sends the whole
+        archive, which restarts the file). The archive is extracted into a temporary folder beside
+        the destination, every entry's size checked against release.json's and the API's file
+        list before it is written, then every file against SHA256SUMS and release.json, and only
+        then is the folder renamed into place: a mismatch raises VerificationError naming the file
+        and leaves no folder behind. A folder already there is verified and returned."""
         rel = release if isinstance(release, Release) and release.files is not None else self.release(release)
         if not rel.sha256:
             raise APIError(f"release {rel.slug}: the server gives no sha256, so the archive cannot be verified")
+        if rel.bytes is None:
+            raise APIError(f"release {rel.slug}: the server gives no size ('bytes'), so the download cannot be bounded")
+        if rel.bytes > self.max_bytes:
+            raise VerificationError(f"release {rel.slug}: the archive is {rel.bytes} bytes, more than this client's "
+                                    f"limit of {self.max_bytes} (Client(max_bytes=...)); nothing was downloaded")
         dest = Path(dest_dir)
         dest.mkdir(parents=True, exist_ok=True)
-        final = dest / rel.folder_name
+        dest = dest.resolve()
+        # The name and version were checked against the server's slug rule (names.py); these
+        # checks keep every path the download makes inside dest whatever that rule lets through.
+        final = path_inside(dest, rel.folder_name)
+        part = path_inside(dest, f".{rel.folder_name}.zip.part")
+        kept = path_inside(dest, f"{rel.folder_name}.zip")
         if final.exists():
             verify_folder(final, rel.files)
             return final
-        part = dest / f".{rel.folder_name}.zip.part"
         self._fetch(rel, part)
         tmp = Path(tempfile.mkdtemp(prefix=f".{rel.folder_name}.", suffix=".extracting", dir=dest))
         try:
             try:
-                folder = extract_archive(part, tmp, rel.folder_name)
+                folder = extract_archive(part, tmp, rel.folder_name, expected_files=rel.files,
+                                         max_bytes=self.max_bytes)
                 verify_folder(folder, rel.files)
             except RejudgeError:
                 # The archive matched the server's checksum, so fetching it again gives the same
@@ -159,20 +267,20 @@ class Client:
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
         if keep_archive:
-            os.replace(part, dest / f"{rel.folder_name}.zip")
+            os.replace(part, kept)
         else:
             part.unlink()
         return final
 
     def _archive_url(self, rel: Release) -> str:
         if rel.archive_url:
-            return urljoin(self.api_root, rel.archive_url)
+            return self._own(urljoin(self.api_root, rel.archive_url), f"release {rel.slug}: its archive_url")
         return urljoin(self.api_root, f"releases/{rel.id}/archive/")
 
     def _fetch(self, rel: Release, part: Path) -> None:
-        expected = int(rel.bytes) if rel.bytes is not None else None
+        expected = int(rel.bytes)
         have = part.stat().st_size if part.exists() else 0
-        if expected is not None and have > expected:
+        if have > expected:
             part.unlink()
             have = 0
         digest = hashlib.sha256()
@@ -180,41 +288,57 @@ class Client:
             with open(part, "rb") as fh:
                 for chunk in iter(lambda: fh.read(_CHUNK), b""):
                     digest.update(chunk)
-        if expected is None or have < expected:
+        if have < expected:
             url = self._archive_url(rel)
             # identity: a range of a compressed transfer would not be a range of the archive
             headers = {"Accept": "*/*", "Accept-Encoding": "identity"}
             if have:
+                # If-Range: the rest only if the archive is still the one whose start we hold
+                # (its ETag is its SHA-256); otherwise the server sends all of it.
                 headers["Range"] = f"bytes={have}-"
-            restart = False
+                headers["If-Range"] = f'"{rel.sha256}"'
+            restart = too_long = False
+            resp = self._open(url, headers)
             try:
-                with self._http.stream("GET", url, headers=headers) as resp:
-                    resumed = bool(have) and resp.status_code == 206 and \
-                        resp.headers.get("content-range", "").startswith(f"bytes {have}-")
-                    if have and resp.status_code in (206, 416) and not resumed:
-                        # The part file no longer fits what the server sends: start again.
-                        restart = True
-                    else:
-                        if not resumed:
-                            _raise_for_status(resp)
-                            digest = hashlib.sha256()
-                        with open(part, "ab" if resumed else "wb") as fh:
-                            for chunk in resp.iter_bytes():  # as received: a cut keeps every byte
-                                fh.write(chunk)
-                                digest.update(chunk)
+                resumed = bool(have) and resp.status_code == 206 and \
+                    resp.headers.get("content-range", "") == f"bytes {have}-{expected - 1}/{expected}"
+                if have and resp.status_code in (206, 416) and not resumed:
+                    # The part file no longer fits what the server sends: start again.
+                    restart = True
+                else:
+                    if not resumed:
+                        _raise_for_status(resp)
+                        digest = hashlib.sha256()
+                        have = 0
+                    with open(part, "ab" if resumed else "wb") as fh:
+                        for chunk in resp.iter_bytes():  # as received: a cut keeps every byte
+                            room = expected - have
+                            if len(chunk) > room:  # never more than the API announced
+                                chunk, too_long = chunk[:room], True
+                            fh.write(chunk)
+                            digest.update(chunk)
+                            have += len(chunk)
+                            if too_long:
+                                break
             except httpx.HTTPError as exc:
                 got = part.stat().st_size if part.exists() else 0
-                raise RejudgeError(f"downloading {rel.slug} stopped at {got} of {expected or '?'} bytes ({exc}); "
+                raise RejudgeError(f"downloading {rel.slug} stopped at {got} of {expected} bytes ({exc}); "
                                    f"run the download again to resume") from exc
+            finally:
+                resp.close()
+            if too_long:
+                part.unlink()
+                raise VerificationError(f"archive of {rel.slug}: the server sent more than the {expected} bytes it "
+                                        f"announced; stopped there and removed the partial file", path=part.name)
             if restart:
                 part.unlink()
                 return self._fetch(rel, part)
         size = part.stat().st_size
-        if expected is not None and size < expected:
+        if size < expected:
             raise RejudgeError(f"downloading {rel.slug} stopped at {size} of {expected} bytes; "
                                f"run the download again to resume")
         actual = digest.hexdigest()
-        if (expected is not None and size != expected) or actual != rel.sha256.lower():
+        if size != expected or actual != rel.sha256:
             part.unlink()
             raise VerificationError(f"archive of {rel.slug}: {size} bytes with SHA-256 {actual}, the server announced "
                                     f"{expected} bytes with SHA-256 {rel.sha256}; the partial file was removed, "
@@ -224,12 +348,20 @@ class Client:
 def _raise_for_status(resp: httpx.Response) -> None:
     if resp.status_code < 400:
         return
+    text = b""
     try:
-        resp.read()
-        body = resp.json()
+        for chunk in resp.iter_bytes():
+            text += chunk
+            if len(text) >= MAX_ERROR_BYTES:
+                break
+    except httpx.HTTPError:
+        pass
+    try:
+        body = json.loads(text)
         detail = body.get("detail", body) if isinstance(body, dict) else body
     except ValueError:
-        detail = resp.text[:200]
+        detail = text[:200].decode("utf-8", "replace")
+    detail = str(detail)[:300]
     hint = ""
     if resp.status_code in (401, 403):
         hint = " (pass an API token: Client(url, token=...), or REJUDGE_TOKEN for the command line)"

@@ -17,11 +17,16 @@ from pathlib import Path, PurePosixPath
 from typing import Iterable, Mapping, Optional
 
 from .errors import ReleaseFormatError, VerificationError
+from .names import is_plain_relative
 
 FORMAT_PREFIX = "rejudge-release/"
 META = "release.json"
 SUMS = "SHA256SUMS"
 _CHUNK = 1 << 20
+#: release.json and SHA256SUMS list every file: a few hundred bytes each, far below this.
+MANIFEST_MAX_BYTES = 16 << 20
+#: What one release may hold, unpacked, unless the caller says otherwise (Client(max_bytes=...)).
+DEFAULT_MAX_BYTES = 20 << 30
 
 
 def sha256_file(path: Path) -> str:
@@ -48,21 +53,29 @@ def read_sums(text: str, where: str) -> dict:
     return sums
 
 
+def parse_meta(raw: bytes, where: str) -> dict:
+    """release.json's content, checked: rejudge-release/1 with a ``files`` list of {path, sha256}."""
+    try:
+        meta = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ReleaseFormatError(f"{where}: not JSON ({exc})") from exc
+    fmt = meta.get("format") if isinstance(meta, dict) else None
+    if not isinstance(fmt, str) or not fmt.startswith(FORMAT_PREFIX):
+        raise ReleaseFormatError(f"{where}, field 'format': expected '{FORMAT_PREFIX}1', got {fmt!r}")
+    files = meta.get("files")
+    if not isinstance(files, list) or not all(isinstance(f, dict) and {"path", "sha256"} <= f.keys() for f in files):
+        raise ReleaseFormatError(f"{where}, field 'files': expected a list of {{path, bytes, sha256}}")
+    for entry in files:
+        if not is_plain_relative(entry["path"]):
+            raise ReleaseFormatError(f"{where}, field 'files': '{str(entry['path'])[:100]}' is not a plain relative path")
+    return meta
+
+
 def read_meta(folder: Path) -> dict:
     path = folder / META
     if not path.is_file():
         raise ReleaseFormatError(f"{folder}: no {META}; is this a Rejudge release folder?")
-    try:
-        meta = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ReleaseFormatError(f"{path}: not JSON ({exc})") from exc
-    fmt = meta.get("format") if isinstance(meta, dict) else None
-    if not isinstance(fmt, str) or not fmt.startswith(FORMAT_PREFIX):
-        raise ReleaseFormatError(f"{path}, field 'format': expected '{FORMAT_PREFIX}1', got {fmt!r}")
-    files = meta.get("files")
-    if not isinstance(files, list) or not all(isinstance(f, dict) and {"path", "sha256"} <= f.keys() for f in files):
-        raise ReleaseFormatError(f"{path}, field 'files': expected a list of {{path, bytes, sha256}}")
-    return meta
+    return parse_meta(path.read_bytes(), str(path))
 
 
 def _files_on_disk(folder: Path) -> list:
@@ -135,32 +148,112 @@ def verify_folder(folder, expected_files: Optional[Iterable[Mapping]] = None) ->
     return sorted(set(on_disk) | {SUMS})
 
 
-def extract_archive(archive, into, expected_top: Optional[str] = None) -> Path:
+def _declared_sizes(meta: dict, expected_files, where: str) -> dict:
+    """{path: [(who says, bytes)]} from release.json's ``files`` and the server's list."""
+    sizes: dict = {}
+    for who, entries in ((META, meta["files"]), ("the server", expected_files or ())):
+        for entry in entries:
+            if entry.get("bytes") is None:
+                continue
+            size = entry["bytes"]
+            if not isinstance(size, int) or isinstance(size, bool) or size < 0:
+                raise ReleaseFormatError(f"{where}: {who} gives '{entry.get('path')}' {size!r} bytes, not a size")
+            sizes.setdefault(entry["path"], []).append((who, size))
+    return sizes
+
+
+def _copy_bounded(source, target: Path, limit: int, rel: str) -> None:
+    """Streams one entry to ``target``, stopping (and removing the partial file) as soon as it
+    goes past ``limit`` bytes, whatever the zip's headers claim."""
+    written = 0
+    try:
+        with open(target, "xb") as out:
+            for chunk in iter(lambda: source.read(_CHUNK), b""):
+                written += len(chunk)
+                if written > limit:
+                    raise VerificationError(f"{rel}: the archive's entry holds more than the {limit} bytes declared; "
+                                            f"extraction stopped there", path=rel)
+                out.write(chunk)
+    except BaseException:
+        target.unlink(missing_ok=True)
+        raise
+
+
+def extract_archive(archive, into, expected_top: Optional[str] = None, *, expected_files: Optional[Iterable[Mapping]] = None,
+                    max_bytes: int = DEFAULT_MAX_BYTES) -> Path:
     """Extracts a release zip into ``into`` after checking its layout: one top folder (named
-    ``expected_top`` when given), relative paths only, no links. Returns the top folder."""
+    ``expected_top`` when given), plain relative paths only, each once, no links. Returns the top
+    folder.
+
+    release.json is read first (at most MANIFEST_MAX_BYTES); then every entry's size must equal
+    what release.json and ``expected_files`` (the server's list) declare for it, an entry neither
+    declares is refused (release.json and SHA256SUMS themselves may be up to MANIFEST_MAX_BYTES),
+    and the declared sizes together may not pass ``max_bytes``; all of this before a byte is
+    written. Each entry is then streamed out and stopped at its declared size."""
     archive, into = Path(archive), Path(into)
     try:
         zf = zipfile.ZipFile(archive)
     except zipfile.BadZipFile as exc:
         raise VerificationError(f"{archive.name}: not a zip archive ({exc})", path=archive.name) from exc
     with zf:
-        tops = set()
+        tops, names = set(), set()
         for info in zf.infolist():
             name = info.filename
             parts = PurePosixPath(name).parts
-            if name.startswith("/") or "\\" in name or ".." in parts or (parts and ":" in parts[0]):
+            if not is_plain_relative(name.rstrip("/")):
                 raise ReleaseFormatError(f"{archive.name}: entry '{name}' is not a plain relative path")
             if stat.S_ISLNK(info.external_attr >> 16):
                 raise ReleaseFormatError(f"{archive.name}: entry '{name}' is a symbolic link")
             if len(parts) == 1 and not info.is_dir():
                 raise ReleaseFormatError(f"{archive.name}: '{name}' lies outside the release's top folder")
+            if name.rstrip("/") in names:
+                raise ReleaseFormatError(f"{archive.name}: entry '{name}' appears twice")
+            names.add(name.rstrip("/"))
             tops.add(parts[0])
         if len(tops) != 1:
             raise ReleaseFormatError(f"{archive.name}: expected one top folder, found {sorted(tops) or 'none'}")
         top = tops.pop()
         if expected_top is not None and top != expected_top:
             raise ReleaseFormatError(f"{archive.name}: top folder is '{top}', expected '{expected_top}'")
-        zf.extractall(into)
+        files = [info for info in zf.infolist() if not info.is_dir()]
+        by_rel = {info.filename.split("/", 1)[1]: info for info in files}
+        meta_info = by_rel.get(META)
+        if meta_info is None:
+            raise ReleaseFormatError(f"{archive.name}: no {top}/{META}; is this a Rejudge release?")
+        if meta_info.file_size > MANIFEST_MAX_BYTES:
+            raise VerificationError(f"{META}: the archive's entry is {meta_info.file_size} bytes, more than a "
+                                    f"manifest may be ({MANIFEST_MAX_BYTES}); not extracted", path=META)
+        with zf.open(meta_info) as source:
+            raw = source.read(MANIFEST_MAX_BYTES + 1)
+        meta = parse_meta(raw, f"{archive.name}: {top}/{META}")
+        declared = _declared_sizes(meta, expected_files, archive.name)
+        limits, total = {}, 0
+        for rel, info in sorted(by_rel.items()):
+            sizes = declared.get(rel, [])
+            if not sizes and rel not in (META, SUMS):
+                raise VerificationError(f"{rel}: present but not listed in {META} (nor by the server); not extracted",
+                                        path=rel)
+            for who, size in sizes:
+                if info.file_size != size:
+                    raise VerificationError(f"{rel}: the archive's entry is {info.file_size} bytes, {who} says {size}; "
+                                            f"not extracted", path=rel)
+            limits[rel] = sizes[0][1] if sizes else MANIFEST_MAX_BYTES
+            if info.file_size > limits[rel]:
+                raise VerificationError(f"{rel}: the archive's entry is {info.file_size} bytes, more than a manifest "
+                                        f"may be ({MANIFEST_MAX_BYTES}); not extracted", path=rel)
+            total += limits[rel] if sizes else info.file_size
+        if total > max_bytes:
+            raise VerificationError(f"{archive.name}: its files declare {total} bytes in all, more than the limit of "
+                                    f"{max_bytes} (Client(max_bytes=...)); not extracted", path=archive.name)
+        root = into.resolve() / top
+        root.mkdir(parents=True, exist_ok=True)
+        for rel, info in sorted(by_rel.items()):
+            target = (root / rel).resolve()
+            if root not in target.parents:  # cannot happen after the checks above; kept as the last word
+                raise ReleaseFormatError(f"{archive.name}: entry '{info.filename}' would leave {root}")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with zf.open(info) as source:
+                _copy_bounded(source, target, limits[rel], rel)
     return into / top
 
 
