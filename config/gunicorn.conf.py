@@ -11,9 +11,15 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 
 bind = os.environ.get("GUNICORN_BIND", "0.0.0.0:8000")
-workers = int(os.environ.get("GUNICORN_WORKERS", "3"))
+# GUNICORN_WORKERS, else WEB_CONCURRENCY, else 3: config/processes.py, which the system check
+# that wants a shared cache under several workers reads too (config/checks.py).
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from config.processes import web_workers  # noqa: E402
+
+workers = web_workers()
 timeout = int(os.environ.get("GUNICORN_TIMEOUT", "120"))
 
 os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR", "/tmp/rejudge-prometheus")

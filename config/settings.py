@@ -303,6 +303,11 @@ REJUDGE_RELEASES_PUBLIC = env_bool("REJUDGE_RELEASES_PUBLIC", False)
 # The site's public address (e.g. https://rejudge.example.org), written into a release's Croissant
 # and CITATION.cff as where the release lives; empty leaves the url out of CITATION.cff.
 REJUDGE_PUBLIC_URL = (os.environ.get("REJUDGE_PUBLIC_URL") or "").strip().rstrip("/")
+# The most bytes of one answer a machine judge's run reads (runner/client.py): a verdict is a few
+# hundred bytes, a chat answer with logprobs a few kilobytes; a larger answer is that pair's error.
+REJUDGE_JUDGE_ANSWER_MAX_BYTES = env_int("REJUDGE_JUDGE_ANSWER_MAX_BYTES", 1 << 20)
+if not 1024 <= REJUDGE_JUDGE_ANSWER_MAX_BYTES <= 1 << 30:
+    raise ImproperlyConfigured("REJUDGE_JUDGE_ANSWER_MAX_BYTES must be from 1024 to 2^30 (bytes)")
 if REJUDGE_STORAGE == "local":
     for _area, _root in STORAGE_AREAS.items():
         # The folder is read from settings at each use, so a test's override of EXPORT_ROOT holds.
@@ -364,7 +369,8 @@ REST_FRAMEWORK = {
 # API rate limits, per user (token and session alike), per address for anonymous calls, and per user
 # for file uploads (multipart POSTs: each starts an import job). A rater at full speed makes ~6
 # requests/s; the defaults sit well above that. Counts live in the cache: set REDIS_URL when more
-# than one web process serves, or each process counts on its own.
+# than one web process serves, or each process counts on its own (the system check rejudge.E001,
+# config/checks.py, refuses that with DEBUG off).
 REST_FRAMEWORK |= {
     "DEFAULT_THROTTLE_CLASSES": ["api.throttling.AnonThrottle", "api.throttling.UserThrottle",
                                  "api.throttling.UploadThrottle"],
@@ -399,6 +405,8 @@ SPECTACULAR_SETTINGS = {
 }
 
 # --- Cache: job progress lives here so a job can report it while its import transaction is open.
+# The throttles count here too: with DEBUG off and more than one web process, a per-process
+# LocMemCache fails the system check rejudge.E001 (config/checks.py); set REDIS_URL.
 REDIS_URL = os.environ.get("REDIS_URL") or os.environ.get("CELERY_BROKER_URL") or ""
 if REDIS_URL.startswith("redis"):
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL,
@@ -479,6 +487,18 @@ REJUDGE = {
     # (annotation/prepared.py). Off (0) behind a pooler that shares sessions between clients
     # (pgbouncer in transaction mode).
     "DB_PREPARED_STATEMENTS": env_bool("REJUDGE_DB_PREPARED_STATEMENTS", True),
+}
+# Outbound requests the workers make on an admin's say-so: machine judges' base URLs and clips'
+# media URLs (annotation/services/outbound.py parses and applies these). Only public addresses
+# on ports 80 and 443 by default; ALLOW_NETWORKS admits networks (e.g. "10.0.0.0/8" for a model
+# server on the private network), ALLOW_PORTS ports and ranges ("8000,11434" or "8000-8099"; a
+# range never opens a database's or cache's port such as 5432 or 6379, which must be listed alone).
+REJUDGE_OUTBOUND = {
+    "ALLOW_NETWORKS": os.environ.get("REJUDGE_OUTBOUND_ALLOW", ""),
+    "ALLOW_PORTS": os.environ.get("REJUDGE_OUTBOUND_PORTS", ""),
+    # A clip fetched by URL for a machine judge: at most this many bytes, within this many seconds.
+    "MEDIA_MAX_BYTES": env_int("REJUDGE_OUTBOUND_MEDIA_MAX_BYTES", 1 << 30),
+    "MEDIA_DEADLINE_SECONDS": env_int("REJUDGE_OUTBOUND_MEDIA_DEADLINE_SECONDS", 300),
 }
 
 # --- Logging -------------------------------------------------------------------------------
