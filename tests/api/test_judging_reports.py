@@ -79,7 +79,7 @@ def test_admin_starts_an_estimates_report_like_any_pool_report(as_role, run_jobs
     report = Report.objects.get(pk=_finished(response).result["report_id"])
     assert report.kind == "judging_estimates" and report.params["target_width"] == 0.05
     detail = as_role("researcher").get(f"/api/v1/reports/{report.pk}/").data
-    assert set(detail["csv_tables"]) == {"estimates", "ranking", "design"}
+    assert set(detail["csv_tables"]) == {"estimates", "ranking", "bounds", "design"}
     assert detail["result"]["estimator"].startswith("Horvitz-Thompson")
 
 

@@ -57,6 +57,7 @@ class Design:
     counts: dict = field(default_factory=dict)   # pool_pair_counts
     next_time: str | None = None                  # NEXT_TIME where there is no interval
     random_order: bool = False  # the queue hands pairs out in one seeded random order, nothing reorders it
+    chosen: str = ""            # how the judged pairs were chosen, where that gives no known probabilities
 
     @property
     def intervals(self) -> bool:
@@ -109,7 +110,7 @@ def design_of_pool(pool: Pool) -> Design:
     reason = (f"{how}; their inclusion probabilities are unknown, so no sampling interval is valid "
               f"({counts['unresolved']} of {counts['pooled']} pooled pairs have no verdict). Given instead: each "
               "run's measures with every pair without a verdict counted not relevant, and counted relevant")
-    return Design(UNKNOWN_PROBABILITIES, strategy, reason, counts, NEXT_TIME, random_order)
+    return Design(UNKNOWN_PROBABILITIES, strategy, reason, counts, NEXT_TIME, random_order, how)
 
 
 __all__ = ["Design", "design_of_pool", "counts_in_words", "NEXT_TIME", "PROBABILITY_SAMPLE", "CENSUS",

@@ -47,7 +47,7 @@ def test_imported_pairs_are_counted_not_sampled(pool):
                                "pairs_to_estimate": 6}
     # The sample is the rater-resolved pairs only: 4, of which 2 relevant.
     assert r["sample"] == {"drawn": 4, "resolved": 4, "left_out_unresolved": 0, "non_original": 4, "relevant": 2}
-    assert "8 pairs resolved from imported judgments counted as a census" in r["design"]
+    assert "8 pairs resolved from imported judgments counted exactly (probability 1)" in r["design"]
     a, b = r["per_run"]["A"], r["per_run"]["B"]
     # Run A: 12 pairs = 3 original + 8 census (2 relevant) + q2 v4, resolved not relevant: exact,
     # precision (3 + 2 + 0) / 12 with no interval left; false negatives = the 2 census ones.

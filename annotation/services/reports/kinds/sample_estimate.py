@@ -2,9 +2,13 @@
 (annotation/analysis/sample_estimates.py).
 
 The sample is either a simple random sample of the pool's pairs drawn with a seed (`sample_size`)
-or, without one, every pair decided so far: the queue hands pairs out in a seeded random order, so
-the pairs labelled first are themselves a random sample. Sampled pairs that have not resolved are
-left out, which assumes they are missing at random (the report says how many).
+or, without one, every pair decided so far: under the `pool_order` strategy with no warm-up and no
+per-query stopping rule the queue hands pairs out in one seeded random order, so the pairs labelled
+first are themselves a random sample. Sampled pairs that have not resolved are left out, which
+assumes they are missing at random (the report says how many). Any other order (bandit,
+move-to-front, shallow-first, stopping rules that read answers) chooses pairs by rank or by what
+raters answered: there neither premise holds, and the report is refused with the reason
+(services/judging/design.py decides; a census, every pooled pair with a verdict, is always fine).
 
 For each run, over the pool pairs in its top `depth`: precision (the share that is relevant, i.e.
 mean precision@depth when every caption has `depth` pairs) and its false negatives (relevant pairs
@@ -13,8 +17,8 @@ pair of a run has resolved, the exact figure from the whole pool is shown beside
 
 Pairs resolved from imported judgments (decided with no vote and not by an admin) were not drawn:
 they are the pairs a published file happened to judge, often the runs' top ranks, so counting them
-as part of a random sample would bias every estimate towards them. They are a census instead,
-inclusion probability 1: counted exactly, left out of the population the sample stands for, and
+as part of a random sample would bias every estimate towards them. They are judged for certain
+instead, inclusion probability 1: counted exactly, left out of the population the sample stands for, and
 never drawn (analysis/sample_estimates.py has the formula). A published disagreement has no verdict
 and stays with the pairs to estimate, as any unresolved pair does.
 """
@@ -28,6 +32,7 @@ from annotation.analysis.sample_estimates import (draw_sample, estimate_false_ne
                                                   half_width_for_sample_size, required_sample_size)
 from annotation.models import Pool, PooledPair
 from annotation.selectors.reports import pool_pairs, pool_provenance, pool_runs
+from annotation.services.judging.design import CENSUS, design_of_pool
 from annotation.services.reports.kind import Param, ReportError, ReportKind, pool_depth
 from annotation.services.reports.tables import ReportTable
 
@@ -59,8 +64,21 @@ def sample_estimate_compute(*, pool: Pool, params: dict, progress: Callable | No
             design += (f" among the {open_pairs.size} not judged by imported judgments"
                        + (f" ({params['sample_size']} asked)" if size < params["sample_size"] else ""))
     if census.any():
-        design += f"; {int(census.sum())} pairs resolved from imported judgments counted as a census (probability 1)"
+        design += f"; {int(census.sum())} pairs resolved from imported judgments counted exactly (probability 1)"
     sample = drawn[decided[drawn]]
+    pool_design = design_of_pool(pool)
+    if not (pool_design.random_order or pool_design.kind == CENSUS):
+        if params["sample_size"] is None:
+            raise ReportError(
+                f"sample_size: without one the report takes the pairs resolved so far as a random sample, but "
+                f"{pool_design.chosen}: they are no random sample, so no interval is valid. Give sample_size to draw "
+                f"a random sample and judge every pair of it; or, {pool_design.next_time}")
+        if sample.size < drawn.size:
+            raise ReportError(
+                f"{drawn.size - sample.size} of the {drawn.size} pairs of the sample have no verdict, and "
+                f"{pool_design.chosen}: the pairs left without one are not missing at random, so the sample gives no "
+                f"valid interval. Judge every pair of the sample first (or draw a smaller one); or, "
+                f"{pool_design.next_time}")
     sample_relevant = pairs.resolved[sample] == 1
     confidence = params["confidence"]
     names = [run.name for run in runs]
