@@ -445,7 +445,7 @@ def leaderboard_svg(result: Mapping) -> str:
             judged = (r.get("judged") or {}).get(judged_name) if judged_name else None
             if judged is not None:
                 parts.append(f'<text class="judged" x="{x_judged}" y="{y + 15}">{_fmt(judged)}% judged</text>')
-    unjudged = ("Corrected values: the judging estimates of a sampled pool." if result.get("sampled")
+    unjudged = ("Corrected values: the judging estimates of a sampled pool." if result.get("estimated", result.get("sampled"))
                 else "Unjudged pairs count as not relevant.")
     parts.append(f'<text x="0" y="{height - 6}" fill-opacity="0.8">Runs in the corrected order of each measure. '
                  f'{unjudged}</text></svg>')

@@ -111,7 +111,7 @@ def _moment_leaderboard(pool: Pool, params: dict, step: Callable) -> dict:
                              interval=interval_name(replicates=replicates, seed=seed, confidence=confidence),
                              interval_labels={"original": bootstrap_label(confidence),
                                               "corrected": bootstrap_label(confidence)},
-                             conventions=SHARED_CONVENTIONS + " " + MOMENT_CONVENTIONS + cut + MOMENT_JUDGED, sampled=False, estimator=None,
+                             conventions=SHARED_CONVENTIONS + " " + MOMENT_CONVENTIONS + cut + MOMENT_JUDGED, sampled=False, estimated=False, estimator=None,
                              depth=depth, unjudged=MOMENT_UNJUDGED, judged_measures=[], judged_of={},
                              iou_thresholds=list(MOMENT_IOU_THRESHOLDS), counts=counts)
 
@@ -167,40 +167,48 @@ def corrected_leaderboard_compute(*, pool: Pool, params: dict, progress: Callabl
     interval = bootstrap
     interval_labels = {"original": bootstrap_label(confidence), "corrected": bootstrap_label(confidence)}
     estimator = None
+    estimated = False
     if sampled:
         estimates = judging_estimates_compute(pool=pool, params={"depth": depth, "confidence": confidence,
                                                                  "target_width": None})
         by_run = {(e["run"], e["measure"]): e for e in estimates["estimates"]}
-        for c in cells:
-            # An estimate without an interval (the design gives none) keeps None bounds.
-            c["corrected"] = {labels[m]: cell(by_run[(c["run"], m)]["estimate"],
-                                              (by_run[(c["run"], m)]["ci_low"], by_run[(c["run"], m)]["ci_high"]))
-                              for m in names}
         estimator = estimates["estimator"]
-        interval = (f"original: {bootstrap}; corrected (sampled pool, labels incomplete): the judging estimates' "
-                    f"{confidence:.0%} intervals, {estimator}")
-        interval_labels["corrected"] = f"{100 * confidence:g}% interval of the judging estimates"
+        if by_run:
+            estimated = True
+            for c in cells:
+                # An estimate without an interval keeps None bounds; a missing one, no value.
+                c["corrected"] = {labels[m]: cell(by_run.get((c["run"], m), {}).get("estimate"),
+                                                  (by_run.get((c["run"], m), {}).get("ci_low"),
+                                                   by_run.get((c["run"], m), {}).get("ci_high")))
+                                  for m in names}
+            interval = (f"original: {bootstrap}; corrected (sampled pool, labels incomplete): the judging "
+                        f"estimates' {confidence:.0%} intervals, {estimator}")
+            interval_labels["corrected"] = f"{100 * confidence:g}% interval of the judging estimates"
         step(total - 1, total)
     pairs = pool_pairs(pool=pool)
     counts = {"runs": len(runs), "queries_judged": len(corrected_qrels),
               "original_positives": sum(len(v) for v in original_qrels.values()),
               "corrected_positives": sum(sum(v.values()) for v in corrected_qrels.values()),
               "pool_pairs": int(pairs.id.size), "pairs_resolved": int((pairs.state == PooledPair.State.RESOLVED).sum())}
-    if sampled:
+    if estimated:
         cut = (f" Sampled pool: corrected values are Horvitz-Thompson estimates over the runs cut at depth {depth} "
                f"(the depth the estimates cover; original values and Judged@K use the same cut, named in every "
                f"measure), averaged over every query any run ranks (a run without a list for a query scores 0 "
                f"there); unjudged pairs are estimated, not counted as not relevant.")
+    elif sampled:
+        cut = (f" Sampled pool whose design gives no estimates ({estimates.get('design')}): runs cut at depth "
+               f"{depth} (the pool's), named in every measure; corrected values count unjudged pairs as not "
+               f"relevant, like the original ones.")
     elif depth is not None:
         cut = f" Runs cut at depth {depth} (asked for), named in every measure."
     else:
         cut = f" Every run is scored whole: every stored rank, beyond the pool's depth ({pool.depth}) too."
-    unjudged = UNJUDGED if not sampled else (
+    unjudged = UNJUDGED if not estimated else (
         f"corrected values: estimated by the judging estimates (sampled pool), not counted as not relevant; "
         f"original values and Judged@K: {UNJUDGED}")
     step(total, total)
     return build_leaderboard(measures=measures, runs=cells, interval=interval, decimals=params["decimals"],
-                             conventions=CONVENTIONS + cut, sampled=sampled, estimator=estimator, depth=depth,
+                             conventions=CONVENTIONS + cut, sampled=sampled, estimated=estimated, estimator=estimator, depth=depth,
                              unjudged=unjudged, judged_measures=list(judged_labels.values()), judged_of=judged_of,
                              interval_labels=interval_labels, counts=counts)
 
