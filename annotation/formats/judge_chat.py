@@ -171,7 +171,7 @@ def _token_text(entry: dict) -> str:
 
 def _logprob(value, token: str) -> float:
     """A log-probability as a finite float at most 0, or VerdictError."""
-    problem = None
+    problem, given = None, value
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         problem = "not a number"
     else:
@@ -185,7 +185,7 @@ def _logprob(value, token: str) -> float:
             elif value > LOGPROB_ROUNDING:
                 problem = "above 0, a probability above 1"
     if problem:
-        raise VerdictError(f"the log-probability of token '{token}' is {_shown(value)}: {problem}")
+        raise VerdictError(f"the log-probability of token '{token}' is {_shown(given)}: {problem}")
     return min(value, 0.0)
 
 

@@ -11,7 +11,7 @@ from annotation.models.reports import JudgmentSet
 from annotation.services.jobs import job_execute, task_names
 from annotation.services.machine_judges import machine_judge_import
 from annotation.services.machine_judges.reports import machine_judge_report_create
-from annotation.services.machine_judges.runner.run import machine_judge_run_work
+from annotation.services.machine_judges.runner.run import MachineJudgeRunJob
 from annotation.services.storage.uploads import upload_local_path
 
 
@@ -47,8 +47,10 @@ def machine_judge_set_report(job_id: int) -> None:
 
 @shared_task(name=task_names.RUN_MACHINE_JUDGE)
 def run_machine_judge(job_id: int) -> None:
+    run = MachineJudgeRunJob()  # asks outside the job's transaction: a failed run keeps its answers
+
     def work(job, progress):
-        result = machine_judge_run_work(job, progress)
+        result = run.store(job, progress)
         return result | {"url": reverse("api:machine-judge-detail", args=[result["judge_id"]])}
 
-    job_execute(job_id=job_id, work=work)
+    job_execute(job_id=job_id, work=work, outside=run.ask)

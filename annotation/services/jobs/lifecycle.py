@@ -12,6 +12,8 @@ Running a job (job_execute):
 3. **Work and finish in one transaction.** The work's writes and the job's `succeeded` commit
    together, and only if the token still owns the job; otherwise everything rolls back. A
    worker killed at any point therefore leaves no partial rows: its transaction dies with it.
+   A job may name work that must outlive its failure (`outside`: a machine judge's paid answers,
+   each committed as it arrives): it runs after the claim, before that transaction.
 
 Progress is written to the cache, not the job row, because the work it describes runs inside
 that long transaction, whose writes nobody else can see until it ends.
@@ -218,9 +220,12 @@ def _success_fields(job: Job) -> dict:
             "progress_total": total, "progress_done": total if total is not None else live.get("done", 0)}
 
 
-def _run(job: Job, token: uuid.UUID, work: Callable, progress: Callable, snapshot: bool) -> _Outcome:
+def _run(job: Job, token: uuid.UUID, work: Callable, progress: Callable, snapshot: bool,
+         outside: Callable | None = None) -> _Outcome:
     outermost = not connection.in_atomic_block
     try:
+        if outside is not None:
+            outside(job, progress)
         with transaction.atomic():
             if snapshot and outermost:
                 _read_one_snapshot()
@@ -257,11 +262,14 @@ def _after(job: Job, attempt: JobAttempt, outcome: _Outcome) -> None:
         transaction.on_commit(lambda: files.job_upload_remove(job=job))
 
 
-def job_execute(*, job_id: int, work: Callable[[Job, Callable], dict], snapshot: bool = False) -> Job | None:
+def job_execute(*, job_id: int, work: Callable[[Job, Callable], dict], snapshot: bool = False,
+                outside: Callable[[Job, Callable], None] | None = None) -> Job | None:
     """Runs `work(job, progress)` for a queued job and records the outcome (see the module
     docstring). ImportRejected fails the job with its `errors` (file, line, field); any other
     exception fails it with its text. `snapshot` reads the whole work from one REPEATABLE READ
-    snapshot on PostgreSQL. Returns the job as it now stands (None if it does not exist)."""
+    snapshot on PostgreSQL. `outside(job, progress)`, when given, runs first, outside the work's
+    transaction (its writes commit as it makes them and stay if the job fails); it fails the job
+    as the work would. Returns the job as it now stands (None if it does not exist)."""
     claim = job_claim(job_id=job_id)
     if claim is None:
         log.info("job %s is not queued (running elsewhere or finished): this delivery does nothing", job_id)
@@ -272,7 +280,7 @@ def job_execute(*, job_id: int, work: Callable[[Job, Callable], dict], snapshot:
         heartbeat = JobHeartbeat(token=attempt.token, interval=job_settings()["HEARTBEAT_SECONDS"]).start()
     progress = job_progress_reporter(job_id=job.pk, abort=heartbeat.lost if heartbeat else None)
     try:
-        outcome = _run(job, attempt.token, work, progress, snapshot)
+        outcome = _run(job, attempt.token, work, progress, snapshot, outside)
     finally:
         if heartbeat:
             heartbeat.stop()

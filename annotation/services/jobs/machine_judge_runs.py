@@ -9,7 +9,7 @@ from annotation.models.reports import JudgmentSet
 from annotation.services.jobs import task_names
 from annotation.services.jobs.dispatch import job_enqueue
 from annotation.services.jobs.lifecycle import job_create, job_execute
-from annotation.services.machine_judges.runner.run import JudgeRunError, machine_judge_run_work
+from annotation.services.machine_judges.runner.run import JudgeRunError, MachineJudgeRunJob, judge_run_check
 
 JOB_KIND = "machine_judge_run"
 
@@ -17,6 +17,7 @@ JOB_KIND = "machine_judge_run"
 def _job(endpoint, pool, judgment_set, created_by) -> Job:
     if (pool is None) == (judgment_set is None):
         raise JudgeRunError("name a pool or a judgment set (one of them)")
+    judge_run_check(endpoint)
     params = {"endpoint_id": endpoint.pk, "endpoint": endpoint.name,
               "pool_id": pool.pk if pool is not None else None,
               "judgment_set_id": judgment_set.pk if judgment_set is not None else None}
@@ -38,11 +39,14 @@ def machine_judge_run_here(*, endpoint: JudgeEndpoint, pool: Pool | None = None,
     job.task_name = task_names.RUN_MACHINE_JUDGE
     job.save(update_fields=["task_name"])
 
-    def work(job, report):
-        def both(done, total=None, message=""):
-            report(done, total, message)
-            if progress:
-                progress(done, total, message)
-        return machine_judge_run_work(job, both)
+    def both_reporting(phase):
+        def call(job, report):
+            def both(done, total=None, message=""):
+                report(done, total, message)
+                if progress:
+                    progress(done, total, message)
+            return phase(job, both)
+        return call
 
-    return job_execute(job_id=job.pk, work=work)
+    run = MachineJudgeRunJob()
+    return job_execute(job_id=job.pk, work=both_reporting(run.store), outside=both_reporting(run.ask))

@@ -7,6 +7,7 @@ from django.conf import settings
 
 from annotation.demo.scenes import SCENES, demo_captions
 from annotation.demo.video import render_clip
+from annotation.formats.judge_chat import DEFAULT_PROMPT
 from annotation.models import Caption, Clip, Dataset, JudgeEndpoint, Pool, PooledPair
 from tests.annotation.demo_truth import true_answer
 from tests.factories import unique
@@ -44,7 +45,8 @@ def mini_pool(clips: tuple[str, ...] = ("demo01", "demo04", "demo08"),
 
 
 def endpoint_for(server, *, model: str = "demo-vl", name: str | None = None, **options) -> JudgeEndpoint:
-    values = {"frames_per_clip": 4, "concurrency": 4, "max_retries": 1, "timeout_seconds": 30} | options
+    values = {"frames_per_clip": 4, "concurrency": 4, "max_retries": 1, "timeout_seconds": 30,
+              "prompt_version": DEFAULT_PROMPT} | options
     return JudgeEndpoint.objects.create(name=name or unique("judge"), base_url=server.url, model=model, **values)
 
 
