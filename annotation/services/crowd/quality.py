@@ -20,12 +20,12 @@ two raters cannot deadlock. A pair an admin decided, or one waiting in adjudicat
 """
 from __future__ import annotations
 
-from collections import Counter
 
 from django.db.models import Count, F, Q
 from django.utils import timezone
 
 from annotation.analysis.rater_quality import fails_gold_rule
+from annotation.analysis.votes import base_requirement, resolve_votes
 from annotation.models import Label, Lease, PooledPair, QualityAction, QualityRule, RaterProfile
 from annotation.services.queue.leases import lease_release, refresh_pair_flags
 
@@ -111,15 +111,11 @@ def _recount(pair: PooledPair, now) -> None:
         return
     was = (pair.state, pair.resolved_label, pair.resolved_at)
     pair.state, pair.resolved_label, pair.resolved_at = PooledPair.State.OPEN, "", None
-    pair.required_labels = 1 if pair.required_labels == 1 else 2  # 3 is only ever the third-label rule
-    if len(votes) < pair.required_labels:
-        return
-    top, count = Counter(label.value for label in votes).most_common(1)[0]
-    if count * 2 > len(votes):
+    outcome = resolve_votes([label.value for label in votes], base_requirement(pair.required_labels))
+    pair.required_labels = outcome.required
+    if outcome.state == "resolved":
         # A pair whose answer stands keeps the time it was first resolved.
-        pair.state, pair.resolved_label = PooledPair.State.RESOLVED, top
-        pair.resolved_at = was[2] if was[:2] == (pair.state, top) else now
-    elif len(votes) < 3:
-        pair.required_labels = len(votes) + 1
-    else:
+        pair.state, pair.resolved_label = PooledPair.State.RESOLVED, outcome.answer
+        pair.resolved_at = was[2] if was[:2] == (pair.state, outcome.answer) else now
+    elif outcome.state == "disagreement":
         pair.state = PooledPair.State.DISAGREEMENT

@@ -27,13 +27,13 @@ was right):
 """
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass
 
 from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
+from annotation.analysis.votes import base_requirement, resolve_votes
 from annotation.models import Label, LabelChange, PooledPair, PoolMembership, RaterProfile, Report
 from annotation.models.reports import JudgmentSet
 from annotation.services.queue.labels import PAIR_FIELDS, LabelRefused
@@ -221,21 +221,16 @@ def _swap_effects(pair: PooledPair, label: Label, old_value: str, now) -> None:
 
 
 def _re_resolve(pair: PooledPair, now, *, changed_label: Label) -> None:
-    """The pair's state from its counted votes as they now are, by FIRE's rule (labels.py
-    `_resolve`): the pair's own requirement (1 or 2 votes; 3 is only ever the third-label rule),
-    then a strict majority resolves, two disagreeing votes ask for a third."""
+    """The pair's state from its counted votes as they now are, by FIRE's rule (analysis/votes.py)
+    from the pair's own requirement (1 or 2 votes; 3 is only ever the third-label rule)."""
     votes = [changed_label.value] if pair.vote_count == 1 and changed_label.counted else list(
         Label.objects.filter(pair=pair, counted=True).values_list("value", flat=True))
-    required = 1 if pair.required_labels == 1 else 2
     was = (pair.state, pair.resolved_label)
-    pair.state, pair.resolved_label, pair.required_labels = PooledPair.State.OPEN, "", required
-    if votes and len(votes) >= required:
-        top, count = Counter(votes).most_common(1)[0]
-        if count * 2 > len(votes):
-            pair.state, pair.resolved_label = PooledPair.State.RESOLVED, top
-        elif len(votes) < 3:
-            pair.required_labels = len(votes) + 1
-        else:
-            pair.state = PooledPair.State.DISAGREEMENT
+    outcome = resolve_votes(votes, base_requirement(pair.required_labels))
+    pair.state, pair.resolved_label, pair.required_labels = PooledPair.State.OPEN, "", outcome.required
+    if outcome.state == "resolved":
+        pair.state, pair.resolved_label = PooledPair.State.RESOLVED, outcome.answer
+    elif outcome.state == "disagreement":
+        pair.state = PooledPair.State.DISAGREEMENT
     if (pair.state, pair.resolved_label) != was:
         pair.resolved_at = now if pair.state == PooledPair.State.RESOLVED else None

@@ -7,7 +7,6 @@ row lock, so counts and resolution can never disagree however many raters submit
 from __future__ import annotations
 
 import functools
-from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
 from datetime import timezone as dt_timezone
@@ -16,6 +15,7 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from annotation import prepared
+from annotation.analysis.votes import resolve_votes
 from annotation.models import Clip, Label, Lease, Pool, PooledPair, PoolMembership, PoolQuery, QualityRule, RaterProfile
 from annotation.services.crowd.quality import quality_rule_after_answer
 from annotation.services.judging import HOOK_COLUMNS_SQL, JUDGING_HOOKED_SQL, pair_judged, pool_is_hooked, query_lock
@@ -325,20 +325,18 @@ def _check_watched(pair, now) -> None:
 
 
 def _resolve(pair: PooledPair, now, *, latest_vote: str) -> None:
-    """FIRE's rule: once a pair has the labels it needs, a strict majority resolves it; two
-    disagreeing labels ask for a third; with three and no majority it is a disagreement.
+    """The pair's state after a new counted vote, by FIRE's rule (analysis/votes.py).
     `latest_vote` is the counted vote being stored now (not yet saved)."""
     if pair.vote_count < pair.required_labels:
         return
     # Most pairs need one vote: the one just cast; only multi-label pairs read the others back.
     votes = [latest_vote] if pair.vote_count == 1 else [
         *Label.objects.filter(pair=pair, counted=True).values_list("value", flat=True), latest_vote]
-    top, count = Counter(votes).most_common(1)[0]
-    if count * 2 > len(votes):
-        pair.state, pair.resolved_label, pair.resolved_at = PooledPair.State.RESOLVED, top, now
-    elif len(votes) < 3:
-        pair.required_labels = len(votes) + 1
-    else:
+    outcome = resolve_votes(votes, pair.required_labels)
+    pair.required_labels = outcome.required
+    if outcome.state == "resolved":
+        pair.state, pair.resolved_label, pair.resolved_at = PooledPair.State.RESOLVED, outcome.answer, now
+    elif outcome.state == "disagreement":
         pair.state = PooledPair.State.DISAGREEMENT
 
 
