@@ -20,6 +20,13 @@ REPO = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 REQUIRE_SERVICES = os.environ.get("REJUDGE_REQUIRE_SERVICES") == "1"
 TEST_BROKER_URL = os.environ.get("REJUDGE_TEST_BROKER_URL", "redis://127.0.0.1:6379/15")
+# The test servers (machine judges, clip media) listen on 127.0.0.1 at ports chosen at random,
+# which the outbound policy (annotation/services/outbound.py) refuses by default. The worker
+# processes tests start read these from the environment; this process, from the fixture below.
+# A range never opens PostgreSQL's or Redis's port (outbound.SERVICE_PORTS).
+TEST_OUTBOUND = {"ALLOW_NETWORKS": "127.0.0.1/32", "ALLOW_PORTS": "1024-65535"}
+os.environ.setdefault("REJUDGE_OUTBOUND_ALLOW", TEST_OUTBOUND["ALLOW_NETWORKS"])
+os.environ.setdefault("REJUDGE_OUTBOUND_PORTS", TEST_OUTBOUND["ALLOW_PORTS"])
 
 
 def missing_service(reason: str) -> None:
@@ -43,6 +50,12 @@ def _no_minimum_watch(settings):
     """Most tests answer a pair the moment they lease it; the minimum-watch floor has its own
     tests (tests/api/test_minimum_watch.py, tests/browser/test_judging_gates.py), which turn it on."""
     settings.REJUDGE = {**settings.REJUDGE, "MIN_WATCH_SECONDS": 0}
+
+
+@pytest.fixture(autouse=True)
+def _outbound_to_the_test_servers(settings):
+    """See TEST_OUTBOUND; the tests of the policy itself set their own."""
+    settings.REJUDGE_OUTBOUND = {**settings.REJUDGE_OUTBOUND, **TEST_OUTBOUND}
 
 
 @pytest.fixture(autouse=True)

@@ -13,7 +13,7 @@ from django.db.models import Q
 
 from .datasets import Caption, Clip, Dataset
 
-__all__ = ["MachineJudge", "MachineJudgment", "JudgeEndpoint", "JudgeCall"]
+__all__ = ["MachineJudge", "MachineJudgment", "JudgeEndpoint", "JudgeEndpointChange", "JudgeCall"]
 
 
 class MachineJudge(models.Model):
@@ -116,10 +116,29 @@ class JudgeEndpoint(models.Model):
         return self.name
 
 
+class JudgeEndpointChange(models.Model):
+    """The audit trail of where a registered judge sends its requests and which key it sends: one
+    row per change of `base_url` or `key_env` (and per value given at registration, `old_value`
+    empty). Kept when the judge is removed: it is evidence."""
+
+    endpoint = models.ForeignKey(JudgeEndpoint, on_delete=models.SET_NULL, null=True, blank=True, related_name="changes")
+    endpoint_name = models.CharField(max_length=100)
+    field = models.CharField(max_length=20)
+    old_value = models.CharField(max_length=500, blank=True)
+    new_value = models.CharField(max_length=500, blank=True)
+    changed_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
+                                   related_name="+")
+    changed_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["changed_at", "id"]
+        indexes = [models.Index(fields=["endpoint", "changed_at"], name="judgeendpointchange_time")]
+
+
 class JudgeCall(models.Model):
     """One pair asked of a machine judge: the cache that makes a rerun or a resumed job send nothing
-    twice (an `ok` row per model, prompt version, pair and frame sampling), and the record of what
-    each run spent (requests and tokens, errors included).
+    twice (an `ok` row per endpoint that answered, model, prompt version, pair and frame sampling),
+    and the record of what each run spent (requests and tokens, errors included).
 
     Written on its own connection as each answer arrives, outside the job's transaction, so a
     worker killed mid-run keeps what it paid for."""
@@ -128,6 +147,10 @@ class JudgeCall(models.Model):
         OK = "ok"
         ERROR = "error"
 
+    # Who answered: the SHA-256 of the judge's normalised base URL and key variable
+    # (runner/endpoints.judge_endpoint_identity). Rows written before it was kept have '' and are
+    # reused by no run (migration 0016).
+    answered_by = models.CharField(max_length=64, blank=True, default="")
     model = models.CharField(max_length=300)
     prompt_version = models.CharField(max_length=40)
     sampling = models.CharField(max_length=100, help_text="Frame sampling spec (count, span, size, quality).")
@@ -147,7 +170,7 @@ class JudgeCall(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["model", "prompt_version", "sampling", "caption", "clip"],
-                                    condition=Q(status="ok"), name="judgecall_unique_ok"),
+            models.UniqueConstraint(fields=["answered_by", "model", "prompt_version", "sampling", "caption", "clip"],
+                                    condition=Q(status="ok"), name="judgecall_unique_ok_answered_by"),
         ]
         indexes = [models.Index(fields=["job"], name="judgecall_job")]

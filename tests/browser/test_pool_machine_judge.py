@@ -14,6 +14,7 @@ pytestmark = pytest.mark.browser
 
 def test_an_admin_registers_and_runs_a_machine_judge_from_the_pool_page(page, server, judge_server, monkeypatch):
     monkeypatch.setenv("REJUDGE_JUDGE_KEY_PAGE", "sk-page-test-secret")
+    monkeypatch.setenv("REJUDGE_JUDGE_KEY_PAGE_HOSTS", f"http://127.0.0.1:{judge_server.port}")
     pool = mini_pool(clips=("demo01", "demo04"), captions=("cap01", "cap13"))
     log_in(page, server, admin_user().username, PASSWORD)
     page.goto(f"{server}/admin-ui/pools/{pool.pk}/")

@@ -26,6 +26,15 @@ def admin():
     return client
 
 
+@pytest.fixture(autouse=True)
+def _demo_key_goes_to_the_test_server(request, monkeypatch):
+    """The operator lets the key go to the test server, over http (test_judge_security.py shows it
+    refused anywhere else)."""
+    if "judge_server" in request.fixturenames:
+        server = request.getfixturevalue("judge_server")
+        monkeypatch.setenv("REJUDGE_JUDGE_KEY_DEMO_HOSTS", f"http://127.0.0.1:{server.port}")
+
+
 def _register(admin, server, **extra):
     body = {"name": "demo judge", "base_url": server.url + "/v1", "model": "demo-vl", "frames_per_clip": 4,
             "concurrency": 4, "max_retries": 1, "key_env": "REJUDGE_JUDGE_KEY_DEMO"} | extra

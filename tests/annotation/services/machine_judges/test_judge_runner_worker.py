@@ -20,6 +20,7 @@ SECRET = "sk-worker-test-0a1b2c3d-never-logged"
 def test_a_killed_worker_s_run_resumes_without_sending_answered_pairs_again(settings, tmp_path, judge_server,
                                                                              monkeypatch):
     monkeypatch.setenv("REJUDGE_JUDGE_KEY_WORKER", SECRET)  # the workers inherit the environment
+    monkeypatch.setenv("REJUDGE_JUDGE_KEY_WORKER_HOSTS", f"http://127.0.0.1:{judge_server.port}")
     pool = mini_pool()
     endpoint = endpoint_for(judge_server, model="demo-vl+hold-after=5", concurrency=2, key_env="REJUDGE_JUDGE_KEY_WORKER")
     with job_workers_for(settings, tmp_path / "workers", max_attempts=2) as workers:
