@@ -161,3 +161,17 @@ def test_a_sampled_pool_with_no_machine_verdicts_gives_nan_free_ppi_estimates():
     report = report_create(pool=pool, kind="ppi_estimates")
     json.dumps(report.result, allow_nan=False)
     assert report.result["intervals"] is True and report.result["counts"]["pool_pairs_with_a_machine_verdict"] == 0
+
+
+def test_the_report_page_of_a_bandit_pool_says_why_in_words():
+    from django.test import Client
+
+    from tests.factories import make_user
+
+    pool = _bandit_pool()
+    report = report_create(pool=pool, kind="judging_estimates")
+    client = Client()
+    client.force_login(make_user("researcher"))
+    page = client.get(f"/reports/{report.pk}/").content.decode()
+    assert "pairs were chosen by the bandit strategy from what raters had answered" in page
+    assert "Unjudged counted not relevant" in page and "census" not in page.lower()
