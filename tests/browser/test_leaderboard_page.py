@@ -1,5 +1,6 @@
-"""The corrected leaderboard's report page in Chromium: the intervals chart drawn inline under the
-site's CSP, one panel per measure with both intervals of every run."""
+"""The corrected leaderboard's report page in Chromium at 1280 x 800: the intervals chart drawn
+inline under the site's CSP, one panel per measure with both intervals of every run, as wide as its
+card, every text at 12 px or more as rendered, and a legend on the chart (issue 35, finding 5)."""
 from __future__ import annotations
 
 import pytest
@@ -26,7 +27,16 @@ def test_the_leaderboard_page_draws_the_intervals(page, server, tmp_path):
     chart = page.locator("figure.chart-figure svg.leaderboard-chart")
     assert chart.count() == 1
     box = chart.bounding_box()
-    assert box and box["width"] > 300 and box["height"] > 200  # drawn, not collapsed
+    figure = page.locator("figure.chart-figure").bounding_box()
+    assert box and box["height"] > 200  # drawn, not collapsed
+    assert box["width"] >= 0.95 * figure["width"]  # the card's width, not a fixed 584 px
+    smallest = chart.evaluate(
+        "svg => Math.min(...[...svg.querySelectorAll('text')].map("
+        "t => parseFloat(getComputedStyle(t).fontSize) * t.getScreenCTM().a))")
+    assert smallest >= 12
+    legend = chart.locator("g.legend").text_content()
+    assert "original positives" in legend and "corrected positives" in legend and "dot = value" in legend
+    assert "95% bootstrap interval" in legend
     # 5 measures x 2 runs, each with its original and its corrected interval.
     assert chart.locator("g.original").count() == chart.locator("g.corrected").count() == 10
     dot = chart.locator("g.corrected circle").first

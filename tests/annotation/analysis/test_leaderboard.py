@@ -34,8 +34,8 @@ import numpy as np
 import pytest
 
 from annotation.analysis.leaderboard import (CSV_COLUMNS, bootstrap_interval, build_leaderboard, cell,
-                                             clip_measure_names, clip_per_query, leaderboard_csv_rows,
-                                             leaderboard_svg, ranks, run_cells)
+                                             clip_measure_names, clip_per_query, judged_cutoffs, judged_per_query,
+                                             leaderboard_csv_rows, leaderboard_svg, measure_label, ranks, run_cells)
 
 ORIGINAL = {"q1": {"a": 1}, "q2": {"b": 1}, "q3": {"c": 1}}
 CORRECTED = {"q1": {"a": 1, "d": 1, "y": 0}, "q2": {"b": 1, "z": 0}, "q3": {"c": 1, "e": 1, "f": 0}}
@@ -160,3 +160,63 @@ def test_any_cut_off_and_a_repeated_clip():
     values = clip_per_query({"q1": ["y", "y", "a"], "q2": ["b"]}, ORIGINAL, ["q1", "q2", "q3"], ["C@2", "AP"])
     assert values["C@2"].tolist() == [1, 1, 0]  # q1: [y a] after the repeat goes; q3 unanswered: 0
     assert values["AP"] == pytest.approx([1 / 2, 1, 0])
+
+
+def test_judged_at_k_by_hand_and_as_ir_measures():
+    """Judged@K against the corrected qrels (q1 a d y, q2 b z, q3 c e f judged). X: q1 [d a y] and
+    q3 [e f c] all judged; q2 [b z w]: w has no verdict. Judged@1 = 1 everywhere; Judged@5 looks at
+    the whole 3-clip list and divides by 3 (ir_measures: by the list's length when shorter than K):
+    q2 2/3, so (1 + 2/3 + 1)/3 = 8/9. Equal to ir_measures' Judged@k over the same queries."""
+    import ir_measures
+    from ir_measures import Judged
+
+    queries = ["q1", "q2", "q3"]
+    values = judged_per_query(RUNS["X"], CORRECTED, queries, [1, 5, 10])
+    assert values[1].tolist() == [1, 1, 1] and values[5] == pytest.approx([1, 2 / 3, 1])
+    assert values[5].mean() == pytest.approx(8 / 9) and values[10].mean() == pytest.approx(8 / 9)
+    te_run = {q: {c: float(10 - i) for i, c in enumerate(clips)} for q, clips in RUNS["X"].items()}
+    expected = ir_measures.calc_aggregate([Judged @ 1, Judged @ 5, Judged @ 10], CORRECTED, te_run)
+    for k in (1, 5, 10):
+        assert values[k].mean() == pytest.approx(expected[Judged @ k], abs=1e-15)
+    # A repeated clip counts once, at its first rank; an empty list has nothing judged.
+    assert judged_per_query({"q": ["a", "a", "x"], "r": []}, {"q": {"a": 1}}, ["q", "r"], [2])[2].tolist() == [0.5, 0]
+    assert judged_cutoffs([5, 1]) == [1, 5, 10]
+
+
+def test_a_cut_is_named_in_the_measure():
+    assert measure_label("C@10", None) == "C@10"
+    assert measure_label("C@10", 5) == "C@10 (runs cut at depth 5)"
+
+
+def test_csv_and_chart_carry_judged_at_k_and_a_legend():
+    board = _board()
+    board.update(judged_of={"C@1": "Judged@1", "C@5": "Judged@5", "nDCG@10": "Judged@10"},
+                 judged_measures=["Judged@1", "Judged@5", "Judged@10"],
+                 interval_labels={"original": "95% bootstrap interval", "corrected": "95% bootstrap interval"})
+    board["runs"][0]["judged"] = {"Judged@1": 1.0, "Judged@5": 8 / 9, "Judged@10": 8 / 9}
+    board["runs"][1]["judged"] = {"Judged@1": 1.0, "Judged@5": 1.0, "Judged@10": 1.0}
+    rows = leaderboard_csv_rows(board)
+    by_key = {(r[0], r[2]): dict(zip(rows[0], r)) for r in rows[1:]}
+    assert by_key[("X", "C@5")]["judged_measure"] == "Judged@5" and by_key[("X", "C@5")]["judged"] == 8 / 9
+    assert by_key[("X", "nDCG@10")]["judged"] == 8 / 9
+    assert by_key[("X", "AP")]["judged_measure"] is None and by_key[("X", "AP")]["judged"] is None
+    svg = leaderboard_svg(board)
+    # Scales to its container: a viewBox, no fixed width or height; no text below 12 units.
+    head = svg[:svg.index(">")]
+    assert "viewBox=" in head and " width=" not in head and " height=" not in head
+    sizes = [int(s) for s in re.findall(r'font-size="(\d+)"', svg)]
+    assert sizes and min(sizes) >= 12
+    legend = svg[svg.index('<g class="legend">'):]
+    legend = legend[:legend.index("</g>")]
+    assert "original positives" in legend and "corrected positives" in legend
+    assert "dot = value" in legend and "bar = 95% bootstrap interval" in legend
+    assert "88.9% judged" in svg and ">Judged@5<" in svg
+
+
+def test_a_result_stored_before_judged_at_k_still_renders():
+    """Releases and reports made before Judged@K existed keep their pages and CSV."""
+    board = _board()
+    rows = leaderboard_csv_rows(board)
+    assert all(row[-2:] == [None, None] for row in rows[1:])
+    svg = leaderboard_svg(board)
+    assert "judged</text>" not in svg and "bar = interval" in svg

@@ -326,3 +326,36 @@ def test_runs_deeper_than_the_pool_are_scored_whole_as_trec_eval_scores_their_fi
         assert rows[tag]["judged"] == pytest.approx(judged[tag], abs=1e-12)
     # The cut mattered: X's q2 finds its corrected positive c05 at rank 7, beyond the pool's depth.
     assert rows["X"]["original"]["C@10"]["value"] > rows["X"]["original"]["C@5"]["value"]
+
+
+def test_the_release_and_the_clients_frame_carry_the_whole_run_scores_and_judged_at_k(tmp_path):
+    """The release's leaderboard (default parameters) scores the deep pool's runs whole; its CSV,
+    read by the researcher's client (leaderboard_frame), has each run's Judged@K beside C@K and
+    nDCG@10, equal to ir_measures on the release's qrels.txt and the run files."""
+    import zipfile
+
+    from rejudge_client import open_release
+
+    from annotation.services.releases.create import release_create
+    from annotation.services.storage import stored_file_chunks
+    from annotation.services.exports import EXPORTS
+
+    pool = _deep_pool(tmp_path / "files")
+    release = release_create(pools=[pool], name=unique("deep-release"), allow_unresolved=True)
+    zip_path = tmp_path / "release.zip"
+    zip_path.write_bytes(b"".join(stored_file_chunks(EXPORTS, release.archive)))
+    with zipfile.ZipFile(zip_path) as archive:
+        archive.extractall(tmp_path / "release")
+    local = open_release(next((tmp_path / "release").iterdir()))
+    board = local.leaderboard()
+    assert board["depth"] is None and board["measures"] == ["C@1", "C@5", "C@10", "AP", "nDCG@10"]
+    judged = _judged_oracle(local.qrels(), [1, 5, 10])
+    expected = _oracle(local.qrels(), {"success.10"})
+    frame = local.leaderboard_frame()
+    for row in frame.itertuples():
+        if row.measure.startswith("C@") or row.measure == "nDCG@10":
+            cutoff = 10 if row.measure == "nDCG@10" else int(row.measure[2:])
+            assert row.judged_measure == f"Judged@{cutoff}"
+            assert row.judged == pytest.approx(judged[row.run][f"Judged@{cutoff}"], abs=1e-12)
+        if row.measure == "C@10":
+            assert row.corrected == pytest.approx(expected[row.run]["success_10"], abs=1e-12)

@@ -231,12 +231,14 @@ def corrected_leaderboard_tables(result: dict) -> list[ReportTable]:
     tau = result["kendall_tau"]
     depth = result.get("depth")
     scored = "whole runs" if depth is None else f"runs cut at depth {depth}"
+    unjudged_short = ("corrected values estimated for unjudged pairs" if result.get("estimated", result.get("sampled"))
+                      else "unjudged pairs count as not relevant")
     return [
-        ReportTable("leaderboard", f"Corrected leaderboard ({scored}; unjudged: {result.get('unjudged') or 'not relevant'}): "
-                                   f"each cell A (B + C) = corrected (original + change), in percent; Judged@K = "
-                                   f"share of a run's top K with a verdict; runs in corrected order of {measures[0]}",
+        ReportTable("leaderboard", f"Corrected leaderboard ({scored}; {unjudged_short}): each cell A (B + C) = "
+                                   f"corrected (original + change), in percent; Judged@K = share of a run's top K "
+                                   f"with a verdict, in percent; runs in corrected order of {measures[0]}",
                     ["Run"] + [f"{m}: corrected (original + change), %" for m in measures]
-                    + [f"{j}: % of top K with a verdict" for j in judged_measures]
+                    + [f"{j}, %" for j in judged_measures]
                     + ["Queries scored", "Judged queries the run did not answer"],
                     [[r["run"]] + [r["fire"][m] for m in measures]
                      + [percent((r.get("judged") or {}).get(j)) for j in judged_measures]

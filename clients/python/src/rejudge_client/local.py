@@ -82,16 +82,20 @@ class LocalRelease:
         return self._csv_frame("labels.csv", "labels_frame()")
 
     def leaderboard_frame(self):
-        """The corrected leaderboard (leaderboard.csv) as a DataFrame: original and corrected
-        measures of every run, with their intervals and ranks."""
-        return self._csv_frame("leaderboard.csv", "leaderboard_frame()")
+        """The corrected leaderboard (leaderboard.csv) as a DataFrame, one row per run and measure:
+        original and corrected values with their intervals, FIRE's A (B + C), ranks, Kendall's tau,
+        and the run's Judged@K of the measure's cutoff (``judged_measure``, ``judged``: the share
+        of its top K with a verdict in qrels.txt; empty for AP and for releases made before
+        Judged@K). A measure cut at a depth says so in its name ("C@10 (runs cut at depth 5)");
+        without that, each run was scored whole, as trec_eval scores its run file."""
+        return self._csv_frame("leaderboard.csv", "leaderboard_frame()", text=("measure", "judged_measure", "fire"))
 
-    def _csv_frame(self, name: str, purpose: str):
+    def _csv_frame(self, name: str, purpose: str, text: tuple[str, ...] = ()):
         pd = require("pandas", purpose)
         path = self.file(name)
         with open(path, encoding="utf-8", newline="") as fh:
             header = next(csv.reader(fh), [])
-        text = {c: str for c in header if c.lower() in _TEXT_COLUMNS}
+        text = {c: str for c in header if c.lower() in _TEXT_COLUMNS or c in text}
         return pd.read_csv(path, dtype=text, keep_default_na=False, na_values=[""])
 
     # -- documents -----------------------------------------------------------------------------
