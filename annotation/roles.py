@@ -3,6 +3,8 @@
 - admin: datasets, runs, pools, raters, reports (Django's is_staff);
 - rater: only the queue and their own labels; never gold answers or other raters' labels;
 - researcher: read-only API token for datasets, reports and exports.
+
+Reading releases (may_read_releases) is decided here too, for the API and the pages alike.
 """
 from __future__ import annotations
 
@@ -84,3 +86,34 @@ def role_of(user) -> str | None:
     if is_researcher(user):
         return "researcher"
     return None
+
+
+def may_read_releases(user, release=None) -> bool:
+    """The one rule for reading releases (API, pages, archive downloads). Admins and researchers
+    read every release; raters never do (a release holds resolved labels, which may be gold
+    answers of a pool they judge); anyone else, anonymous visitors included, only with
+    REJUDGE_RELEASES_PUBLIC on, and then not a release held back while a campaign runs
+    (selectors/release_access.py). Without `release`: whether the user may read releases at all."""
+    from django.conf import settings
+
+    if is_admin(user) or is_researcher(user):
+        return True
+    if is_rater(user) or not settings.REJUDGE_RELEASES_PUBLIC:
+        return False
+    if release is None:
+        return True
+    from annotation.selectors.release_access import releases_held_back
+
+    return release.pk not in releases_held_back([release])
+
+
+def releases_readable_by(user, releases):
+    """`releases` (a queryset) narrowed to those `user` may read (may_read_releases)."""
+    if is_admin(user) or is_researcher(user):
+        return releases
+    if not may_read_releases(user):
+        return releases.none()
+    from annotation.selectors.release_access import releases_held_back
+
+    candidates = releases.model.objects.filter(pk__in=releases.values("pk")).only("pk", "dataset_id", "sources")
+    return releases.exclude(pk__in=releases_held_back(candidates))

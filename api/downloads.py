@@ -4,36 +4,115 @@ A local folder: the file streamed by this process (FileResponse). A bucket: by d
 signed URL valid AWS_QUERYSTRING_EXPIRE seconds, so the store sends the bytes and the web process
 holds none of them; with REJUDGE_STORAGE_DOWNLOADS=stream (a store the clients cannot reach),
 streamed through this process in 1 MB blocks. The view checks permissions before calling this.
+
+Given the request and the file's `etag`, the answer follows RFC 9110's conditional requests:
+If-Match / If-None-Match through Django's get_conditional_response (weak comparison for
+If-None-Match, lists of tags, `*`: 304 for GET/HEAD; a failed If-Match is 412), and a single
+byte range (`Range: bytes=N-`, `N-M`, `-S`) is answered 206 with Content-Range, or 416 with
+`Content-Range: bytes */size` when it starts past the end; `If-Range` with our strong ETag keeps
+the range, any other validator (another tag, a weak one, a date: no Last-Modified is sent) gets
+the whole file. Several ranges at once, or a Range that does not parse, are ignored (the whole
+file, 200), as RFC 9110 allows. Every file answer to such a call says `Accept-Ranges: bytes`. A redirect to a
+bucket's signed URL leaves ranges to the store, which honours them itself.
 """
 from __future__ import annotations
 
+import re
+
 from django.conf import settings
 from django.http import FileResponse, HttpResponse, HttpResponseRedirect, StreamingHttpResponse
+from django.utils.cache import get_conditional_response
 from rest_framework.exceptions import NotFound
 
 from annotation.services.storage import (StoredFileMissing, area_is_local, stored_file_chunks, stored_file_exists,
                                          stored_file_open, stored_file_size, stored_file_url)
 
+_RANGE = re.compile(r"^\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*$", re.IGNORECASE)
+
+
+class RangeNotSatisfiable(Exception):
+    pass
+
+
+def requested_range(request, size: int, etag: str | None) -> tuple[int, int] | None:
+    """The (first, last) byte the request's Range asks for, inclusive; None for the whole file;
+    RangeNotSatisfiable when the one range it names lies past the end."""
+    header = request.META.get("HTTP_RANGE", "")
+    if not header or request.method not in ("GET", "HEAD"):
+        return None
+    if_range = request.META.get("HTTP_IF_RANGE")
+    if if_range is not None:
+        # A strong comparison (RFC 9110 13.1.5): our tag, not weak; a date never matches (no
+        # Last-Modified is sent), so the whole file goes.
+        if not etag or if_range.strip() != etag or etag.startswith("W/"):
+            return None
+    match = _RANGE.match(header)
+    if not match or match.group(1) == match.group(2) == "":
+        return None  # several ranges, another unit, or no numbers: ignored
+    first, last = match.group(1), match.group(2)
+    if first == "":  # a suffix: the last N bytes
+        suffix = int(last)
+        if suffix == 0 or size == 0:
+            raise RangeNotSatisfiable
+        return max(0, size - suffix), size - 1
+    first = int(first)
+    if last and int(last) < first:
+        return None  # not a valid range-spec: the field is ignored
+    if first >= size:
+        raise RangeNotSatisfiable
+    return first, min(int(last), size - 1) if last else size - 1
+
 
 def stored_file_download(*, area: str, name: str, filename: str, content_type: str, missing: str,
-                         headers: dict | None = None) -> HttpResponse:
+                         headers: dict | None = None, request=None, etag: str | None = None) -> HttpResponse:
     """The response serving `name` from `area` as an attachment called `filename`; NotFound with
-    the message `missing` when the file is not there."""
+    the message `missing` when the file is not there. With `request` (and the file's quoted
+    `etag`), conditional and range requests are answered as the module docstring says."""
     if not stored_file_exists(area, name):
         raise NotFound(missing)
+    headers = dict(headers or {})
+    if etag:
+        headers["ETag"] = etag
+    if request is not None and etag:
+        conditional = get_conditional_response(request, etag=etag)
+        if conditional is not None:  # 304 Not Modified or 412 Precondition Failed
+            conditional["ETag"] = etag
+            return conditional
+    disposition = f'attachment; filename="{filename.replace(chr(34), "").replace(chr(92), "")}"'
     try:
-        if area_is_local(area):
-            response = FileResponse(stored_file_open(area, name), as_attachment=True, filename=filename,
-                                    content_type=content_type)
-        elif settings.REJUDGE_STORAGE_DOWNLOADS == "redirect":
+        local = area_is_local(area)
+        if not local and settings.REJUDGE_STORAGE_DOWNLOADS == "redirect":
             response = HttpResponseRedirect(stored_file_url(area, name, filename=filename, content_type=content_type))
             response["Cache-Control"] = "no-store"  # the signed URL expires; never cache the redirect
         else:
-            response = StreamingHttpResponse(stored_file_chunks(area, name), content_type=content_type)
-            response["Content-Length"] = str(stored_file_size(area, name))
-            response["Content-Disposition"] = f'attachment; filename="{filename.replace(chr(34), "")}"'
+            size = stored_file_size(area, name)
+            try:
+                byte_range = requested_range(request, size, etag) if request is not None else None
+            except RangeNotSatisfiable:
+                response = HttpResponse(status=416)
+                response["Content-Range"] = f"bytes */{size}"
+                response["Accept-Ranges"] = "bytes"
+                for key, value in headers.items():
+                    response[key] = value
+                return response
+            if byte_range is not None:
+                first, last = byte_range
+                response = StreamingHttpResponse(stored_file_chunks(area, name, byte_range=byte_range),
+                                                 status=206, content_type=content_type)
+                response["Content-Length"] = str(last - first + 1)
+                response["Content-Range"] = f"bytes {first}-{last}/{size}"
+                response["Content-Disposition"] = disposition
+            elif local:
+                response = FileResponse(stored_file_open(area, name), as_attachment=True, filename=filename,
+                                        content_type=content_type)
+            else:
+                response = StreamingHttpResponse(stored_file_chunks(area, name), content_type=content_type)
+                response["Content-Length"] = str(size)
+                response["Content-Disposition"] = disposition
+            if request is not None:  # only callers that pass the request get ranges honoured
+                response["Accept-Ranges"] = "bytes"
     except StoredFileMissing as exc:
         raise NotFound(missing) from exc
-    for key, value in (headers or {}).items():
+    for key, value in headers.items():
         response[key] = value
     return response

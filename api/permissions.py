@@ -1,5 +1,4 @@
 """Who may call what. Every view names one of these (the default is admin only)."""
-from django.conf import settings
 from rest_framework.permissions import SAFE_METHODS, BasePermission
 
 from annotation import roles
@@ -38,16 +37,14 @@ class IsAuthenticatedWithRole(BasePermission):
 
 
 class CanReadReleases(BasePermission):
-    """Releases: admins for everything; researchers read; with REJUDGE_RELEASES_PUBLIC anyone who is
-    not a rater reads too (anonymous visitors included). Raters never."""
+    """Releases: admins for everything; reading as annotation/roles.py may_read_releases says
+    (researchers; with REJUDGE_RELEASES_PUBLIC anyone who is not a rater, releases held back
+    while their campaign runs excepted: the views narrow their querysets with
+    roles.releases_readable_by, so such a release is 404 to them). Raters never."""
 
     message = "Only admins and researchers may read releases (raters never)."
 
     def has_permission(self, request, view) -> bool:
         if roles.is_admin(request.user):
             return True
-        if request.method not in SAFE_METHODS:
-            return False
-        if roles.is_researcher(request.user):
-            return True
-        return bool(settings.REJUDGE_RELEASES_PUBLIC) and not roles.is_rater(request.user)
+        return request.method in SAFE_METHODS and roles.may_read_releases(request.user)

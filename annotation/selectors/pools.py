@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from django.db.models import Count, F, Q
+from django.db.models import Count, Exists, F, OuterRef, Q
 from django.db.models.functions import TruncHour
 from django.utils import timezone
 
@@ -130,7 +130,18 @@ def pairs_needing_admin(*, pool: Pool, state: str):
             .select_related("caption", "clip").prefetch_related("labels__rater").order_by("pk"))
 
 
+def _pairs_left() -> Q:
+    """A pool pair that still needs a label (open and short of votes), counting those under lease."""
+    return Q(role=PooledPair.Role.POOL, state=PooledPair.State.OPEN, vote_count__lt=F("required_labels"))
+
+
 def pool_pairs_left(*, pool: Pool) -> int:
     """Pool pairs that still need a label (open and short of votes), counting those under lease."""
-    return PooledPair.objects.filter(pool=pool, role=PooledPair.Role.POOL, state=PooledPair.State.OPEN,
-                                     vote_count__lt=F("required_labels")).count()
+    return PooledPair.objects.filter(_pairs_left(), pool=pool).count()
+
+
+def pools_being_judged():
+    """The pools still being judged: a pool pair still needs a label, so raters are still served
+    its pairs (and its gold pairs among them). Releases of such a pool are held back from the
+    public (selectors/release_access.py)."""
+    return Pool.objects.filter(Exists(PooledPair.objects.filter(_pairs_left(), pool_id=OuterRef("pk"))))

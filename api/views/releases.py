@@ -3,7 +3,6 @@ Read by admins and researchers (and anyone but raters when REJUDGE_RELEASES_PUBL
 admins, as a job."""
 from __future__ import annotations
 
-from django.http import HttpResponseNotModified
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from drf_spectacular.utils import extend_schema
@@ -12,6 +11,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.generics import ListAPIView, RetrieveAPIView
 from rest_framework.views import APIView
 
+from annotation import roles
 from annotation.models import Pool, Release
 from annotation.models.reports import JudgmentSet
 from annotation.selectors.releases import release_list
@@ -74,7 +74,8 @@ class ReleaseListApi(ListAPIView):
                       "the release says so); without it such a pool is refused with its counts.")
 
     def get_queryset(self):
-        return release_list(name=self.request.query_params.get("name") or None)
+        return roles.releases_readable_by(self.request.user,
+                                          release_list(name=self.request.query_params.get("name") or None))
 
     @extend_schema(request=InputSerializer, responses={202: JobOutputSerializer})
     def post(self, request):
@@ -104,22 +105,25 @@ class ReleaseDetailApi(RetrieveAPIView):
     lookup_url_kwarg = "release_id"
 
     def get_queryset(self):
-        return release_list()
+        return roles.releases_readable_by(self.request.user, release_list())
 
 
 class ReleaseArchiveApi(APIView):
     """The release's zip, streamed with Content-Length and ETag (its SHA-256); from a bucket, a
-    redirect to a signed URL unless REJUDGE_STORAGE_DOWNLOADS=stream."""
+    redirect to a signed URL unless REJUDGE_STORAGE_DOWNLOADS=stream. `Range: bytes=N-` (or N-M,
+    -S) answers 206 with Content-Range (416 past the end), so an interrupted download resumes;
+    If-None-Match is compared weakly (a list, `*`) and answers 304."""
 
     permission_classes = [CanReadReleases]
     renderer_classes = FILE_RENDERERS
 
-    @extend_schema(responses={(200, "application/zip"): bytes})
+    @extend_schema(responses={(200, "application/zip"): bytes, (206, "application/zip"): bytes, 304: None,
+                              416: None})
     def get(self, request, release_id: int):
-        release = get_object_or_404(Release, pk=release_id)
-        if request.headers.get("If-None-Match", "").strip('"') == release.sha256:
-            return HttpResponseNotModified(headers={"ETag": f'"{release.sha256}"'})
+        release = get_object_or_404(roles.releases_readable_by(request.user, Release.objects.all()), pk=release_id)
+        # Conditional and range requests (If-None-Match, Range, If-Range): api/downloads.py.
         return stored_file_download(area=EXPORTS, name=release.archive, filename=f"{release.folder}.zip",
                                     content_type="application/zip",
                                     missing=f"the archive of release {release.slug} is missing",
-                                    headers={"ETag": f'"{release.sha256}"', "X-Content-SHA256": release.sha256})
+                                    headers={"X-Content-SHA256": release.sha256}, request=request,
+                                    etag=f'"{release.sha256}"')

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from functools import wraps
 
-from django.conf import settings
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404, render
@@ -31,14 +30,11 @@ def _cell(value) -> str:
 def release_reader(view):
     @wraps(view)
     def checked(request, *args, **kwargs):
-        user = request.user
-        if not (roles.is_admin(user) or roles.is_researcher(user)):
-            if roles.is_rater(user):
-                raise PermissionDenied("Releases are for admins and researchers.")
-            if not settings.REJUDGE_RELEASES_PUBLIC:
-                if not user.is_authenticated:
-                    return redirect_to_login(request.get_full_path())
-                raise PermissionDenied("Releases are for admins and researchers.")
+        # Who may read releases: annotation/roles.py may_read_releases (one rule, the API's too).
+        if not roles.may_read_releases(request.user):
+            if not request.user.is_authenticated:
+                return redirect_to_login(request.get_full_path())
+            raise PermissionDenied("Releases are for admins and researchers.")
         return view(request, *args, **kwargs)
 
     return ensure_csrf_cookie(checked)
@@ -47,7 +43,7 @@ def release_reader(view):
 @release_reader
 def release_index(request):
     is_admin = roles.is_admin(request.user)
-    context = {"releases": release_list()[:500], "is_admin": is_admin}
+    context = {"releases": roles.releases_readable_by(request.user, release_list())[:500], "is_admin": is_admin}
     if is_admin:
         chosen = request.GET.get("pool", "")
         context |= {"pools": Pool.objects.select_related("dataset").order_by("dataset__name", "name"),
@@ -57,8 +53,8 @@ def release_index(request):
 
 @release_reader
 def release_detail(request, release_id: int):
-    release = get_object_or_404(release_list(), pk=release_id)
-    versions = release_list(name=release.name)
+    release = get_object_or_404(roles.releases_readable_by(request.user, release_list()), pk=release_id)
+    versions = roles.releases_readable_by(request.user, release_list(name=release.name))
     counts = dict(release.counts)
     changes, agreement = counts.pop("changes", {}), counts.pop("agreement", {})
     board = release.leaderboard

@@ -224,18 +224,32 @@ def stored_file_open(area: str, name: str) -> BinaryIO:
         raise StoredFileMissing(f"{name} is missing") from exc
 
 
-def stored_file_chunks(area: str, name: str, chunk: int = CHUNK) -> Iterator[bytes]:
-    """The file's bytes in blocks of `chunk`, read as they are sent (constant memory)."""
+def stored_file_chunks(area: str, name: str, chunk: int = CHUNK, *,
+                       byte_range: tuple[int, int] | None = None) -> Iterator[bytes]:
+    """The file's bytes in blocks of `chunk`, read as they are sent (constant memory); with
+    `byte_range` (first, last), inclusive as HTTP counts them, only those bytes (a bucket is asked
+    for just that range)."""
     name = _clean(name)
     storage = area_storage(area)
     if isinstance(storage, FileSystemStorage):
         with stored_file_open(area, name) as handle:
-            yield from iter(lambda: handle.read(chunk), b"")
+            if byte_range is None:
+                yield from iter(lambda: handle.read(chunk), b"")
+                return
+            handle.seek(byte_range[0])
+            left = byte_range[1] - byte_range[0] + 1
+            while left > 0:
+                block = handle.read(min(chunk, left))
+                if not block:
+                    return
+                left -= len(block)
+                yield block
         return
     from botocore.exceptions import ClientError
 
     try:
-        body = _bucket_object(storage, name).get()["Body"]
+        ranged = {"Range": f"bytes={byte_range[0]}-{byte_range[1]}"} if byte_range is not None else {}
+        body = _bucket_object(storage, name).get(**ranged)["Body"]
     except ClientError as exc:
         raise StoredFileMissing(f"{name} is missing") from exc
     try:
