@@ -52,3 +52,19 @@ def resolve_votes(votes: Sequence[str], required: int) -> VoteOutcome:
     if len(votes) < MAX_VOTES:
         return VoteOutcome("open", None, len(votes) + 1)
     return VoteOutcome("disagreement", None, required)
+
+
+def has_room(*, required: int, votes: int, leases: int) -> bool:
+    """Whether an open pair can take another holder: its counted votes and the live leases on it
+    stay short of the votes it needs (so a pair never has more holders than it needs). The queue's
+    `available` flag is this on an open pool pair; `room_sql` is the same rule for its statements."""
+    return votes + leases < required
+
+
+def room_sql(*, extra_leases: int = 0) -> str:
+    """`has_room` as a SQL expression over a pair row's columns (`required_labels`, `vote_count`,
+    `active_leases`), with `extra_leases` more leases than the row holds: a statement that adds a
+    lease computes the flag from the row before its own update. Kept equal to `has_room` by a test
+    that runs both over every counter combination on the database."""
+    leases = "active_leases" if not extra_leases else f"active_leases + {int(extra_leases)}"
+    return f"(vote_count + {leases} < required_labels)"

@@ -17,7 +17,7 @@ from annotation.analysis.activity import IDLE_CUTOFF_SECONDS, active_seconds, la
 from annotation.analysis.agreement import agreement_report
 from annotation.models import Dataset, Job, Label, Pool, PooledPair, PoolMembership, Run
 from annotation.selectors.judging import pool_query_statuses
-from annotation.selectors.pools import pairs_to_judge, pool_progress
+from annotation.selectors.pools import pairs_to_judge, pool_pair_counts, pool_progress
 
 VOTE_CODES = {Label.Value.NOT_RELEVANT: 0, Label.Value.RELEVANT: 1}
 
@@ -236,6 +236,7 @@ def pool_live(*, pool: Pool, now=None, idle_cutoff: float = IDLE_CUTOFF_SECONDS,
                       .values_list("rater_id", "created_at", "seconds").order_by("created_at"))
         names = dict(get_user_model().objects.filter(pk__in={r for r, _, _ in recent}).values_list("pk", "username"))
         queries = _query_rows(pool, query_rows)
+        pair_counts = pool_pair_counts(pools=pool)  # the counts a release of this pool would state
     per_rater: dict[int, list] = {rater_id: [] for rater_id in member_ids}
     for rater_id, created_at, seconds in recent:
         per_rater.setdefault(rater_id, []).append((created_at, seconds))
@@ -281,7 +282,7 @@ def pool_live(*, pool: Pool, now=None, idle_cutoff: float = IDLE_CUTOFF_SECONDS,
                   "per_hour": [{"hour": h.isoformat(), "labels": n} for h, n in sorted(hourly.items())],
                   "per_rater": sorted(({"rater": names.get(r, str(r)), "labels": n} for r, n in chart_raters.items()),
                                       key=lambda row: (-row["labels"], row["rater"]))},
-        "queries": queries,
+        "queries": queries, "pair_counts": pair_counts,
         "pool_stopped_reason": pool.judging_stopped_reason or None,
     }
 

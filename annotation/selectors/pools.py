@@ -49,7 +49,8 @@ def pool_pair_counts(*, pools) -> dict[str, int]:
 
 
 def pool_progress(*, pool: Pool) -> dict:
-    """Counts of pool pairs by state, labels, and how many pairs still need labels."""
+    """Counts of pool pairs by state, labels, how many pairs still need labels, and the pair counts
+    every page and release quotes (`pair_counts`: pool_pair_counts)."""
     pairs = PooledPair.objects.filter(pool=pool, role=PooledPair.Role.POOL)
     by_state = dict(pairs.values_list("state").annotate(n=Count("id")).order_by())
     total = sum(by_state.values())
@@ -70,6 +71,7 @@ def pool_progress(*, pool: Pool) -> dict:
         "votes": label_counts["counted"],
         "surplus_labels": label_counts["surplus"],
         "raters": PoolMembership.objects.filter(pool=pool).count(),
+        "pair_counts": pool_pair_counts(pools=pool),
     }
 
 

@@ -16,7 +16,7 @@ from annotation.selectors.dashboard import (dataset_runs, datasets_overview, poo
 from annotation.selectors.known_pairs import known_pair_sources
 from annotation.services.crowd.arrivals import PREVIEW_ASSIGNMENT
 from annotation.selectors.judging import STRATEGY_TEXT
-from annotation.selectors.pools import pairs_needing_admin, pool_progress
+from annotation.selectors.pools import PAIR_COUNT_WORDS, pairs_needing_admin, pool_progress
 from annotation.selectors.reports import judgment_set_list
 from frontend.views.access import page_for
 
@@ -74,7 +74,7 @@ def pool_detail(request, pool_id: int):
         rater["rate_text"] = rate_text(rater["rate_per_hour"])
     member_ids = {r["rater_id"] for r in live["raters"]}
     return render(request, "frontend/admin_ui/pool.html", {
-        "live": live, "queries": live["queries"], "progress": live,
+        "live": live, "queries": live["queries"], "progress": live, "pair_words": PAIR_COUNT_WORDS,
         "strategies": list(STRATEGY_TEXT.items()), "strategy_text": STRATEGY_TEXT[pool.judging_strategy],
         "replayable_strategies": REPLAYABLE_STRATEGIES,
         "pool": pool, "agreement": pool_agreement(pool=pool), "members": live["raters"],

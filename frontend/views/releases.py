@@ -1,6 +1,10 @@
-"""Release pages: the list of releases (admins get a form to make one) and one release with its
-sources, counts, files and checksums, and its download. Readers as the API's: admins and
-researchers, anyone but raters when REJUDGE_RELEASES_PUBLIC is on."""
+"""Release pages: the list of releases (admins get a form to make one, which shows each pool's
+resolved share) and one release with its sources, counts, leaderboard, files and checksums, and
+its download. Readers as the API's: admins and researchers, anyone but raters when
+REJUDGE_RELEASES_PUBLIC is on.
+
+Every figure is named in words (issue 35: the page showed field names such as `fire_annotations`
+and `rank_c...` cut off); the field name stays in a tooltip, and in the archive's CSV."""
 from __future__ import annotations
 
 from functools import wraps
@@ -13,18 +17,34 @@ from django.views.decorators.csrf import ensure_csrf_cookie
 from django.utils.safestring import mark_safe
 
 from annotation import roles
-from annotation.analysis.leaderboard import leaderboard_csv_rows, leaderboard_svg
+from annotation.analysis.leaderboard import leaderboard_svg
+from annotation.formats.release_documents import (JUDGED_AT_K, UNRESOLVED_SCORING, judgment_set_phrase,
+                                                  resolved_share_sentence, run_cut_sentence)
 from annotation.models import Pool
+from annotation.selectors.pools import PAIR_COUNT_WORDS, pool_pair_counts
 from annotation.selectors.releases import release_list
 from annotation.selectors.reports import judgment_sets_listed
 
+#: The release's other counts (release.json "counts") in words, in the page's order.
+COUNT_WORDS = {
+    "qrels_pairs": "pairs in qrels.txt",
+    "relevant": "of them relevant",
+    "not_relevant": "of them not relevant",
+    "queries": "queries (captions) in qrels.txt",
+    "raters": "raters",
+    "labels": "labels on pool pairs",
+    "label_rows": "rows of labels.csv (every raw label)",
+    "fire_annotations": "resolved pairs in fire.json",
+    "fire_disagreements": "pairs without a majority in fire.json",
+    "sample_eval_files": "TRECVID sample_eval qrels files (sampled pools)",
+}
+#: Counts shown elsewhere on the page, or not counts.
+_SHOWN_APART = {"changes", "agreement", "pool_pairs", "unresolved_allowed", "moment_files", "moment_files_left_out",
+                "leaderboard_left_out"}
 
-def _cell(value) -> str:
-    if value is None:
-        return "–"
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    return str(value)
+
+def _percent(value) -> str:
+    return "–" if value is None else f"{100 * value:.1f}"
 
 
 def release_reader(view):
@@ -45,10 +65,80 @@ def release_index(request):
     is_admin = roles.is_admin(request.user)
     context = {"releases": roles.releases_readable_by(request.user, release_list())[:500], "is_admin": is_admin}
     if is_admin:
-        chosen = request.GET.get("pool", "")
-        context |= {"pools": Pool.objects.select_related("dataset").order_by("dataset__name", "name"),
-                    "judgment_sets": judgment_sets_listed(), "chosen_pool": int(chosen) if chosen.isdigit() else None}
+        pools = list(Pool.objects.select_related("dataset").order_by("dataset__name", "name"))
+        # Each pool's resolved share, shown as the admin picks it (before submitting).
+        for pool in pools:
+            counts = pool_pair_counts(pools=pool)
+            pool.unresolved_pairs, pool.share_sentence = counts["unresolved"], resolved_share_sentence(counts)
+        context |= {"pools": pools, "judgment_sets": judgment_sets_listed(),
+                    "chosen_pool": int(chosen) if (chosen := request.GET.get("pool", "")).isdigit() else None}
     return render(request, "frontend/releases/index.html", context)
+
+
+def _sources(release) -> list[dict]:
+    rows = []
+    for source in release.sources:
+        row = {"kind": "pool" if source["kind"] == "pool" else "judgment set", "name": source["name"]}
+        if source["kind"] == "pool":
+            # Releases made before pair counts were recorded give the pooled pairs only.
+            row["counts"] = source.get("pair_counts") or {"pooled": source.get("pairs")}
+        else:
+            row["phrase"] = (judgment_set_phrase(source) if "relevant" in source
+                             else f"{source.get('judgments', 0)} judgments")
+        rows.append(row)
+    return rows
+
+
+def _other_counts(counts: dict) -> list[dict]:
+    rows = [{"words": words, "field": key, "value": counts[key]} for key, words in COUNT_WORDS.items() if key in counts]
+    rows += [{"words": key.replace("_", " "), "field": key, "value": value} for key, value in counts.items()
+             if key not in COUNT_WORDS and key not in _SHOWN_APART and not isinstance(value, (dict, list))]
+    return rows
+
+
+def _interval_words(board: dict) -> dict[str, str]:
+    """Each side's interval in a few words ("95% bootstrap interval"), as the leaderboard names it
+    (older leaderboards: from their parameters)."""
+    labels = dict(board.get("interval_labels") or {})
+    confidence = (board.get("params") or {}).get("confidence")
+    fallback = (f"{100 * confidence:g}% bootstrap interval" if confidence and "bootstrap" in (board.get("interval") or "")
+                else "interval")
+    return {side: labels.get(side) or fallback for side in ("original", "corrected")}
+
+
+def _leaderboard(board: dict) -> dict:
+    """The leaderboard as the page's two tables: scores (each run's A (B + C) per measure and its
+    Judged@K) and, per measure, values with their intervals and ranks."""
+    measures = list(board["measures"])
+    judged_of = board.get("judged_of") or {}
+    judged_names = list(dict.fromkeys(name for name in (judged_of.get(m) for m in measures) if name))
+    runs = sorted(board["runs"], key=lambda r: (r["rank_corrected"][measures[0]], r["run"]))
+    intervals = _interval_words(board)
+    # "85.0 (75.0 + 10.0)" may break before its parenthesis, never inside a number.
+    scores = [{"run": r["run"], "cells": [r["fire"][m].partition(" (")[::2] for m in measures],
+               "judged": [_percent((r.get("judged") or {}).get(name)) for name in judged_names]} for r in runs]
+    groups = []
+    for m in measures:
+        rows = []
+        for r in sorted(board["runs"], key=lambda r: (r["rank_corrected"][m], r["run"])):
+            o, c = r["original"][m], r["corrected"][m]
+            rows.append({"run": r["run"], "original": _percent(o["value"]),
+                         "original_interval": f"{_percent(o['low'])} – {_percent(o['high'])}",
+                         "corrected": _percent(c["value"]),
+                         "corrected_interval": f"{_percent(c['low'])} – {_percent(c['high'])}",
+                         "rank_original": r["rank_original"][m], "rank_corrected": r["rank_corrected"][m],
+                         "rank_change": r["rank_change"][m],
+                         "judged": _percent((r.get("judged") or {}).get(judged_of[m])) if judged_of.get(m) else None})
+        tau = board.get("kendall_tau", {}).get(m)
+        groups.append({"measure": m, "judged_name": judged_of.get(m), "rows": rows,
+                       "tau": "undefined (fewer than two runs, or an ordering all tied)" if tau is None else f"{tau:.2f}"})
+    judged_headers = [{"name": name, "words": f"{name}, percent of the top {name.partition('@')[2]} with a verdict"}
+                      for name in judged_names]
+    return {"pool": board.get("pool"), "measures": measures, "judged_headers": judged_headers, "scores": scores,
+            "groups": groups, "intervals": intervals, "interval": board.get("interval"),
+            "unjudged": board.get("unjudged"), "conventions": board.get("conventions"),
+            # leaderboard_svg escapes every text it writes, so its markup can go in as it is.
+            "svg": mark_safe(leaderboard_svg(board))}  # noqa: S308
 
 
 @release_reader
@@ -56,14 +146,17 @@ def release_detail(request, release_id: int):
     release = get_object_or_404(roles.releases_readable_by(request.user, release_list()), pk=release_id)
     versions = roles.releases_readable_by(request.user, release_list(name=release.name))
     counts = dict(release.counts)
-    changes, agreement = counts.pop("changes", {}), counts.pop("agreement", {})
+    totals = counts.get("pool_pairs")
+    totals = totals if isinstance(totals, dict) else None
     board = release.leaderboard
-    leaderboard = None
-    if board and board.get("runs"):
-        header, *rows = leaderboard_csv_rows(board)
-        # leaderboard_svg escapes every text it writes, so its markup can go in as it is.
-        leaderboard = {"header": header, "rows": [[_cell(v) for v in row] for row in rows], "interval": board.get("interval"), "pool": board.get("pool"),
-                       "svg": mark_safe(leaderboard_svg(board))}  # noqa: S308
-    return render(request, "frontend/releases/detail.html",
-                  {"release": release, "leaderboard": leaderboard, "versions": versions, "counts": sorted(counts.items()), "changes": changes,
-                   "agreement": agreement, "is_admin": roles.is_admin(request.user)})
+    leaderboard = _leaderboard(board) if board and board.get("runs") else None
+    return render(request, "frontend/releases/detail.html", {
+        "release": release, "leaderboard": leaderboard, "versions": versions, "sources": _sources(release),
+        # A total row only when there is more than one pool to add up.
+        "totals": totals if totals and sum(s["kind"] == "pool" for s in release.sources) > 1 else None,
+        "pair_words": PAIR_COUNT_WORDS,
+        "share": resolved_share_sentence(totals, made=True) if totals and totals.get("pooled") else None,
+        "unresolved": bool(totals and totals.get("unresolved")), "unresolved_scoring": UNRESOLVED_SCORING,
+        "run_cut": run_cut_sentence(board.get("params") if board else None), "judged_at_k": JUDGED_AT_K,
+        "counts": _other_counts(counts), "changes": counts.get("changes", {}), "agreement": counts.get("agreement", {}),
+        "leaderboard_left_out": counts.get("leaderboard_left_out"), "is_admin": roles.is_admin(request.user)})

@@ -32,6 +32,7 @@ from annotation.analysis.judging.stopping import StoppingRules, query_stop_reaso
 from annotation.analysis.judging.strategies import (DESIGN_STRATEGIES, StrategyParams, active_pool_scale,
                                                     inclusion_probabilities, interleave,
                                                     prefix_inclusion_probabilities, query_order, sampled_design)
+from annotation.analysis.votes import room_sql
 from annotation.models import PairProvenance, Pool, PooledPair, PoolQuery
 from annotation.services.judging.active import active_inclusion, design_known, order_known, snapshots_confidences
 from annotation.services.judging.errors import JudgingError
@@ -244,9 +245,9 @@ WHERE pool_id = %(pool)s AND caption_id = %(caption)s AND role = 'pool' AND stat
 """
 
 _REOPEN_QUERY_SQL = """
-UPDATE {pair} SET state = 'open', available = (active_leases < required_labels - vote_count)
+UPDATE {pair} SET state = 'open', available = {room}
 WHERE pool_id = %(pool)s AND caption_id = %(caption)s AND role = 'pool' AND state = 'stopped'
-"""
+""".replace("{room}", room_sql())
 
 
 def query_stop_pairs(pool_id: int, caption_id: int) -> int:

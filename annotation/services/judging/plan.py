@@ -16,6 +16,7 @@ from django.utils import timezone
 from annotation.analysis.judging.strategies import (BANDIT_VARIANTS, DESIGN_STRATEGIES, STRATEGIES,
                                                     inclusion_probabilities)
 from annotation.analysis.pair_hashes import queue_positions
+from annotation.analysis.votes import has_room
 from annotation.models import MachineJudge, Pool, PooledPair, PoolQuery
 from annotation.services.judging.active import active_inclusion, order_known, snapshots_confidences
 from annotation.services.judging.errors import JudgingError
@@ -188,7 +189,7 @@ def _design_apply(pool: Pool, batch: list[PoolQuery], snapshots: dict) -> None:
     for start in range(0, len(bring_back), 2000):
         for pair in PooledPair.objects.filter(pk__in=bring_back[start:start + 2000]):
             pair.state = OPEN
-            pair.available = pair.active_leases < pair.required_labels - pair.vote_count
+            pair.available = has_room(required=pair.required_labels, votes=pair.vote_count, leases=pair.active_leases)
             pair.save(update_fields=["state", "available"])
 
 

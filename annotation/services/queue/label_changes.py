@@ -33,7 +33,7 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from annotation.analysis.votes import base_requirement, resolve_votes
+from annotation.analysis.votes import base_requirement, has_room, resolve_votes
 from annotation.models import Label, LabelChange, PooledPair, PoolMembership, RaterProfile, Report
 from annotation.models.reports import JudgmentSet
 from annotation.services.queue.labels import PAIR_FIELDS, LabelRefused
@@ -203,7 +203,8 @@ def _swap_effects(pair: PooledPair, label: Label, old_value: str, now) -> None:
             pair.state = PooledPair.State.OPEN
     if label.value in Label.VOTES:
         # A vote counts only if the pair still has room for it, as a submitted one.
-        if pair.state == PooledPair.State.OPEN and pair.vote_count + pair.active_leases < pair.required_labels:
+        if pair.state == PooledPair.State.OPEN and has_room(
+                required=pair.required_labels, votes=pair.vote_count, leases=pair.active_leases):
             pair.vote_count += 1
             label.counted, label.sequence, label.surplus_reason = True, pair.vote_count, ""
             recount = True

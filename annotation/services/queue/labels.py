@@ -15,7 +15,7 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from annotation import prepared
-from annotation.analysis.votes import resolve_votes
+from annotation.analysis.votes import has_room, resolve_votes
 from annotation.models import Clip, Label, Lease, Pool, PooledPair, PoolMembership, PoolQuery, QualityRule, RaterProfile
 from annotation.services.crowd.quality import quality_rule_after_answer
 from annotation.services.judging import HOOK_COLUMNS_SQL, JUDGING_HOOKED_SQL, pair_judged, pool_is_hooked, query_lock
@@ -222,7 +222,8 @@ def _submit_locked(rater, client_id, token, value, seconds, comment, now) -> Sub
     if pair.role == PooledPair.Role.GOLD:
         pass  # stored, never a vote; it takes the same statements as a pool answer below, so no timing tells it apart
     elif value in Label.VOTES:
-        room = pair.state == PooledPair.State.OPEN and pair.vote_count + pair.active_leases < pair.required_labels
+        room = pair.state == PooledPair.State.OPEN and has_room(
+            required=pair.required_labels, votes=pair.vote_count, leases=pair.active_leases)
         if room:
             label.counted = True
             pair.vote_count += 1

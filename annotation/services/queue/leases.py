@@ -29,6 +29,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from annotation import prepared
+from annotation.analysis.votes import has_room, room_sql
 from annotation.models import (Caption, Clip, CrowdStudy, CrowdWorker, Label, Lease, Pool, PooledPair, PoolMembership,
                                RaterProfile)
 from annotation.models.labels import new_lease_token
@@ -93,8 +94,8 @@ def refresh_pair_flags(pair: PooledPair) -> None:
     if pair.role != PooledPair.Role.POOL:
         pair.available, pair.priority = False, 0
         return
-    needed = pair.required_labels - pair.vote_count
-    pair.available = pair.state == PooledPair.State.OPEN and pair.active_leases < needed
+    pair.available = pair.state == PooledPair.State.OPEN and has_room(
+        required=pair.required_labels, votes=pair.vote_count, leases=pair.active_leases)
     pair.priority = 1 if pair.vote_count > 0 else 0
 
 
@@ -230,7 +231,7 @@ def _unless_crowd_overrun(crowd_worker, lease: Lease, now) -> Assignment:
 # PostgreSQL the inner SELECT locks the row it picks ({lock}); SQLite has one writer at a time.
 _CLAIM_SQL = """
 UPDATE {pair} SET active_leases = active_leases + 1,
-                  available = (active_leases + 1 < required_labels - vote_count)
+                  available = {room_after_claim}
 WHERE id = (
     SELECT p.id FROM {pair} p
     WHERE p.pool_id = %(pool)s AND p.role = %(role)s AND p.available
@@ -243,7 +244,7 @@ WHERE id = (
     LIMIT 1 {lock})
   AND available
 RETURNING id
-"""
+""".replace("{room_after_claim}", room_sql(extra_leases=1))
 
 
 # On PostgreSQL a pair is picked (claimed, for a pool pair: counted as held), leased, and read with
@@ -416,10 +417,10 @@ LIMIT 1
 # Leases one given-back pool pair if it is still available, counting the lease as _CLAIM_SQL does.
 _CLAIM_GIVEN_BACK_SQL = """
 UPDATE {pair} SET active_leases = active_leases + 1,
-                  available = (active_leases + 1 < required_labels - vote_count)
+                  available = {room_after_claim}
 WHERE id = %(pair)s AND available
 RETURNING id
-"""
+""".replace("{room_after_claim}", room_sql(extra_leases=1))
 
 
 def _claim_given_back(pool: Pool, rater, device: str, now) -> Lease | None:
@@ -484,7 +485,8 @@ def lease_renew(*, token: str, rater, now=None) -> Lease:
     lease.refresh_from_db()
     if not updated:
         pair = lease.pair
-        still_needed = pair.state == PooledPair.State.OPEN and pair.vote_count + pair.active_leases < pair.required_labels
+        still_needed = pair.state == PooledPair.State.OPEN and has_room(
+            required=pair.required_labels, votes=pair.vote_count, leases=pair.active_leases)
         raise LeaseGone(lease, still_needed)
     return lease
 

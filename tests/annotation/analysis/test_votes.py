@@ -1,7 +1,7 @@
 """FIRE's vote rule for one pair (annotation/analysis/votes.py), every case worked by hand."""
 import pytest
 
-from annotation.analysis.votes import VoteOutcome, base_requirement, resolve_votes
+from annotation.analysis.votes import VoteOutcome, base_requirement, has_room, resolve_votes
 
 R, N = "relevant", "not_relevant"
 
@@ -44,3 +44,12 @@ def test_a_requirement_outside_one_to_three_is_refused(required):
 @pytest.mark.parametrize("stored, base", [(1, 1), (2, 2), (3, 2), (0, 1)])
 def test_base_requirement_forgets_the_third_label_rule(stored, base):
     assert base_requirement(stored) == base
+
+
+@pytest.mark.parametrize("required, votes, leases, room", [
+    (1, 0, 0, True), (1, 0, 1, False), (1, 1, 0, False),
+    (2, 0, 1, True), (2, 1, 0, True), (2, 1, 1, False), (2, 0, 2, False),
+    (3, 2, 0, True), (3, 2, 1, False), (3, 1, 1, True),
+])
+def test_has_room_while_votes_and_leases_stay_short_of_the_requirement(required, votes, leases, room):
+    assert has_room(required=required, votes=votes, leases=leases) is room

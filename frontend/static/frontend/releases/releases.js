@@ -11,6 +11,22 @@ function say(text, failed = false) {
 }
 
 const chosen = (name) => [...form.elements.namedItem(name).selectedOptions].map((o) => Number(o.value));
+const pools = form.elements.namedItem("pools");
+const allowUnresolved = document.getElementById("release-allow-unresolved");
+
+/* The chosen pools' resolved shares, before submitting: a pool with unresolved pairs is refused
+   unless the box is ticked, and the box says what ticking it means. */
+function showShares() {
+  const list = document.getElementById("release-share");
+  list.replaceChildren(...[...pools.selectedOptions].map((option) => {
+    const item = document.createElement("li");
+    item.textContent = `${option.dataset.name}: ${option.dataset.share}`;
+    if (Number(option.dataset.unresolved) > 0) item.classList.add("unresolved");
+    return item;
+  }));
+}
+pools.addEventListener("change", showShares);
+showShares();
 
 async function follow(job) {
   for (;;) {
@@ -34,6 +50,7 @@ form.addEventListener("submit", async (event) => {
         name: value("name").trim(), pools: chosen("pools"), judgment_sets: chosen("judgment_sets"),
         title: value("title"), licence: value("licence"),
         authors: value("authors").split(";").map((a) => a.trim()).filter(Boolean),
+        allow_unresolved: allowUnresolved.checked,
       },
     });
     if (response.status !== 202) throw new Error(errorText(response.data));
