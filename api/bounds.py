@@ -8,7 +8,8 @@ such a number as numeric and finds nothing, which is why the fuzz run there neve
 
 - In a path, `<id:name>` (registered in config/urls.py) matches only integers the database can hold:
   a larger one is a 404, as no such object can exist.
-- In a query string, api.params.query_int refuses them (400 naming the parameter).
+- In a query string, api.params.query_int and id_field refuse them (400 naming the parameter), reading
+  ASCII digits only (annotation.query_numbers).
 - In a JSON body, api.parsers.JSONParser refuses them (400 naming the field), whatever the field.
 """
 from __future__ import annotations
@@ -17,8 +18,10 @@ from collections.abc import Iterator
 
 from rest_framework import serializers
 
+from annotation.query_numbers import ID_MAX, NotAWholeNumber, whole_number
+
 DB_INT_MIN = -(2**63)
-DB_INT_MAX = 2**63 - 1
+DB_INT_MAX = ID_MAX
 
 
 class IdConverter:
@@ -60,10 +63,23 @@ def out_of_range_message(path: tuple, value: int) -> tuple[str, str]:
                    f"{DB_INT_MAX})")
 
 
+class _QueryIdField(serializers.IntegerField):
+    """Reads a string as annotation.query_numbers does (ASCII digits only: IntegerField alone takes
+    '١', '+1' and ' 1' for 1); a JSON number as IntegerField does."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, str):
+            try:
+                return whole_number(data, low=1, high=DB_INT_MAX)
+            except NotAWholeNumber as exc:
+                raise serializers.ValidationError([str(exc)]) from exc
+        return super().to_internal_value(data)
+
+
 def id_field(**options) -> serializers.IntegerField:
     """An object's id read by a serializer from a query string or a form (a JSON body is already
-    bounded by the parser): 1 to DB_INT_MAX, a 400 naming the field beyond."""
-    return serializers.IntegerField(min_value=1, max_value=DB_INT_MAX, **options)
+    bounded by the parser): ASCII digits, 1 to DB_INT_MAX, a 400 naming the field otherwise."""
+    return _QueryIdField(min_value=1, max_value=DB_INT_MAX, **options)
 
 
 # The time a client reports for one answer (labels, rankings). No one judges a clip for a day: a

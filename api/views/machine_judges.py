@@ -17,17 +17,22 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.models import MachineJudge, Pool
+from annotation.roles import is_admin
 from annotation.models.reports import JudgmentSet
 from annotation.selectors.reports import judgment_set_list
 from annotation.services.jobs.imports import machine_judgments_import_start
 from annotation.services.jobs.judgment_sets import machine_judge_set_report_start
 from annotation.services.machine_judges import MachineJudgeError
 from annotation.services.reports.create import ReportError
+from api.params import query_int
 from api.permissions import IsAdmin, IsAdminOrResearcherReadOnly
 from api.views.jobs import JobOutputSerializer, job_accepted_response
 
 
 class MachineJudgeOutputSerializer(serializers.Serializer):
+    """A judge's name, model and prompt for everyone who may read it; where a judge the platform ran
+    sent its requests (its base URL, kept in `source_name`) for admins only: researchers get ''."""
+
     id = serializers.IntegerField()
     kind = serializers.CharField()
     dataset = serializers.IntegerField(source="dataset_id")
@@ -36,10 +41,16 @@ class MachineJudgeOutputSerializer(serializers.Serializer):
     name = serializers.CharField()
     model_name = serializers.CharField()
     prompt_version = serializers.CharField()
-    source_name = serializers.CharField()
+    source_name = serializers.SerializerMethodField()
     checksum = serializers.CharField()
     counts = serializers.JSONField()
     created_at = serializers.DateTimeField()
+
+    def get_source_name(self, judge) -> str:
+        request = self.context.get("request")
+        if judge.ran_by_platform and not (request is not None and is_admin(request.user)):
+            return ""
+        return judge.source_name
 
 
 class _UploadInput(serializers.Serializer):
@@ -104,11 +115,9 @@ class MachineJudgeListApi(ListAPIView):
     def get_queryset(self):
         qs = MachineJudge.objects.all()
         for name in ("pool", "dataset"):
-            value = self.request.query_params.get(name)
-            if value:
-                if not value.isdigit():
-                    raise ValidationError({name: "expected an id"})
-                qs = qs.filter(**{f"{name}_id": int(value)})
+            value = query_int(self.request, name, min_value=1)
+            if value is not None:
+                qs = qs.filter(**{f"{name}_id": value})
         return qs
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from django.shortcuts import get_object_or_404, render
 
 from annotation.models import RankingStudy
+from annotation.query_numbers import ID_MAX, NotAWholeNumber, whole_number
 from annotation.selectors.ranking import proxy_overview, proxy_report_list, proxy_report_tables
 from annotation.services.proxy_matrices import (EMPTY_QUERY_RULES, GAINS, MAX_RANDOM_DRAWS, RANDOM_DRAWS_DEFAULT,
                                                 RANDOM_SEED_DEFAULT, ProxyError, proxy_random_baseline_table)
@@ -37,12 +38,10 @@ def _random_baseline(dataset, query) -> dict:
     """The form's values (kept to fill it again) and the service's table, or the reason there is none."""
     asked = {"draws": query.get("draws", str(RANDOM_DRAWS_DEFAULT)), "seed": query.get("seed", str(RANDOM_SEED_DEFAULT)),
              "gain": query.get("gain", GAINS[0]), "empty": query.get("empty", EMPTY_QUERY_RULES[0])}
-    try:
-        draws, seed = int(asked["draws"]), int(asked["seed"])
-    except ValueError:
-        return {"asked": asked, "error": "draws and seed must be whole numbers"}
-    if seed < 0:
-        return {"asked": asked, "error": "seed must be 0 or more"}
+    try:  # the one parser of numbers in a query string: ASCII digits only, so no seed below 0
+        draws, seed = (whole_number(asked[name], low=0, high=ID_MAX) for name in ("draws", "seed"))
+    except NotAWholeNumber:
+        return {"asked": asked, "error": "draws and seed must be whole numbers (0 or more, digits 0-9)"}
     try:
         table = proxy_random_baseline_table(dataset=dataset, draws=draws, seed=seed, gain=asked["gain"],
                                             empty=asked["empty"])
