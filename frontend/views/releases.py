@@ -17,6 +17,7 @@ from django.views.decorators.csrf import ensure_csrf_cookie
 from django.utils.safestring import mark_safe
 
 from annotation import roles
+from annotation.query_numbers import id_or_none
 from annotation.analysis.leaderboard import leaderboard_svg
 from annotation.formats.release_documents import (JUDGED_AT_K, UNRESOLVED_SCORING, judgment_set_phrase,
                                                   resolved_share_sentence, run_cut_sentence)
@@ -71,7 +72,7 @@ def release_index(request):
             counts = pool_pair_counts(pools=pool)
             pool.unresolved_pairs, pool.share_sentence = counts["unresolved"], resolved_share_sentence(counts)
         context |= {"pools": pools, "judgment_sets": judgment_sets_listed(),
-                    "chosen_pool": int(chosen) if (chosen := request.GET.get("pool", "")).isdigit() else None}
+                    "chosen_pool": id_or_none(request.GET.get("pool", ""))}
     return render(request, "frontend/releases/index.html", context)
 
 
