@@ -237,7 +237,7 @@ def _charts(report) -> list[dict]:
                 for r in result["per_rater"]]
         title = "Agreement per rater with the majority label of units labelled more than once"
         charts.append({"title": title, "svg": _share_bars("raters", title, rows)})
-    elif report.kind == "machine_judge" and (result.get("calibration") or {}).get("n"):
+    elif report.kind == "machine_judge" and (result.get("calibration") or {}).get("ece") is not None:
         calibration = result["calibration"]
         title = (f"Reliability: share of pairs people found relevant against the machine's probability, per bin "
                  f"(circle area = pairs; dashed: perfect calibration). ECE {calibration['ece']:.3f}")

@@ -33,6 +33,17 @@ def _ranks(scores: list) -> list:
     return [None if s is None else known.index(s) + 1 for s in scores]
 
 
+#: What the report says where a figure needs human labels and there are none.
+NO_HUMAN_LABELS = "no human labels to compare with"
+
+
+def _ece_text(calibration: dict, digits: int) -> str:
+    """The expected calibration error, or why there is none (no pair with a human label: ECE is
+    undefined, stored as None, and a page formatting it answered 500 forever)."""
+    ece = calibration.get("ece")
+    return f"{ece:.{digits}f}" if ece is not None else f"– ({NO_HUMAN_LABELS})"
+
+
 def machine_judge_tables(result: dict) -> list[ReportTable]:
     judge, kappa, ranking = result["judge"], result["kappa"], result["system_ranking"]
     confidence = f"{kappa['confidence']:.0%}"
@@ -45,7 +56,8 @@ def machine_judge_tables(result: dict) -> list[ReportTable]:
         ["machine judge", who],
         ["human side", result["human_labels"]],
         ["machine judgments", judge["judgments"]],
-        ["pairs compared (a human label and a machine label)", result["pairs_compared"]],
+        ["pairs compared (a human label and a machine label)",
+         result["pairs_compared"] if result["pairs_compared"] else f"0 ({NO_HUMAN_LABELS})"],
         ["machine judgments without a human label", result["machine_pairs_without_human_label"]],
         [f"Cohen's kappa [{confidence} interval, {kappa['interval_method']}]",
          interval_text(kappa["kappa"], kappa["interval"])],
@@ -59,7 +71,8 @@ def machine_judge_tables(result: dict) -> list[ReportTable]:
     calibration = result.get("calibration")  # reports stored before calibration have none
     if calibration:
         summary.append([f"expected calibration error ({calibration['n_bins']} equal-width bins, "
-                        f"{calibration['with_score']} of {calibration['n']} pairs with a score)", calibration["ece"]])
+                        f"{calibration['with_score']} of {calibration['n']} pairs with a score)",
+                        calibration["ece"] if calibration.get("ece") is not None else f"– ({NO_HUMAN_LABELS})"])
     (nn, nr), (rn, rr) = kappa["confusion"] if kappa["confusion"] else ((0, 0), (0, 0))
     confusion = [["not relevant", nn, nr, nn + nr], ["relevant", rn, rr, rn + rr],
                  ["total", nn + rn, nr + rr, nn + nr + rn + rr]]
@@ -92,7 +105,7 @@ def machine_judge_tables(result: dict) -> list[ReportTable]:
                     [[name, h, hr, m, mr] for name, h, hr, m, mr in zip(systems, ranking["human_scores"], human_ranks,
                                                                         ranking["machine_scores"], machine_ranks)]),
     ] + ([ReportTable("calibration", f"Reliability: the machine's probability of relevance against the human "
-                                     f"labels, {calibration['n_bins']} equal-width bins (ECE {calibration['ece']:.4f}; "
+                                     f"labels, {calibration['n_bins']} equal-width bins (ECE {_ece_text(calibration, 4)}; "
                                      f"{calibration['query_type_note']})",
                       ["bin_low", "bin_high", "pairs", "mean_probability", "observed_relevant"],
                       [[b["low"], b["high"], b["count"], b["mean_probability"], b["observed_relevant"]]
