@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -59,7 +60,11 @@ def _caption(parts: list) -> str:
                 continue
             if isinstance(value, dict) and isinstance(value.get("caption"), str):
                 return value["caption"]
-    return ""
+    # The retired prompt v1 put the caption inside the instruction: read it from there, so that the
+    # tricks also reach a platform that still sends v1.
+    text = " ".join(p["text"] for p in parts if isinstance(p, dict) and p.get("type") == "text")
+    match = re.search(r'Caption: "([^"]*)"', text)
+    return match.group(1) if match else ""
 
 
 def _answer(trick: str) -> dict:

@@ -101,7 +101,7 @@ def test_an_answer_that_never_comes_times_out_as_that_pair_s_error(judge_server)
     job = _run(endpoint_for(judge_server, model="demo-vl+hang=2", timeout_seconds=2, max_retries=0), pool)
     assert job.status == "succeeded", job.message
     errors = list(JudgeCall.objects.filter(job=job, status="error").values_list("error", flat=True))
-    assert errors and all("no answer within the timeout" in e for e in errors)
+    assert errors and all("no answer within the deadline of 2 s" in e for e in errors)
     assert _judge(job).counts["judged"] == 4 - len(errors)
 
 
