@@ -117,3 +117,16 @@ def releases_readable_by(user, releases):
 
     candidates = releases.model.objects.filter(pk__in=releases.values("pk")).only("pk", "dataset_id", "sources")
     return releases.exclude(pk__in=releases_held_back(candidates))
+
+
+def crowd_study_token(user) -> str | None:
+    """The study token of a crowd worker's account, None for any other account: the one rule for
+    what a crowd account may see. Such an account is a rater of its study's pool, but the rater
+    pages (start page, judging page, ranking) and the rater's list of pools are not for it: they
+    name the pool and the dataset, which a study hides from its workers, and bypass the study's
+    pages. Pages redirect it to its study; the API lists it no pools."""
+    if not getattr(user, "is_authenticated", False) or role_of(user) != RATER:
+        return None
+    from annotation.models import CrowdWorker
+
+    return CrowdWorker.objects.filter(user_id=user.pk).values_list("study__token", flat=True).first()

@@ -18,7 +18,8 @@ from rest_framework.generics import ListAPIView
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.models import CrowdWorker, Label, Lease, Pool
+from annotation import roles
+from annotation.models import Label, Lease, Pool
 from annotation.models.labels import DEVICE_ID_MAX
 from annotation.selectors.pools import rater_pools, rater_progress
 from annotation.services.queue.label_changes import answer_change, recent_answers
@@ -160,10 +161,8 @@ class MyPoolsApi(APIView):
                                                           "dataset": serializers.CharField(), "training": serializers.CharField()},
                                                many=True))
     def get(self, request):
-        if CrowdWorker.objects.filter(user_id=request.user.pk).exists():
-            # A crowd worker's account works in its study's pool through the study's pages, which
-            # do not tell its workers the pool's or the dataset's name.
-            return Response([])
+        if roles.crowd_study_token(request.user) is not None:
+            return Response([])  # a crowd account works through its study's pages only
         return Response([{"id": m.pool.pk, "name": m.pool.name, "dataset": m.pool.dataset.name, "training": m.training}
                          for m in rater_pools(rater=request.user)])
 

@@ -10,18 +10,13 @@ from django.urls import reverse
 from django.views.decorators.csrf import ensure_csrf_cookie
 
 from annotation import roles
-from annotation.models import CrowdWorker
 
 ROLE_NAMES = {"admin": "admins", roles.RATER: "raters", roles.RESEARCHER: "researchers"}
 
 
 def crowd_study_redirect(user):
-    """A crowd worker's account is a rater of its study's pool, but the rater pages (start page,
-    judging page, ranking) are not for it: they name the pool and the dataset, which a study hides
-    from its workers, and bypass the study's pages. A redirect to its study's page, or None."""
-    if not getattr(user, "is_authenticated", False) or roles.role_of(user) != roles.RATER:
-        return None
-    token = CrowdWorker.objects.filter(user_id=user.pk).values_list("study__token", flat=True).first()
+    """A redirect to a crowd worker's study page (roles.crowd_study_token says why), or None."""
+    token = roles.crowd_study_token(user)
     return redirect(reverse("frontend:study-stage", kwargs={"token": token})) if token else None
 
 
