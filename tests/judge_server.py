@@ -1,8 +1,8 @@
 """A small OpenAI-compatible chat-completions server that judges demo pairs by looking at the frames.
 
 Run as a process (`python -m tests.judge_server`): it binds 127.0.0.1 on a free port and prints
-`PORT <n>` on its first line. POST /v1/chat/completions takes the machine judge's request (a text
-part naming the caption in double quotes, then JPEG data-URL image parts), decodes every frame
+`PORT <n>` on its first line. POST /v1/chat/completions takes the machine judge's request (the
+instruction, the caption's JSON data part, then JPEG data-URL image parts), decodes every frame
 with Pillow and reads the scene from the pixels: the background from the corners, the shape's
 colour (nearest demo colour), its outline (how much of its bounding box it fills: square ~1,
 circle ~pi/4, triangle ~1/2) and its motion (the centroid's path over the frames). The caption's
@@ -114,9 +114,19 @@ class State:
 STATE = State()
 
 
-def _caption(text: str) -> str:
-    match = re.search(r'"([^"]*)"', text)
-    return match.group(1) if match else text
+def _caption(parts: list[dict]) -> str:
+    """The caption: its own JSON data part {"caption": ...} (prompt v2), else the first double-quoted
+    text (the retired v1, which put it inside the instruction)."""
+    texts = [p["text"] for p in parts if p.get("type") == "text"]
+    for text in texts:
+        try:
+            value = json.loads(text)
+        except ValueError:
+            continue
+        if isinstance(value, dict) and isinstance(value.get("caption"), str):
+            return value["caption"]
+    match = re.search(r'"([^"]*)"', " ".join(texts))
+    return match.group(1) if match else " ".join(texts)
 
 
 def _tokens(content: str, verdict_p: float, relevant: bool) -> list[dict]:
@@ -180,9 +190,8 @@ class Handler(BaseHTTPRequestHandler):
         body = json.loads(raw)
         flags = _flags(body.get("model", "")) | _flags(self.headers.get("X-Judge-Behaviour", ""))
         parts = body["messages"][-1]["content"]
-        text = " ".join(p["text"] for p in parts if p.get("type") == "text")
         frames = [base64.b64decode(p["image_url"]["url"].split(",", 1)[1]) for p in parts if p.get("type") == "image_url"]
-        caption = _caption(text)
+        caption = _caption(parts)
         key = f"{caption}|{hashlib.sha256(frames[0] if frames else b'').hexdigest()[:16]}"
         bucket = int(hashlib.sha256(key.encode()).hexdigest(), 16)
         with STATE.lock:

@@ -20,6 +20,7 @@ from annotation.models.reports import JudgmentSet
 from annotation.services.jobs.machine_judge_runs import machine_judge_run_start
 from annotation.services.machine_judges.runner.endpoints import JudgeEndpointError, judge_endpoint_create, \
     judge_endpoint_update
+from annotation.services.machine_judges.runner.client import CONCURRENCY_MAX
 from annotation.services.machine_judges.runner.run import JudgeRunError
 from api.permissions import IsAdmin
 from api.views.jobs import JobOutputSerializer, job_accepted_response
@@ -52,7 +53,7 @@ class JudgeEndpointInputSerializer(serializers.Serializer):
     model = serializers.CharField(max_length=300)
     prompt_version = serializers.CharField(max_length=40, required=False)
     frames_per_clip = serializers.IntegerField(required=False, min_value=1, max_value=64)
-    concurrency = serializers.IntegerField(required=False, min_value=1, max_value=256)
+    concurrency = serializers.IntegerField(required=False, min_value=1, max_value=CONCURRENCY_MAX)
     max_requests = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=2**31 - 1,
                                             help_text="Per run: HTTP requests, retries included.")
     max_tokens = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=2**63 - 1,

@@ -34,12 +34,12 @@ import httpcore
 import httpx
 
 from annotation.formats.judge_chat import Verdict, VerdictError, answer_json, parse_chat_response, usage_counts
+from annotation.services.outbound import NOT_HTTP
 
 BACKOFF_BASE = 0.5
 BACKOFF_MAX = 30.0
 RETRY_AFTER_MAX = 120.0
 CHAT_PATH = "/v1/chat/completions"
-ANSWER_BYTES_DEFAULT = 1 << 20  # the default of settings.REJUDGE_JUDGE_ANSWER_MAX_BYTES
 # Pairs asked at once by one run: a thread and a connection each, and up to an answer's byte cap
 # held by each. 16 keeps a worker's share bounded (16 MiB of answers at the default cap) and is
 # already more than a single GPU server answers in parallel; hosted APIs rate-limit well below it.
@@ -202,8 +202,7 @@ def backoff_seconds(attempt: int, rng: random.Random) -> float:
 
 
 def call_pair(*, client: httpx.Client, base_url: str, headers: dict, body: dict, budget: Budget, max_retries: int,
-              rng: random.Random, sleep=time.sleep, timeout_seconds: float = 120.0,
-              max_bytes: int = ANSWER_BYTES_DEFAULT) -> CallOutcome:
+              rng: random.Random, timeout_seconds: float, max_bytes: int, sleep=time.sleep) -> CallOutcome:
     """Sends one pair's request until it gets an answer, a non-retryable failure, or runs out of
     retries or budget. Never raises for a pair's own failure, whatever the answer holds; raises
     EndpointRefused. Each request ends within `timeout_seconds` and reads at most `max_bytes`."""
@@ -233,26 +232,27 @@ def call_pair(*, client: httpx.Client, base_url: str, headers: dict, body: dict,
             out.error, out.unreachable = f"answer larger than {max_bytes} bytes (not read further)", False
             return out
         except httpx.ConnectTimeout:
-            out.error, out.unreachable = f"no connection within the timeout (attempt {attempt + 1})", True
+            out.error, out.unreachable = f"the judge endpoint {NOT_HTTP} (attempt {attempt + 1})", True
         except httpx.TimeoutException:
             # The server took the request but did not answer in time: that pair's trouble (a long
             # video, a busy GPU, a server dripping its answer), not a sign that the server is gone.
             out.error, out.unreachable = (f"no answer within the deadline of {timeout_seconds:g} s for the whole "
                                           f"request (attempt {attempt + 1})"), False
-        except httpx.TransportError as exc:
-            out.error, out.unreachable = f"{type(exc).__name__} (attempt {attempt + 1})", True
+        except httpx.TransportError:
+            # One message whatever failed (refused, reset, not HTTP at all): no port scanner (outbound.NOT_HTTP).
+            out.error, out.unreachable = f"the judge endpoint {NOT_HTTP} (attempt {attempt + 1})", True
         else:
             out.unreachable = False
             status = response.status_code
-            text = (raw or b"").decode("utf-8", "replace")
             if status in (401, 403, 404):
-                raise EndpointRefused(f"{url} answered HTTP {status}: "
-                                      f"{text[:200]!r} (check the key variable, the URL and the model name)")
+                # The status only: a refusal's text may echo the key, or be what some other service says.
+                raise EndpointRefused(f"{url} answered HTTP {status} (check the key variable, the URL and the model "
+                                      "name)")
             if status == 429 or status >= 500:
                 out.error = f"HTTP {status} (attempt {attempt + 1})"
                 wait = retry_after_seconds(response.headers.get("Retry-After"))
             elif status != 200:
-                out.error = f"HTTP {status}: {text[:200]!r}"
+                out.error = f"HTTP {status}"
                 return out
             elif raw is None:
                 out.error = f"the answer is compressed ({encoding[:40]!r}) although 'identity' was asked for"

@@ -4,20 +4,29 @@ For each pair: N frames spread evenly over the clip's span (the pair's span in a
 the clip's, else the whole video), sent with the caption as one chat-completions request (see
 annotation/formats/judge_chat.py); the verdict and P(relevant) are read from the answer.
 
-- **Cache.** A pair already answered for the same (model, prompt version, caption, clip, frame
-  sampling spec) by any run is not sent again: its JudgeCall row is reused.
-- **Resumable.** Each answer is written (JudgeCall) on a connection of its own as it arrives, so a
-  worker killed mid-run keeps what it was paid for; the retried job finds those rows in the cache.
-  (On SQLite, single-writer, the rows commit with the job instead.)
+- **Cache.** A pair already answered for the same (endpoint that answered: normalised base URL and
+  key variable, model, prompt version, caption, clip, frame sampling spec) by any run is not sent
+  again: its JudgeCall row is reused. Another server's answers are never taken for this one's.
+- **Resumable.** The job asks in two phases: the asking (MachineJudgeRunJob.ask) runs after the
+  job is claimed but outside its transaction, and writes each answer (JudgeCall) in a short
+  transaction of its own as it arrives, on PostgreSQL and SQLite alike; only the verdicts
+  (MachineJudge, its MachineJudgment rows) commit with the job. So a run that fails or a worker
+  killed mid-run keeps every answer it was paid for, and the retried job finds them in the cache.
+  (Asked inside a transaction, on PostgreSQL the answers are written on a connection of their
+  own; on SQLite, single-writer, they can only commit with that transaction.)
 - **Budget.** Requests and tokens spent by the job's earlier attempts count; once the budget is
   spent nothing more is sent, the pairs answered so far are stored, and the run ends `stopped`.
-- **Failures.** A pair whose answer carries no verdict is recorded as an error and the run goes
-  on; when the server stops answering (UNREACHABLE_IN_A_ROW pairs in a row fail on the network) or
-  refuses the endpoint (401/403/404), the job fails with the reason, keeping the answers cached.
+- **Failures.** A pair whose answer carries no verdict, is too large or too slow (client.py), or
+  holds anything unusable (judge_chat.py: NaN or overflowing log-probabilities, nesting no parser
+  takes) is recorded as that pair's error with its reason and the run goes on; usage counts that
+  are no small whole numbers are ignored and noted in the result's `notes`; when the server stops
+  answering (UNREACHABLE_IN_A_ROW pairs in a row fail on the network) or refuses the endpoint
+  (401/403/404), the job fails with the reason, keeping the answers cached.
 - **Verdicts** become MachineJudgment rows of a new MachineJudge (one per run), never Label rows.
 """
 from __future__ import annotations
 
+import math
 import random
 import re
 import time
@@ -28,21 +37,26 @@ from dataclasses import dataclass
 
 import httpx
 from django.conf import settings
-from django.db import IntegrityError, connection
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Sum
 from django.db.models.functions import Coalesce
 
 from annotation.formats.fields import media_problem
-from annotation.formats.judge_chat import chat_request
+from annotation.formats.judge_chat import chat_request, prompt_retired
 from annotation.formats.video_frames import extract_frames, frame_times, sampling_spec, video_seconds
 from annotation.models import Caption, Clip, Job, JudgeCall, JudgeEndpoint, MachineJudge, MachineJudgment, Pool, PooledPair
 from annotation.models.reports import ImportedJudgment, JudgmentSet
-from annotation.services.machine_judges.runner.client import Budget, CallOutcome, EndpointRefused, call_pair
-from annotation.services.machine_judges.runner.endpoints import judge_endpoint_key
+from annotation.services.machine_judges.runner.client import (CONCURRENCY_MAX, Budget, CallOutcome, EndpointRefused,
+                                                               call_pair, judge_client)
+from annotation.services.machine_judges.keys import mask_keys
+from annotation.services.machine_judges.runner.endpoints import judge_endpoint_identity, judge_endpoint_key, \
+    judge_network_backend
+from annotation.services.outbound import downloaded
 from annotation.services.storage import stored_file_local_path
 
 UNREACHABLE_IN_A_ROW = 3  # pairs in a row lost to the network (after their retries): the server is gone
 ERRORS_LISTED = 50
+NOTES_LISTED = 20
 
 
 class JudgeRunError(RuntimeError):
@@ -104,7 +118,8 @@ def _video(media: str):
     if problem:
         raise JudgeRunError(f"the clip's media {problem}")
     if re.match(r"^https?://", media, re.IGNORECASE):
-        yield media
+        with downloaded(media) as path:  # through the outbound policy: ffmpeg reads local files only
+            yield path
         return
     with stored_file_local_path("media", media) as path:
         yield path
@@ -119,14 +134,18 @@ def pair_frames(pair: PairToJudge, n: int) -> list[bytes]:
 
 
 class _Recorder:
-    """Writes JudgeCall rows committed at once, on a thread (and so a connection) of its own."""
+    """Writes JudgeCall rows, each committed at once: in a transaction of its own when no
+    transaction is open, else (PostgreSQL) on a thread, and so a connection, of its own."""
 
     def __init__(self) -> None:
-        self._writer = ThreadPoolExecutor(1, thread_name_prefix="judge-cache") if connection.vendor != "sqlite" else None
+        own_connection = connection.in_atomic_block and connection.vendor != "sqlite"
+        self._writer = ThreadPoolExecutor(1, thread_name_prefix="judge-cache") if own_connection else None
 
     def _create(self, fields: dict) -> None:
         try:
-            JudgeCall.objects.create(**fields)
+            # A savepoint inside an open transaction: a refused row must not break the rest of it.
+            with transaction.atomic():
+                JudgeCall.objects.create(**fields)
         except IntegrityError:
             # An ok row for the same key landed meanwhile (another run): the cache has the answer.
             if fields.get("status") != JudgeCall.Status.OK:
@@ -156,7 +175,35 @@ def _ask(*, pair: PairToJudge, endpoint: JudgeEndpoint, client: httpx.Client, he
     body = chat_request(model=endpoint.model, prompt_version=endpoint.prompt_version, caption=pair.caption,
                         frames_jpeg=frames, temperature=endpoint.temperature)
     return call_pair(client=client, base_url=endpoint.base_url, headers=headers, body=body, budget=budget,
-                     max_retries=endpoint.max_retries, rng=random.Random(seed))
+                     max_retries=endpoint.max_retries, rng=random.Random(seed),
+                     timeout_seconds=endpoint.timeout_seconds, max_bytes=settings.REJUDGE_JUDGE_ANSWER_MAX_BYTES)
+
+
+def judge_run_check(endpoint: JudgeEndpoint) -> None:
+    """What refuses a run of the endpoint before it starts (checked again when it runs): a retired
+    prompt version, a concurrency above CONCURRENCY_MAX (registered before the cap). Raises
+    JudgeRunError naming the field."""
+    retired = prompt_retired(endpoint.prompt_version)
+    if retired:
+        raise JudgeRunError(f"prompt_version: '{endpoint.prompt_version}' is retired ({retired}); change the "
+                            f"judge's prompt_version to a current one")
+    if not 1 <= endpoint.concurrency <= CONCURRENCY_MAX:
+        raise JudgeRunError(f"concurrency: must be from 1 to {CONCURRENCY_MAX} (the judge has {endpoint.concurrency})")
+
+
+def _usable(call: JudgeCall) -> bool:
+    # An ok row whose score is no probability (a NaN stored before answers were checked: NULL on
+    # SQLite, NaN on PostgreSQL) is no answer.
+    return call.score is not None and math.isfinite(call.score) and 0.0 <= call.score <= 1.0
+
+
+def _cached_answers(endpoint: JudgeEndpoint, pairs: list[PairToJudge], n: int) -> dict[tuple, JudgeCall]:
+    """The cache: (caption, clip, sampling) -> the ok JudgeCall answering it for this endpoint."""
+    rows = JudgeCall.objects.filter(
+        status=JudgeCall.Status.OK, answered_by=judge_endpoint_identity(endpoint), model=endpoint.model,
+        prompt_version=endpoint.prompt_version,
+        caption_id__in={p.caption_id for p in pairs}, sampling__in={p.spec(n) for p in pairs})
+    return {(c.caption_id, c.clip_id, c.sampling): c for c in rows if _usable(c)}
 
 
 def _spent_before(job: Job) -> tuple[int, int]:
@@ -165,26 +212,36 @@ def _spent_before(job: Job) -> tuple[int, int]:
     return int(sums["requests"]), int(sums["tokens"])
 
 
-def machine_judge_run(*, job: Job, endpoint: JudgeEndpoint, pool: Pool | None = None,
-                      judgment_set: JudgmentSet | None = None, progress: Callable = lambda *a, **k: None) -> dict:
-    """Runs the judge (see the module docstring) and returns the job's result."""
-    target = pool if pool is not None else judgment_set
-    pairs = judge_run_pairs(pool=pool, judgment_set=judgment_set)
-    if not pairs:
-        raise JudgeRunError(f"'{target}' has no pairs to judge")
+@dataclass
+class _Asked:
+    """What the asking phase leaves for the storing phase."""
+    pairs: list[PairToJudge]
+    cached: int
+    answered: int
+    errors: int
+    errors_listed: list[dict]
+    notes: list[str]
+    usage_ignored: int
+    stopped: str
+    seconds: float
+
+
+def _ask_all(*, job: Job, endpoint: JudgeEndpoint, pairs: list[PairToJudge], progress: Callable) -> _Asked:
+    """Asks the server every pair not in the cache and records each answer as it arrives."""
+    judge_run_check(endpoint)
     key = judge_endpoint_key(endpoint)
+    network = judge_network_backend(endpoint)  # the key's hosts and the outbound policy, checked on the worker
     headers = {"Authorization": f"Bearer {key}"} if key else {}
     n = endpoint.frames_per_clip
-    cached = {(c.caption_id, c.clip_id, c.sampling): c for c in JudgeCall.objects.filter(
-        status=JudgeCall.Status.OK, model=endpoint.model, prompt_version=endpoint.prompt_version,
-        caption_id__in={p.caption_id for p in pairs}, sampling__in={p.spec(n) for p in pairs})}
+    cached = _cached_answers(endpoint, pairs, n)
     todo = [p for p in pairs if (p.caption_id, p.clip_id, p.spec(n)) not in cached]
     requests_before, tokens_before = _spent_before(job)
     budget = Budget(max_requests=endpoint.max_requests, max_tokens=endpoint.max_tokens, requests=requests_before,
                     tokens=tokens_before)
     total = len(pairs)
-    tally = {"answered": 0, "errors": 0, "unsent": 0}
+    tally = {"answered": 0, "errors": 0, "unsent": 0, "usage_ignored": 0}
     errors: list[dict] = []
+    notes: dict[str, int] = {}
     recorder = _Recorder()
     started = time.monotonic()
 
@@ -194,16 +251,16 @@ def machine_judge_run(*, job: Job, endpoint: JudgeEndpoint, pool: Pool | None = 
                               f"{budget.tokens} tokens · {tally['errors']} errors")
 
     report()
-    timeout = httpx.Timeout(endpoint.timeout_seconds, connect=min(10.0, endpoint.timeout_seconds))
-    limits = httpx.Limits(max_connections=endpoint.concurrency, max_keepalive_connections=endpoint.concurrency)
     pool_threads = ThreadPoolExecutor(endpoint.concurrency, thread_name_prefix="judge")
     try:
-        with httpx.Client(timeout=timeout, limits=limits) as client:
+        with judge_client(timeout_seconds=endpoint.timeout_seconds, concurrency=endpoint.concurrency,
+                          network_backend=network) as client:
             queue = iter(enumerate(todo))
             running: dict[Future, PairToJudge] = {}
             unreachable_in_a_row = 0
+            stop: Exception | None = None  # what ends the run, once the pairs in flight are recorded
             while True:
-                while len(running) < endpoint.concurrency and not budget.spent:
+                while stop is None and len(running) < endpoint.concurrency and not budget.spent:
                     item = next(queue, None)
                     if item is None:
                         break
@@ -215,11 +272,21 @@ def machine_judge_run(*, job: Job, endpoint: JudgeEndpoint, pool: Pool | None = 
                 finished, _ = wait(running, return_when=FIRST_COMPLETED)
                 for future in finished:
                     pair = running.pop(future)
-                    outcome = future.result()  # EndpointRefused propagates: the run stops
+                    try:
+                        outcome = future.result()
+                    except Exception as exc:  # noqa: BLE001 - EndpointRefused, or anything: the run stops,
+                        stop = stop or exc    # and the answers of the pairs still in flight are kept
+                        continue
+                    outcome.error = mask_keys(outcome.error, also=(key,))
                     if outcome.budget_stop and not outcome.requests:
                         tally["unsent"] += 1
                         continue
-                    fields = {"model": endpoint.model, "prompt_version": endpoint.prompt_version,
+                    for note in outcome.notes:
+                        if note in notes or len(notes) < NOTES_LISTED:
+                            notes[note] = notes.get(note, 0) + 1
+                    tally["usage_ignored"] += bool(outcome.notes)
+                    fields = {"answered_by": judge_endpoint_identity(endpoint), "model": endpoint.model,
+                              "prompt_version": endpoint.prompt_version,
                               "sampling": pair.spec(n), "caption_id": pair.caption_id, "clip_id": pair.clip_id,
                               "endpoint": endpoint, "job": job, "requests": outcome.requests}
                     if outcome.verdict is not None:
@@ -238,38 +305,47 @@ def machine_judge_run(*, job: Job, endpoint: JudgeEndpoint, pool: Pool | None = 
                             errors.append({"caption": pair.caption_external, "clip": pair.clip_external,
                                            "error": outcome.error[:500]})
                         unreachable_in_a_row = unreachable_in_a_row + 1 if outcome.unreachable else 0
-                        if unreachable_in_a_row >= UNREACHABLE_IN_A_ROW:
-                            raise JudgeRunError(
+                        if unreachable_in_a_row >= UNREACHABLE_IN_A_ROW and stop is None:
+                            stop = JudgeRunError(
                                 f"{endpoint.base_url} stopped answering ({UNREACHABLE_IN_A_ROW} pairs in a row lost "
-                                f"after their retries: {outcome.error}); the {tally['answered']} answers received are "
-                                "cached, and a retry of the job sends only the rest")
+                                f"after their retries: {outcome.error}); the answers received are cached, and a "
+                                "retry of the job sends only the rest")
                 report()
+            if stop is not None:
+                raise stop
     except EndpointRefused as exc:
-        raise JudgeRunError(str(exc)) from None
+        raise JudgeRunError(mask_keys(str(exc), also=(key,))) from None
     finally:
         pool_threads.shutdown(wait=False, cancel_futures=True)
         recorder.close()
-    seconds = time.monotonic() - started
     # Stopped early only when pairs were left unsent: a budget spent by the last pair stopped nothing.
     unsent = len(todo) - tally["answered"] - tally["errors"]
-    stopped = (budget.spent or "stopped before every pair was sent") if unsent else ""
-    judge = _store_verdicts(job=job, endpoint=endpoint, pool=pool, judgment_set=judgment_set, pairs=pairs, n=n)
+    return _Asked(pairs=pairs, cached=total - len(todo), answered=tally["answered"], errors=tally["errors"],
+                  errors_listed=errors, usage_ignored=tally["usage_ignored"],
+                  notes=[f"{note} ({count} answer{'s' if count > 1 else ''})" for note, count in notes.items()],
+                  stopped=(budget.spent or "stopped before every pair was sent") if unsent else "",
+                  seconds=time.monotonic() - started)
+
+
+def _store(*, job: Job, endpoint: JudgeEndpoint, pool, judgment_set, asked: _Asked) -> dict:
+    """The run's MachineJudge from the answers in the cache, and the job's result."""
+    n = endpoint.frames_per_clip
+    judge = _store_verdicts(job=job, endpoint=endpoint, pool=pool, judgment_set=judgment_set, pairs=asked.pairs, n=n)
     spent_requests, spent_tokens = _spent_before(job)
-    counts = {"pairs": total, "cached": total - len(todo), "answered": tally["answered"], "errors": tally["errors"],
+    total = len(asked.pairs)
+    counts = {"pairs": total, "cached": asked.cached, "answered": asked.answered, "errors": asked.errors,
               "unjudged": total - judge.counts["judged"], "requests": spent_requests, "tokens": spent_tokens,
-              "stopped": stopped}
+              "usage_ignored": asked.usage_ignored, "stopped": asked.stopped}
     judge.counts |= counts
     judge.save(update_fields=["counts"])
-    return {"judge_id": judge.pk, "name": judge.name, **judge.counts, "seconds": round(seconds, 3),
-            "errors_listed": errors}
+    return {"judge_id": judge.pk, "name": judge.name, **judge.counts, "seconds": round(asked.seconds, 3),
+            "errors_listed": asked.errors_listed, "notes": asked.notes}
 
 
 def _store_verdicts(*, job: Job, endpoint: JudgeEndpoint, pool, judgment_set, pairs: list[PairToJudge],
                     n: int) -> MachineJudge:
     target = pool if pool is not None else judgment_set
-    answers = {(c.caption_id, c.clip_id, c.sampling): c for c in JudgeCall.objects.filter(
-        status=JudgeCall.Status.OK, model=endpoint.model, prompt_version=endpoint.prompt_version,
-        caption_id__in={p.caption_id for p in pairs})}
+    answers = _cached_answers(endpoint, pairs, n)
     judge = MachineJudge.objects.create(
         dataset_id=target.dataset_id, pool=pool, judgment_set=judgment_set, name=f"{endpoint.name} · job {job.pk}"[:200],
         model_name=endpoint.model, prompt_version=endpoint.prompt_version, source_name=endpoint.base_url[:500],
@@ -290,12 +366,33 @@ def _store_verdicts(*, job: Job, endpoint: JudgeEndpoint, pool, judgment_set, pa
     return judge
 
 
-def machine_judge_run_work(job: Job, progress: Callable) -> dict:
-    """The job's work, from its params (endpoint_id, and pool_id or judgment_set_id)."""
+def _job_targets(job: Job) -> tuple[JudgeEndpoint, Pool | None, JudgmentSet | None]:
     p = job.params
     endpoint = JudgeEndpoint.objects.filter(pk=p["endpoint_id"]).first()
     if endpoint is None:
         raise JudgeRunError(f"the judge '{p.get('endpoint', p['endpoint_id'])}' was removed after the run was started")
     pool = Pool.objects.get(pk=p["pool_id"]) if p.get("pool_id") else None
     judgment_set = JudgmentSet.objects.get(pk=p["judgment_set_id"]) if p.get("judgment_set_id") else None
-    return machine_judge_run(job=job, endpoint=endpoint, pool=pool, judgment_set=judgment_set, progress=progress)
+    return endpoint, pool, judgment_set
+
+
+class MachineJudgeRunJob:
+    """The job's work in two phases for job_execute: `ask` (its `outside`: after the claim, outside
+    the job's transaction, every answer committed as it arrives) and `store` (its `work`: the
+    verdicts, committed with the job). A failure in either fails the job; the answers stay."""
+
+    def __init__(self) -> None:
+        self._asked: _Asked | None = None
+
+    def ask(self, job: Job, progress: Callable) -> None:
+        endpoint, pool, judgment_set = _job_targets(job)
+        pairs = judge_run_pairs(pool=pool, judgment_set=judgment_set)
+        if not pairs:
+            raise JudgeRunError(f"'{pool if pool is not None else judgment_set}' has no pairs to judge")
+        self._asked = _ask_all(job=job, endpoint=endpoint, pairs=pairs, progress=progress)
+
+    def store(self, job: Job, progress: Callable) -> dict:
+        if self._asked is None:
+            raise RuntimeError("MachineJudgeRunJob.store runs after ask")
+        endpoint, pool, judgment_set = _job_targets(job)
+        return _store(job=job, endpoint=endpoint, pool=pool, judgment_set=judgment_set, asked=self._asked)
