@@ -44,7 +44,6 @@ CHAT_PATH = "/v1/chat/completions"
 # held by each. 16 keeps a worker's share bounded (16 MiB of answers at the default cap) and is
 # already more than a single GPU server answers in parallel; hosted APIs rate-limit well below it.
 CONCURRENCY_MAX = 16
-ERROR_TEXT_BYTES = 200  # of a refusal's body, for the message
 
 
 class EndpointRefused(RuntimeError):
@@ -222,8 +221,7 @@ def call_pair(*, client: httpx.Client, base_url: str, headers: dict, body: dict,
                 out.statuses.append(response.status_code)
                 encoding = response.headers.get("Content-Encoding", "identity").strip().lower()
                 if response.status_code != 200:
-                    # Only a refusal's first bytes are read, for its message.
-                    raw = next(response.iter_raw(ERROR_TEXT_BYTES), b"")[:ERROR_TEXT_BYTES]
+                    raw = b""  # a refusal's body is never read: its status says enough
                 elif encoding not in ("", "identity"):
                     raw = None
                 else:
