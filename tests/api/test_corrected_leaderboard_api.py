@@ -29,7 +29,8 @@ def test_admin_starts_the_leaderboard_and_a_researcher_reads_it(as_role, run_job
     assert job.status == "succeeded", job.message
     report = Report.objects.get(pk=job.result["report_id"])
     assert report.kind == "corrected_leaderboard"
-    assert report.params == {"ks": [1], "depth": 3, "replicates": 200, "seed": 0, "confidence": 0.95, "decimals": 1}
+    # depth null: every run scored whole (issue 35; a cut is asked for, and then named in the measures).
+    assert report.params == {"ks": [1], "depth": None, "replicates": 200, "seed": 0, "confidence": 0.95, "decimals": 1}
 
     researcher = as_role("researcher")
     detail = researcher.get(f"/api/v1/reports/{report.pk}/")
@@ -54,3 +55,17 @@ def test_raters_cannot_read_it(as_role, pool):
     report = report_create(pool=pool, kind="corrected_leaderboard", params={"replicates": 100})
     assert as_role("rater").get(f"/api/v1/reports/{report.pk}/").status_code == 403
     assert as_role(None).get(f"/api/v1/reports/{report.pk}/").status_code in (401, 403)
+
+
+def test_a_depth_cut_is_asked_for_and_named_and_a_bad_one_is_a_400_naming_it(as_role, run_jobs, pool):
+    admin = as_role("admin")
+    with run_jobs():
+        response = admin.post(f"/api/v1/pools/{pool.pk}/reports/",
+                              {"kind": "corrected_leaderboard", "params": {"replicates": 100, "depth": 2}}, format="json")
+    assert response.status_code == 202, response.content
+    report = Report.objects.get(pk=Job.objects.get(pk=response.data["id"]).result["report_id"])
+    assert report.result["depth"] == 2 and report.result["measures"][2] == "C@10 (runs cut at depth 2)"
+    for bad in (0, "five", 2.5):
+        response = admin.post(f"/api/v1/pools/{pool.pk}/reports/",
+                              {"kind": "corrected_leaderboard", "params": {"depth": bad}}, format="json")
+        assert response.status_code == 400 and "depth" in response.content.decode(), (bad, response.content)

@@ -359,3 +359,47 @@ def test_the_release_and_the_clients_frame_carry_the_whole_run_scores_and_judged
             assert row.judged == pytest.approx(judged[row.run][f"Judged@{cutoff}"], abs=1e-12)
         if row.measure == "C@10":
             assert row.corrected == pytest.approx(expected[row.run]["success_10"], abs=1e-12)
+
+
+def test_a_moment_pool_is_cut_only_when_asked_and_then_says_so(labelled_pool):
+    """By default every stored prediction counts (the values equal the moment_metrics report's,
+    test above); `depth` 1 keeps each run's first prediction per caption, so R@2 becomes R@1, and
+    every measure is named with the cut."""
+    whole = report_create(pool=labelled_pool, kind="corrected_leaderboard", params={"ks": [1, 2], "replicates": 100})
+    assert whole.result["depth"] is None and whole.result["measures"] == [*MOMENT_COLUMNS, "mAP"]
+    assert "Every stored prediction" in whole.result["conventions"] and "not relevant" in whole.result["unjudged"]
+    # The second prediction matters in the whole runs, so a cut at 1 has something to change.
+    assert any(row["corrected"][c]["value"] != row["corrected"][c.replace("@2", "@1")]["value"]
+               for row in whole.result["runs"] for c in MOMENT_COLUMNS if "@2" in c)
+    cut = report_create(pool=labelled_pool, kind="corrected_leaderboard",
+                        params={"ks": [1, 2], "replicates": 100, "depth": 1})
+    suffix = " (runs cut at depth 1)"
+    assert cut.result["depth"] == 1 and cut.result["measures"] == [f"{m}{suffix}" for m in [*MOMENT_COLUMNS, "mAP"]]
+    for row in cut.result["runs"]:
+        for column in MOMENT_COLUMNS:
+            if "@2" in column:
+                at_one = column.replace("@2", "@1")
+                assert row["corrected"][column + suffix]["value"] == row["corrected"][at_one + suffix]["value"]
+
+
+def test_an_estimate_without_an_interval_keeps_none_bounds_on_every_output():
+    """A sampled pool's cell whose estimate has no interval (the design gives none): value kept,
+    bounds None, and the tables, CSV rows and chart still render (no crash, no invented bounds)."""
+    from annotation.analysis.leaderboard import build_leaderboard, cell, leaderboard_csv_rows, leaderboard_svg
+    from annotation.services.reports.kinds.corrected_leaderboard import corrected_leaderboard_tables
+
+    runs = [{"run": name, "run_id": i, "original": {"AP": cell(v, (v - 0.1, v + 0.1))},
+             "corrected": {"AP": cell(v + 0.05, (None, None))}, "judged": {}}
+            for i, (name, v) in enumerate((("X", 0.4), ("Y", 0.6)), start=1)]
+    result = build_leaderboard(measures=["AP"], runs=runs, interval="test", sampled=True, estimated=True,
+                               judged_of={}, judged_measures=[], depth=3, unjudged="estimated",
+                               interval_labels={"original": "95% bootstrap interval",
+                                                "corrected": "95% interval of the judging estimates"})
+    assert result["runs"][0]["corrected"]["AP"] == {"value": 0.45, "low": None, "high": None}
+    tables = {t.name: t for t in corrected_leaderboard_tables(result)}
+    assert ["X", "AP", "40.0 [30.0, 50.0]", "45.0 (no interval)"] in tables["intervals"].rows
+    assert tables["intervals"].columns == ["run", "measure", "original", "corrected"]
+    assert tables["intervals"].headers[2:] == ["Original positives (B), % [95% bootstrap interval]",
+                                              "Corrected positives (A), % [95% interval of the judging estimates]"]
+    assert leaderboard_csv_rows(result)[1][6:9] == [0.65, None, None]
+    assert "65.0 [–, –]" in leaderboard_svg(result)

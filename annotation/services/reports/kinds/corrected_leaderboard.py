@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from annotation.analysis.leaderboard import (CONVENTIONS, MOMENT_CONVENTIONS, SHARED_CONVENTIONS, UNJUDGED, bootstrap_label,
-                                             build_leaderboard, cell, clip_measure_names, clip_per_query,
-                                             interval_label, interval_name, judged_cutoffs, judged_per_query,
+from annotation.analysis.leaderboard import (CONVENTIONS, CSV_COLUMN_TITLES, MOMENT_CONVENTIONS,
+                                             SHARED_CONVENTIONS, UNJUDGED, bootstrap_label, build_leaderboard, cell,
+                                             clip_measure_names, clip_per_query, interval_label, interval_name, judged_cutoffs, judged_per_query,
                                              leaderboard_csv_rows, measure_label, moment_measure_names,
                                              moment_per_query, run_cells)
 from annotation.models import MomentPoolDesign, Pool, PooledPair, Run
@@ -29,6 +29,7 @@ from annotation.selectors.reports import dataset_captions, pool_pairs, pool_runs
 from annotation.services.judging.estimates import MEASURES as ESTIMATED_MEASURES
 from annotation.services.judging.estimates import judging_estimates_compute
 from annotation.services.reports.kind import Param, ReportError, ReportKind
+from annotation.services.reports.kinds.judging_estimates import WordedTable
 from annotation.services.reports.kinds.moment_metrics import moment_pool_inputs
 from annotation.services.reports.runs import report_runs
 from annotation.services.reports.tables import ReportTable
@@ -233,33 +234,38 @@ def corrected_leaderboard_tables(result: dict) -> list[ReportTable]:
     scored = "whole runs" if depth is None else f"runs cut at depth {depth}"
     unjudged_short = ("corrected values estimated for unjudged pairs" if result.get("estimated", result.get("sampled"))
                       else "unjudged pairs count as not relevant")
+    # Columns stay field names (the CSV downloads); pages show the words (WordedTable.headers).
     return [
-        ReportTable("leaderboard", f"Corrected leaderboard ({scored}; {unjudged_short}): each cell A (B + C) = "
+        WordedTable("leaderboard", f"Corrected leaderboard ({scored}; {unjudged_short}): each cell A (B + C) = "
                                    f"corrected (original + change), in percent; Judged@K = share of a run's top K "
                                    f"with a verdict, in percent; runs in corrected order of {measures[0]}",
-                    ["Run"] + [f"{m}: corrected (original + change), %" for m in measures]
-                    + [f"{j}, %" for j in judged_measures]
-                    + ["Queries scored", "Judged queries the run did not answer"],
+                    ["run"] + measures + judged_measures + ["queries_scored", "queries_unanswered"],
                     [[r["run"]] + [r["fire"][m] for m in measures]
                      + [percent((r.get("judged") or {}).get(j)) for j in judged_measures]
-                     + [r.get("queries_scored"), r.get("queries_unanswered")] for r in runs]),
-        ReportTable("ranks", "Rank before -> after (change; positive = moved up)",
-                    ["Run"] + [f"{m}: rank original -> corrected (change)" for m in measures],
+                     + [r.get("queries_scored"), r.get("queries_unanswered")] for r in runs],
+                    words={**{m: f"{m}: corrected (original + change), %" for m in measures},
+                           **{j: f"{j}, % of the top K with a verdict" for j in judged_measures},
+                           "queries_unanswered": "Judged queries the run did not answer"}),
+        WordedTable("ranks", "Rank before -> after (change; positive = moved up)",
+                    ["run"] + measures,
                     [[r["run"]] + [f"{r['rank_original'][m]} -> {r['rank_corrected'][m]} "
-                                   f"({r['rank_change'][m]:+d})" for m in measures] for r in runs]),
-        ReportTable("intervals", f"Values in percent with intervals ({result['interval']})",
-                    ["Run", "Measure", f"Original positives (B), % [{original_interval}]",
-                     f"Corrected positives (A), % [{corrected_interval}]"],
+                                   f"({r['rank_change'][m]:+d})" for m in measures] for r in runs],
+                    words={m: f"{m}: rank original -> corrected (change)" for m in measures}),
+        WordedTable("intervals", f"Values in percent with intervals ({result['interval']})",
+                    ["run", "measure", "original", "corrected"],
                     [[r["run"], m, interval(r["original"][m]), interval(r["corrected"][m])]
-                     for m in measures for r in runs]),
-        ReportTable("kendall_tau", "Leaderboard agreement, original vs corrected ordering (Kendall's tau-b)",
-                    ["Measure", "Kendall's tau-b", "p-value", "Runs"],
+                     for m in measures for r in runs],
+                    words={"original": f"Original positives (B), % [{original_interval}]",
+                           "corrected": f"Corrected positives (A), % [{corrected_interval}]"}),
+        WordedTable("kendall_tau", "Leaderboard agreement, original vs corrected ordering (Kendall's tau-b)",
+                    ["metric", "tau", "p_value", "runs"],
                     [[m, tau.get(m), result.get("kendall_tau_p_value", {}).get(m), len(result["runs"])]
-                     for m in measures]),
-        ReportTable("leaderboard_values", "Every value (0-1) with its interval, ranks, tau and Judged@K (the "
-                                          "release's CSV; column names as in the file)",
-                    rows[0], rows[1:]),
-        ReportTable("conventions", "Conventions", ["Item", "Value"],
+                     for m in measures],
+                    words={"metric": "Measure", "tau": "Kendall's tau-b"}),
+        WordedTable("leaderboard_values", "Every value (0-1) with its interval, ranks, tau and Judged@K (the "
+                                          "release's CSV)",
+                    rows[0], rows[1:], words=CSV_COLUMN_TITLES),
+        ReportTable("conventions", "Conventions", ["measure", "value"],
                     [["interval", result["interval"]], ["runs scored", scored],
                      ["unjudged pairs", result.get("unjudged") or "not relevant"],
                      ["conventions", result["conventions"]],
