@@ -26,8 +26,9 @@ def nav_link(context, href: str, text: str, exact: bool = False, also: str = "")
 
 @register.filter
 def percent(value, digits: int = 0) -> str:
-    """0.1234 -> '12%' (or with `digits` decimals); empty for None."""
-    if value is None:
+    """0.1234 -> '12%' (or with `digits` decimals); a dash for None or a figure the result lacks
+    (a proxy none of whose ranking tasks is complete stores only its task count)."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
         return "–"
     return f"{value * 100:.{int(digits)}f}%"
 
