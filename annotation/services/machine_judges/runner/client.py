@@ -25,6 +25,7 @@ every second is cut at the deadline ("no answer within the deadline").
 from __future__ import annotations
 
 import random
+import re
 import threading
 import time
 from dataclasses import dataclass, field
@@ -158,8 +159,8 @@ class AnswerTooLarge(Exception):
 
 def _read_capped(response: httpx.Response, max_bytes: int) -> bytes:
     """The response's body, raising AnswerTooLarge as soon as it is known to exceed max_bytes."""
-    declared = response.headers.get("Content-Length", "")
-    if declared.strip().isdigit() and int(declared) > max_bytes:
+    declared = response.headers.get("Content-Length", "").strip()
+    if re.fullmatch(r"[0-9]{1,20}", declared) and int(declared) > max_bytes:  # ASCII digits, before int()
         raise AnswerTooLarge
     chunks, size = [], 0
     for chunk in response.iter_raw():
