@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from annotation.models import Caption, Clip, Dataset, Job, LabelChange, Run
+from annotation.models import Caption, Clip, Dataset, Job, JudgeEndpointChange, LabelChange, Run
 from annotation.services.datasets.counts import dataset_counts_refresh
 
 
@@ -55,6 +55,21 @@ class RunAdmin(admin.ModelAdmin):
 class JobAdmin(admin.ModelAdmin):
     list_display = ["id", "kind", "status", "created_by", "created_at", "finished_at"]
     list_filter = ["status", "kind"]
+
+
+@admin.register(JudgeEndpointChange)
+class JudgeEndpointChangeAdmin(admin.ModelAdmin):
+    """The audit trail of machine judges' base URLs and key variables: read-only, it is evidence."""
+
+    list_display = ["changed_at", "changed_by", "endpoint_name", "field", "old_value", "new_value"]
+    list_filter = ["field"]
+    readonly_fields = ["endpoint", "endpoint_name", "field", "old_value", "new_value", "changed_by", "changed_at"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
 
 
 @admin.register(LabelChange)

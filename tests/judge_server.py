@@ -259,12 +259,13 @@ class Handler(BaseHTTPRequestHandler):
 class JudgeServerProcess:
     """The server as a child process of a test: `url`, `stats()`, `release()`, `stop()`."""
 
-    def __init__(self) -> None:
+    def __init__(self, port: int | None = None) -> None:
+        """On a free port, or on `port` (a server taking over from one that died at the same URL)."""
         import subprocess
         from pathlib import Path
 
         repo = Path(__file__).resolve().parent.parent
-        self.process = subprocess.Popen([sys.executable, "-m", "tests.judge_server"], cwd=repo,
+        self.process = subprocess.Popen([sys.executable, "-m", "tests.judge_server", *([str(port)] if port else [])], cwd=repo,
                                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         line = self.process.stdout.readline()
         if not line.startswith("PORT "):

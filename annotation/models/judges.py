@@ -55,6 +55,12 @@ class MachineJudge(models.Model):
     def __str__(self) -> str:
         return self.name
 
+    @property
+    def ran_by_platform(self) -> bool:
+        """A run of a registered judge (source_name then holds the URL it asked), not an imported file
+        (whose SHA-256 a run never has)."""
+        return self.endpoint_id is not None or not self.checksum
+
 
 class MachineJudgment(models.Model):
     """The machine's verdict on one caption–clip pair, with its score when the file gives one."""

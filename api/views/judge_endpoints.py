@@ -106,7 +106,7 @@ class JudgeEndpointDetailApi(APIView):
         data = JudgeEndpointInputSerializer(data=request.data, partial=True)
         data.is_valid(raise_exception=True)
         try:
-            endpoint = judge_endpoint_update(endpoint=endpoint, **data.validated_data)
+            endpoint = judge_endpoint_update(endpoint=endpoint, changed_by=request.user, **data.validated_data)
         except JudgeEndpointError as exc:
             raise _refused(exc) from exc
         return Response(JudgeEndpointOutputSerializer(endpoint).data)
