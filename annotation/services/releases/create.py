@@ -410,7 +410,10 @@ def release_create(*, pools: Sequence[Pool] = (), judgment_sets: Sequence[Judgme
                             "sources": sources, "aggregation": f"{AGGREGATION}: {AGGREGATION_NOTE}", "counts": counts,
                             "licence": licence, "authors": authors, "agreement": agreement_summary,
                             "count_definitions": PAIR_COUNT_WORDS if pools else {},
-                            "leaderboard_params": leaderboard.get("params") if leaderboard else None,
+                            # The depth the runs were actually cut at: a sampled pool's leaderboard cuts at
+                            # the pool's depth though its parameter asks for none.
+                            "leaderboard_params": ({**leaderboard.get("params", {}), "depth": leaderboard.get("depth")}
+                                                   if leaderboard else None),
                             "archive_url": (f"{settings.REJUDGE_PUBLIC_URL}/releases/{name}/v{version}/"
                                             if settings.REJUDGE_PUBLIC_URL else "")}
                     data_files = list(archive.files)

@@ -15,6 +15,7 @@ from annotation.services.exports import EXPORTS
 from annotation.services.pools.sampled import sampled_pool_create
 from annotation.services.releases.create import release_create
 from annotation.services.storage import stored_file_chunks
+from tests.annotation.services.test_report_corrected_leaderboard import _pool as leaderboard_pool
 from tests.annotation.services.test_sampled_pools import STRATA, dataset, runs  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.django_db
@@ -40,3 +41,27 @@ def test_a_sampled_pools_release_has_sample_eval_qrels(dataset, runs, tmp_path):
         stratum, rel = qrels[d.caption.external_id][d.clip.external_id]
         assert stratum == str(d.stratum + 1)
         assert rel == (expected[d.pair_id] if d.pair_id in expected else -1)
+
+
+
+def test_a_sampled_designs_datasheet_says_its_runs_were_cut_at_the_pool_depth(tmp_path):
+    """BROKEN before: the datasheet read the leaderboard's `depth` parameter (none asked for) and
+    said "Not cut", while a pool judged by a sampled design is scored (both sides) at the pool's
+    depth, where its judging estimates are defined."""
+    pool = leaderboard_pool(tmp_path)
+    PooledPair.objects.filter(pool=pool, role="pool", caption__external_id="q2", clip__external_id="z").update(
+        inclusion_probability=0.5)
+    release = release_create(allow_unresolved=True, pools=[pool], name="sampled-cut")
+    assert release.leaderboard["depth"] == pool.depth == 3
+    with zipfile.ZipFile(io.BytesIO(b"".join(stored_file_chunks(EXPORTS, release.archive)))) as archive:
+        readme = archive.read("sampled-cut-v1/README.md").decode()
+    assert "- How runs were cut: Cut at depth 3" in readme and "Not cut" not in readme
+
+
+def test_a_pool_judged_whole_says_its_runs_were_not_cut(tmp_path):
+    pool = leaderboard_pool(tmp_path)
+    release = release_create(allow_unresolved=True, pools=[pool], name="whole")
+    assert release.leaderboard["depth"] is None
+    with zipfile.ZipFile(io.BytesIO(b"".join(stored_file_chunks(EXPORTS, release.archive)))) as archive:
+        readme = archive.read("whole-v1/README.md").decode()
+    assert "- How runs were cut: Not cut" in readme
