@@ -43,6 +43,10 @@ def env_rate(name: str, default: str) -> str | None:
 
 # --- Security: key, hosts, HTTPS, headers ------------------------------------------------------
 DEBUG = env_bool("DEBUG", False)
+# A 500 with DEBUG on (the demo) shows admins a traceback without settings or the environment, and
+# everyone else the ordinary error page (config/error_reports.py says why).
+DEFAULT_EXCEPTION_REPORTER = "config.error_reports.AdminsOnlyExceptionReporter"
+DEFAULT_EXCEPTION_REPORTER_FILTER = "config.error_reports.NoEnvironmentFilter"
 EMBEDDED_SECRET_KEY = "rejudge-embedded-default-not-for-production"
 
 
