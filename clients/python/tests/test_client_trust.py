@@ -38,11 +38,11 @@ class Hostile:
         return f"{self.platform}/{trick}"
 
     def log(self) -> list:
-        with urllib.request.urlopen(f"{self.platform}/_log", timeout=30) as resp:
+        with urllib.request.urlopen(f"{self.platform}/_log", timeout=120) as resp:
             return json.loads(resp.read())
 
     def reset(self) -> None:
-        urllib.request.urlopen(urllib.request.Request(f"{self.platform}/_reset", method="POST"), timeout=30).read()
+        urllib.request.urlopen(urllib.request.Request(f"{self.platform}/_reset", method="POST"), timeout=120).read()
 
     def stop(self) -> None:
         self.process.terminate()

@@ -293,10 +293,10 @@ class Client:
             # identity: a range of a compressed transfer would not be a range of the archive
             headers = {"Accept": "*/*", "Accept-Encoding": "identity"}
             if have:
-                # If-Range: the rest only if the archive is still the one whose start we hold
-                # (its ETag is its SHA-256); otherwise the server sends all of it.
+                # No If-Range: the request may be redirected to object storage, whose ETag is not
+                # the platform's, and a mismatch there would send the whole archive every time. A
+                # release never changes, and the whole file is checked against sha256 below.
                 headers["Range"] = f"bytes={have}-"
-                headers["If-Range"] = f'"{rel.sha256}"'
             restart = too_long = False
             resp = self._open(url, headers)
             try:
