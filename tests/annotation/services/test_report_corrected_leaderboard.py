@@ -157,6 +157,8 @@ def test_refusals(tmp_path):
     with pytest.raises(ReportError, match="'replicates' must be between 100 and 100000"):
         report_create(pool=pool, kind="corrected_leaderboard", params={"replicates": 5})
     PooledPair.objects.filter(pool=pool, role="pool").update(inclusion_probability=0.5)
+    pool.judging_strategy = "sampled"  # a probability sample: the corrected values are the estimates
+    pool.save(update_fields=["judging_strategy"])
     with pytest.raises(ReportError, match="is sampled: .* not C@2"):
         report_create(pool=pool, kind="corrected_leaderboard", params={"ks": [1, 2]})
 
@@ -167,6 +169,8 @@ def test_a_sampled_pool_takes_the_judging_estimates(tmp_path):
     pool = _pool(tmp_path)
     PooledPair.objects.filter(pool=pool, role="pool", caption__external_id="q2", clip__external_id="z").update(
         inclusion_probability=0.5)
+    pool.judging_strategy = "sampled"  # a probability sample: the corrected values are the estimates
+    pool.save(update_fields=["judging_strategy"])
     report = report_create(pool=pool, kind="corrected_leaderboard", params={"replicates": 200})
     estimates = report_create(pool=pool, kind="judging_estimates")
     assert report.result["sampled"] is True

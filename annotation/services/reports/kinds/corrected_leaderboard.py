@@ -27,6 +27,7 @@ from annotation.analysis.leaderboard import (CONVENTIONS, CSV_COLUMN_TITLES, MOM
 from annotation.models import MomentPoolDesign, Pool, PooledPair, Run
 from annotation.selectors.reports import dataset_captions, pool_pairs, pool_runs, run_trec_rankings
 from annotation.services.judging.estimates import MEASURES as ESTIMATED_MEASURES
+from annotation.services.judging.design import PROBABILITY_SAMPLE, design_of_pool
 from annotation.services.judging.estimates import judging_estimates_compute
 from annotation.services.reports.kind import Param, ReportError, ReportKind
 from annotation.services.reports.kinds.judging_estimates import WordedTable
@@ -44,7 +45,10 @@ def _is_moment_pool(pool: Pool) -> bool:
 
 
 def _is_sampled(pool: Pool) -> bool:
-    return PooledPair.objects.filter(pool=pool, role=PooledPair.Role.POOL, inclusion_probability__lt=1.0).exists()
+    """Judged by a probability sample (services/judging/design.py, the one place that decides it):
+    its corrected values are the judging estimates. A census is scored exactly, and a pool judged in
+    an adaptive order with pairs left over is scored with unjudged = not relevant, Judged@K beside."""
+    return design_of_pool(pool).kind == PROBABILITY_SAMPLE
 
 
 def leaderboard_check(*, pool: Pool | None, params: dict) -> None:

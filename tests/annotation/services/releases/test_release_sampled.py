@@ -51,6 +51,8 @@ def test_a_sampled_designs_datasheet_says_its_runs_were_cut_at_the_pool_depth(tm
     pool = leaderboard_pool(tmp_path)
     PooledPair.objects.filter(pool=pool, role="pool", caption__external_id="q2", clip__external_id="z").update(
         inclusion_probability=0.5)
+    pool.judging_strategy = "sampled"  # a probability sample: the corrected values are the estimates
+    pool.save(update_fields=["judging_strategy"])
     release = release_create(allow_unresolved=True, pools=[pool], name="sampled-cut")
     assert release.leaderboard["depth"] == pool.depth == 3
     with zipfile.ZipFile(io.BytesIO(b"".join(stored_file_chunks(EXPORTS, release.archive)))) as archive:
