@@ -148,7 +148,10 @@ class CuttingProxy:
                 if not chunk:
                     return
                 request += chunk
-            up.sendall(request)
+            # One request per connection, closed by the server after its answer, so this thread
+            # (and the live server's, with its database connection) ends with the exchange.
+            line, _, rest = request.partition(b"\r\n")
+            up.sendall(line + b"\r\nConnection: close\r\n" + rest)
             head = request.split(b"\r\n\r\n")[0].decode("latin-1").split("\r\n")
             ranges = [h.split(":", 1)[1].strip() for h in head[1:] if h.lower().startswith("range:")]
             exchange = {"path": head[0].split(" ")[1], "range": ranges[0] if ranges else None, "status": None}
@@ -177,7 +180,13 @@ class CuttingProxy:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_client_resumes_a_cut_download_with_range_and_gets_206(live_server, tmp_path):
+@pytest.mark.parametrize("storage", ["local", pytest.param("bucket", marks=pytest.mark.objectstore)])
+def test_the_client_resumes_a_cut_download_with_range_and_gets_206(live_server, tmp_path, settings, request,
+                                                                     storage):
+    if storage == "bucket":  # streamed through the web process, so the proxy sees the archive's bytes
+        store = request.getfixturevalue("object_store")
+        settings.STORAGES = settings.STORAGES | store.storages(store.new_bucket(), areas=settings.STORAGE_AREAS)
+        settings.REJUDGE_STORAGE_DOWNLOADS = "stream"
     release = release_create(pools=[example_pool(tmp_path)], name="example-fire", allow_unresolved=True)
     token = api_token_for(user=make_user("researcher"))
     proxy = CuttingProxy(live_server.url, keep=1000)
