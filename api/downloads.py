@@ -6,22 +6,24 @@ holds none of them; with REJUDGE_STORAGE_DOWNLOADS=stream (a store the clients c
 streamed through this process in 1 MB blocks. The view checks permissions before calling this.
 
 Given the request and the file's `etag`, the answer follows RFC 9110's conditional requests:
-If-Match / If-None-Match through Django's get_conditional_response (weak comparison for
-If-None-Match, lists of tags, `*`: 304 for GET/HEAD; a failed If-Match is 412), and a single
+If-Match / If-None-Match / If-(Un)Modified-Since through Django's get_conditional_response (weak
+comparison for If-None-Match, lists of tags, `*`: 304 for GET/HEAD; a failed If-Match is 412;
+Last-Modified is the file's date as the caller gives it), and a single
 byte range (`Range: bytes=N-`, `N-M`, `-S`) is answered 206 with Content-Range, or 416 with
 `Content-Range: bytes */size` when it starts past the end; `If-Range` with our strong ETag keeps
-the range, any other validator (another tag, a weak one, a date: no Last-Modified is sent) gets
-the whole file. Several ranges at once, or a Range that does not parse, are ignored (the whole
+the range, any other validator (another tag, a weak one, a date) gets the whole file. Several ranges at once, or a Range that does not parse, are ignored (the whole
 file, 200), as RFC 9110 allows. Every file answer to such a call says `Accept-Ranges: bytes`. A redirect to a
 bucket's signed URL leaves ranges to the store, which honours them itself.
 """
 from __future__ import annotations
 
 import re
+from datetime import datetime
 
 from django.conf import settings
 from django.http import FileResponse, HttpResponse, HttpResponseRedirect, StreamingHttpResponse
 from django.utils.cache import get_conditional_response
+from django.utils.http import http_date
 from rest_framework.exceptions import NotFound
 
 from annotation.services.storage import (StoredFileMissing, area_is_local, stored_file_chunks, stored_file_exists,
@@ -42,8 +44,8 @@ def requested_range(request, size: int, etag: str | None) -> tuple[int, int] | N
         return None
     if_range = request.META.get("HTTP_IF_RANGE")
     if if_range is not None:
-        # A strong comparison (RFC 9110 13.1.5): our tag, not weak; a date never matches (no
-        # Last-Modified is sent), so the whole file goes.
+        # A strong comparison (RFC 9110 13.1.5): our tag, not weak; a date is not used (a date
+        # one second wide is no strong validator), so the whole file goes.
         if not etag or if_range.strip() != etag or etag.startswith("W/"):
             return None
     match = _RANGE.match(header)
@@ -64,19 +66,28 @@ def requested_range(request, size: int, etag: str | None) -> tuple[int, int] | N
 
 
 def stored_file_download(*, area: str, name: str, filename: str, content_type: str, missing: str,
-                         headers: dict | None = None, request=None, etag: str | None = None) -> HttpResponse:
+                         headers: dict | None = None, request=None, etag: str | None = None,
+                         last_modified: datetime | None = None) -> HttpResponse:
     """The response serving `name` from `area` as an attachment called `filename`; NotFound with
     the message `missing` when the file is not there. With `request` (and the file's quoted
-    `etag`), conditional and range requests are answered as the module docstring says."""
+    `etag`, and when it was last changed), conditional and range requests are answered as the
+    module docstring says."""
     if not stored_file_exists(area, name):
         raise NotFound(missing)
     headers = dict(headers or {})
     if etag:
         headers["ETag"] = etag
-    if request is not None and etag:
-        conditional = get_conditional_response(request, etag=etag)
+    # Without a date, Django's check of If-Unmodified-Since fails every request (412), where RFC
+    # 9110 says to ignore the field: a file served conditionally always has one.
+    modified = int(last_modified.timestamp()) if last_modified is not None else None
+    if modified is not None:
+        headers["Last-Modified"] = http_date(modified)
+    if request is not None and (etag or modified is not None):
+        conditional = get_conditional_response(request, etag=etag, last_modified=modified)
         if conditional is not None:  # 304 Not Modified or 412 Precondition Failed
-            conditional["ETag"] = etag
+            for key in ("ETag", "Last-Modified"):
+                if key in headers:
+                    conditional[key] = headers[key]
             return conditional
     disposition = f'attachment; filename="{filename.replace(chr(34), "").replace(chr(92), "")}"'
     try:

@@ -126,4 +126,4 @@ class ReleaseArchiveApi(APIView):
                                     content_type="application/zip",
                                     missing=f"the archive of release {release.slug} is missing",
                                     headers={"X-Content-SHA256": release.sha256}, request=request,
-                                    etag=f'"{release.sha256}"')
+                                    etag=f'"{release.sha256}"', last_modified=release.created_at)

@@ -89,6 +89,19 @@ def test_if_none_match_weak_listed_and_star_answer_304(release, reader, header):
     assert answer["ETag"] == f'"{release.sha256}"' and not answer.content
 
 
+def test_dates_are_compared_against_the_release_date(release, reader):
+    from django.utils.http import http_date
+
+    made = int(release.created_at.timestamp())
+    whole = _archive(reader, release)
+    assert whole["Last-Modified"] == http_date(made)
+    # If-Unmodified-Since after the release passes (without a known date Django would answer any with 412).
+    assert _archive(reader, release, HTTP_IF_UNMODIFIED_SINCE=http_date(made + 3600)).status_code == 200
+    assert _archive(reader, release, HTTP_IF_UNMODIFIED_SINCE=http_date(made - 3600)).status_code == 412
+    assert _archive(reader, release, HTTP_IF_MODIFIED_SINCE=http_date(made)).status_code == 304
+    assert _archive(reader, release, HTTP_IF_MODIFIED_SINCE=http_date(made - 3600)).status_code == 200
+
+
 def test_if_none_match_with_other_tags_answers_the_archive(release, reader):
     answer = _archive(reader, release, HTTP_IF_NONE_MATCH='"other", W/"also-other"')
     assert answer.status_code == 200 and hashlib.sha256(_body(answer)).hexdigest() == release.sha256
