@@ -83,6 +83,13 @@ class MachineJudgment(models.Model):
         constraints = [models.UniqueConstraint(fields=["judge", "caption", "clip"], name="machinejudgment_unique_pair")]
 
 
+#: Pairs one judge run asks at once: a thread and a connection each, and up to an answer's byte cap
+#: held by each. 16 keeps a worker's share bounded (16 MiB of answers at the default cap) and is
+#: already more than a single GPU server answers in parallel; hosted APIs rate-limit well below it.
+#: Declared here, with the column it bounds; the runner and the API read it from here.
+JUDGE_CONCURRENCY_MAX = 16
+
+
 class JudgeEndpoint(models.Model):
     """A machine judge the platform runs itself: an OpenAI-compatible chat-completions server and
     how to ask it (see annotation/services/machine_judges/runner/).
@@ -94,7 +101,8 @@ class JudgeEndpoint(models.Model):
     name = models.CharField(max_length=100, unique=True)
     base_url = models.CharField(max_length=500, help_text="http(s)://host[:port][/prefix]; /v1/chat/completions is added.")
     model = models.CharField(max_length=300, help_text="The model name the server serves (sent as `model`).")
-    prompt_version = models.CharField(max_length=40, default="v1")
+    # formats/judge_chat.DEFAULT_PROMPT (models import no formats; a test keeps the two equal).
+    prompt_version = models.CharField(max_length=40, default="v2")
     frames_per_clip = models.PositiveSmallIntegerField(default=8)
     concurrency = models.PositiveSmallIntegerField(default=4)
     max_requests = models.PositiveIntegerField(null=True, blank=True, help_text="Per run; HTTP requests, retries included.")
@@ -113,7 +121,7 @@ class JudgeEndpoint(models.Model):
         constraints = [
             models.CheckConstraint(condition=Q(frames_per_clip__gte=1) & Q(frames_per_clip__lte=64),
                                    name="judgeendpoint_frames_range"),
-            models.CheckConstraint(condition=Q(concurrency__gte=1) & Q(concurrency__lte=256),
+            models.CheckConstraint(condition=Q(concurrency__gte=1) & Q(concurrency__lte=JUDGE_CONCURRENCY_MAX),
                                    name="judgeendpoint_concurrency_range"),
             models.CheckConstraint(condition=Q(timeout_seconds__gt=0), name="judgeendpoint_timeout_positive"),
         ]

@@ -35,16 +35,14 @@ import httpcore
 import httpx
 
 from annotation.formats.judge_chat import Verdict, VerdictError, answer_json, parse_chat_response, usage_counts
+from annotation.models.judges import JUDGE_CONCURRENCY_MAX
 from annotation.services.outbound import NOT_HTTP
 
 BACKOFF_BASE = 0.5
 BACKOFF_MAX = 30.0
 RETRY_AFTER_MAX = 120.0
 CHAT_PATH = "/v1/chat/completions"
-# Pairs asked at once by one run: a thread and a connection each, and up to an answer's byte cap
-# held by each. 16 keeps a worker's share bounded (16 MiB of answers at the default cap) and is
-# already more than a single GPU server answers in parallel; hosted APIs rate-limit well below it.
-CONCURRENCY_MAX = 16
+CONCURRENCY_MAX = JUDGE_CONCURRENCY_MAX  # declared, with its reason, beside the column it bounds
 
 
 class EndpointRefused(RuntimeError):

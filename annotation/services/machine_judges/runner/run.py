@@ -46,7 +46,7 @@ from annotation.formats.judge_chat import chat_request, prompt_retired
 from annotation.formats.video_frames import extract_frames, frame_times, sampling_spec, video_seconds
 from annotation.models import Caption, Clip, Job, JudgeCall, JudgeEndpoint, MachineJudge, MachineJudgment, Pool, PooledPair
 from annotation.models.reports import ImportedJudgment, JudgmentSet
-from annotation.services.machine_judges.runner.client import (CONCURRENCY_MAX, Budget, CallOutcome, EndpointRefused,
+from annotation.services.machine_judges.runner.client import (Budget, CallOutcome, EndpointRefused,
                                                                call_pair, judge_client)
 from annotation.services.machine_judges.keys import mask_keys
 from annotation.services.machine_judges.runner.endpoints import judge_endpoint_identity, judge_endpoint_key, \
@@ -181,14 +181,12 @@ def _ask(*, pair: PairToJudge, endpoint: JudgeEndpoint, client: httpx.Client, he
 
 def judge_run_check(endpoint: JudgeEndpoint) -> None:
     """What refuses a run of the endpoint before it starts (checked again when it runs): a retired
-    prompt version, a concurrency above CONCURRENCY_MAX (registered before the cap). Raises
-    JudgeRunError naming the field."""
+    prompt version. Raises JudgeRunError naming the field. (A concurrency above the ceiling cannot
+    be stored: the database's check constraint, and migration 0017 lowered older judges to it.)"""
     retired = prompt_retired(endpoint.prompt_version)
     if retired:
         raise JudgeRunError(f"prompt_version: '{endpoint.prompt_version}' is retired ({retired}); change the "
                             f"judge's prompt_version to a current one")
-    if not 1 <= endpoint.concurrency <= CONCURRENCY_MAX:
-        raise JudgeRunError(f"concurrency: must be from 1 to {CONCURRENCY_MAX} (the judge has {endpoint.concurrency})")
 
 
 def _usable(call: JudgeCall) -> bool:

@@ -162,7 +162,7 @@ def admin():
     return client
 
 
-def test_concurrency_has_a_ceiling_at_registration_and_when_a_run_starts(admin, hostile_server, monkeypatch):
+def test_concurrency_has_a_ceiling_at_registration_and_a_retired_prompt_is_refused_when_a_run_starts(admin, hostile_server, monkeypatch):
     body = {"name": unique("judge"), "base_url": hostile_server.url, "model": "hostile"}
     refused = admin.post("/api/v1/judge-endpoints/", body | {"concurrency": CONCURRENCY_MAX + 1}, format="json")
     assert refused.status_code == 400 and "concurrency" in refused.json(), refused.content
@@ -171,12 +171,23 @@ def test_concurrency_has_a_ceiling_at_registration_and_when_a_run_starts(admin, 
     assert created.json()["prompt_version"] == DEFAULT_PROMPT
     patched = admin.patch(f"/api/v1/judge-endpoints/{created.json()['id']}/", {"concurrency": 256}, format="json")
     assert patched.status_code == 400 and "concurrency" in patched.json()
-    # Registered before the ceiling (the database allows up to 256): refused when a run starts.
     pool = _pool(["ok"])
-    old = _endpoint(hostile_server, concurrency=64)
-    started = admin.post(f"/api/v1/pools/{pool.pk}/machine-judges/run/", {"endpoint": old.pk}, format="json")
-    assert started.status_code == 400 and f"concurrency: must be from 1 to {CONCURRENCY_MAX}" in started.json()["detail"]
     retired = _endpoint(hostile_server, prompt_version="v1")
     started = admin.post(f"/api/v1/pools/{pool.pk}/machine-judges/run/", {"endpoint": retired.pk}, format="json")
     assert started.status_code == 400 and "prompt_version: 'v1' is retired" in started.json()["detail"]
     assert hostile_server.stats()["captions"] == []  # nothing was sent
+
+
+def test_a_judge_made_without_a_prompt_version_gets_the_current_prompt_and_a_bounded_concurrency():
+    """The model's default is the prompt the runner accepts (v1 is retired and refused at run time),
+    and the database refuses a concurrency above the runner's ceiling, whoever writes the row."""
+    from django.db import IntegrityError, transaction
+
+    from annotation.models import JudgeEndpoint
+    from annotation.models.judges import JUDGE_CONCURRENCY_MAX
+
+    made = JudgeEndpoint.objects.create(name="orm-made", base_url="https://judge.example", model="m")
+    assert made.prompt_version == DEFAULT_PROMPT
+    with pytest.raises(IntegrityError), transaction.atomic():
+        JudgeEndpoint.objects.create(name="too-wide", base_url="https://judge.example", model="m",
+                                     concurrency=JUDGE_CONCURRENCY_MAX + 1)
