@@ -289,7 +289,8 @@ def report_detail(request, report_id: int):
     if report.result is None:
         raise Http404("this report has no result")
     names = report_rater_names(report=report, usernames=roles.is_admin(request.user))
-    tables = [{"name": t.name, "title": t.title, "columns": t.headers,
+    # Headers in words with the field name (the CSV's column) as their tooltip.
+    tables = [{"name": t.name, "title": t.title, "headers": t.header_cells,
                "rows": [[_cell(v) for v in row] for row in t.rows]}
               for t in report_tables(report=report, rater_names=names)]
     result = report.result if isinstance(report.result, dict) else {}

@@ -95,7 +95,8 @@ def test_pool_judge_report_page_shows_kappa_confusion_queries_and_tau(tmp_path):
         f"0.286 [{low:.3f}, {high:.3f}]"
     assert _row(summary, "machine judge")[1] == "gpt (gpt-judge, umbrela-v1)"
     k_title, k_headers, k_rows = tables["kappa"]
-    assert k_headers[:3] == ["Cohen's kappa", "Kappa low", "Kappa high"]
+    assert k_headers[:3] == ["Cohen's kappa", "Cohen's kappa, 95% bootstrap interval over pairs: low",
+                             "Cohen's kappa, 95% bootstrap interval over pairs: high"]
     assert k_rows == [["0.2857", f"{low:.4g}", f"{high:.4g}", "0.6", "0.44", "5", "200", "0.95"]]
 
     # Rows human, columns machine: [[1, 2], [0, 2]]
@@ -110,7 +111,8 @@ def test_pool_judge_report_page_shows_kappa_confusion_queries_and_tau(tmp_path):
 
     ranking = report.result["system_ranking"]
     s_title, s_headers, s_rows = tables["system_ranking"]
-    assert s_headers[:4] == ["Statistic", "Value", "Interval low", "Interval high"]
+    assert s_headers[:4] == ["Statistic", "Value", "95% bootstrap interval over queries: low",
+                             "95% bootstrap interval over queries: high"]
     t_low, t_high = ranking["tau_interval"]
     a_low, a_high = ranking["tau_ap_interval"]
     assert _row(s_rows, "Kendall's tau-b")[1:4] == ["-1", f"{t_low:.4g}", f"{t_high:.4g}"]

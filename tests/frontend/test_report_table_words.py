@@ -33,8 +33,8 @@ def _page(role, report):
 
 def test_headers_are_words_on_the_page_and_names_in_the_csv(report):
     page = _page("researcher", report)
-    assert '<th scope="col">Multiply labelled pairs</th>' in page
-    assert '<th scope="col">Agreement with resolved</th>' in page
+    assert '<th scope="col" title="multiply_labelled_pairs">Multiply labelled pairs</th>' in page
+    assert '<th scope="col" title="agreement_with_resolved">Agreement with resolved</th>' in page
     assert "multiply_labelled_pairs</th>" not in page
     agreement = next(t for t in report_tables(report=report) if t.name == "agreement")
     assert agreement.columns[1] == "multiply_labelled_pairs"

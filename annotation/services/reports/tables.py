@@ -3,7 +3,7 @@ the same ones. Each kind's module builds its own tables (`ReportKind.tables`) fr
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 # Column names stay snake_case in CSV downloads (scripts read them); pages show these words.
 # Names not listed (a tool's measure names like P_5 or ndcg_cut_10, metric labels like R@1) are
@@ -53,17 +53,51 @@ COLUMN_LABELS = {
 }
 
 
+def column_words(column: str, words: dict | None = None) -> str:
+    """A column in words: the table's own words (a header that names its interval), else the
+    platform's (COLUMN_LABELS), else the name itself (a tool's measure name is what people look up)."""
+    return (words or {}).get(column) or COLUMN_LABELS.get(column, column)
+
+
 @dataclass
 class ReportTable:
+    """One table of a report. `columns` are field names (the CSV header, what scripts read);
+    pages show `headers`, the columns in words, with the field name as each header's tooltip.
+    `words` gives this table's own words for some columns, e.g. an interval's
+    ("Alpha, 95% bootstrap interval: low"); COLUMN_LABELS gives the rest."""
+
     name: str
     title: str
     columns: list[str]
     rows: list[list]
+    words: dict = field(default_factory=dict)
 
     @property
     def headers(self) -> list[str]:
         """The columns in words, for pages (the CSV keeps `columns`)."""
-        return [COLUMN_LABELS.get(column, column) for column in self.columns]
+        return [column_words(column, self.words) for column in self.columns]
+
+    @property
+    def header_cells(self) -> list[tuple[str, str]]:
+        """(words, field name) per column: the page's header text and its tooltip."""
+        return list(zip(self.headers, self.columns))
+
+
+def confidence_text(confidence) -> str:
+    """0.95 -> '95%'; '' when a report stored none."""
+    return f"{confidence:.0%}" if isinstance(confidence, (int, float)) and not isinstance(confidence, bool) else ""
+
+
+def interval_words(interval: str, figures: dict[str, str]) -> dict[str, str]:
+    """Header words of interval columns that say what the interval is: interval_words("95% bootstrap
+    interval", {"alpha": "Alpha"}) words alpha_low "Alpha, 95% bootstrap interval: low" and alpha_high
+    likewise; the figure "" words bare `low` and `high` columns ("95% bootstrap interval: low")."""
+    words = {}
+    for name, text in figures.items():
+        prefix = f"{name}_" if name else ""
+        lead = f"{text}, {interval}" if text else interval
+        words |= {f"{prefix}low": f"{lead}: low", f"{prefix}high": f"{lead}: high"}
+    return words
 
 
 def measure_rows(values: dict, skip: tuple[str, ...] = ("note",)) -> list[list]:

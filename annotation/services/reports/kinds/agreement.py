@@ -16,7 +16,7 @@ from annotation.selectors.reports import (disagreement_details, pool_known_answe
                                           pool_pairs, pool_votes, pseudonyms)
 from annotation.services.aggregation import aggregation_section
 from annotation.services.reports.kind import Param, ReportKind
-from annotation.services.reports.tables import ReportTable, measure_rows
+from annotation.services.reports.tables import ReportTable, confidence_text, interval_words, measure_rows
 
 DISAGREEMENTS_LISTED = 1000
 UNRESOLVED_NOTE = ("Pairs that did not resolve (open, escalated, set aside, or a disagreement) count as not relevant "
@@ -127,7 +127,10 @@ def agreement_tables(result: dict, rater_names: dict | None = None) -> list[Repo
         ReportTable("agreement", "Agreement (nominal Krippendorff's alpha, bootstrap intervals)",
                     ["labels", "multiply_labelled_pairs", "pairable_labels", "percent_agreement", "percent_agreement_low",
                      "percent_agreement_high", "alpha", "alpha_low", "alpha_high", "bootstrap_replicates", "confidence"],
-                    agreement_rows),
+                    agreement_rows,
+                    words=interval_words(f"{confidence_text(result['agreement']['first_two'].get('confidence'))} "
+                                         f"bootstrap interval".lstrip(),
+                                         {"percent_agreement": "Percent agreement", "alpha": "Alpha"})),
         ReportTable("raters", "Per rater", rater_columns,
                     [[rater(r["rater"]), *(r[c] for c in rater_columns[1:])] for r in result["raters"]]),
         ReportTable("disagreements", "Unresolved disagreements", ["pair_id", "caption_id", "caption", "clip_id", "votes"],

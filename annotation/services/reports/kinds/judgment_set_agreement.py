@@ -4,7 +4,7 @@ the stored result out as tables."""
 from __future__ import annotations
 
 from annotation.services.reports.kind import ReportKind
-from annotation.services.reports.tables import ReportTable, interval_text
+from annotation.services.reports.tables import ReportTable, interval_text, interval_words
 
 
 def judgment_set_agreement_tables(result: dict) -> list[ReportTable]:
@@ -43,7 +43,9 @@ def judgment_set_agreement_tables(result: dict) -> list[ReportTable]:
                     ["level", "pairable_labels", "percent_agreement", "percent_agreement_low", "percent_agreement_high",
                      "alpha", "alpha_low", "alpha_high", "bootstrap_replicates", "confidence", "seed"],
                     [[result["level"], result["pairable_labels"], result["percent_agreement"], *pa_ci,
-                      result["alpha"], *alpha_ci, result["n_boot"], result["confidence"], result["seed"]]]),
+                      result["alpha"], *alpha_ci, result["n_boot"], result["confidence"], result["seed"]]],
+                    words=interval_words(f"{confidence} unit bootstrap interval",
+                                         {"percent_agreement": "Percent agreement", "alpha": "Alpha"})),
         ReportTable("raters", "Per rater: labels given and used, repeated cells, agreement with the majority label "
                               "of units labelled more than once",
                     rater_columns, [[r[c] for c in rater_columns] for r in result["per_rater"]]),

@@ -8,7 +8,7 @@ from annotation.models import MachineJudge, Pool
 from annotation.services.machine_judges import (CALIBRATION_BINS, SET_DEPTH, MachineJudgeError, judge_named,
                                                 machine_judge_result)
 from annotation.services.reports.kind import Param, ReportError, ReportKind, kind_params_clean
-from annotation.services.reports.tables import ReportTable, interval_text
+from annotation.services.reports.tables import ReportTable, interval_text, interval_words
 
 
 def machine_judge_report_compute(*, pool: Pool, params: dict, progress=None) -> dict:
@@ -87,7 +87,8 @@ def machine_judge_tables(result: dict) -> list[ReportTable]:
                     ["kappa", "kappa_low", "kappa_high", "observed_agreement", "expected_agreement", "pairs",
                      "bootstrap_replicates", "confidence"],
                     [[kappa["kappa"], k_low, k_high, kappa["observed_agreement"], kappa["expected_agreement"], kappa["n"],
-                      kappa["n_boot"], kappa["confidence"]]]),
+                      kappa["n_boot"], kappa["confidence"]]],
+                    words=interval_words(f"{confidence} bootstrap interval over pairs", {"kappa": "Cohen's kappa"})),
         ReportTable("confusion", "Confusion matrix: rows the human label, columns the machine's",
                     ["human_label", "machine_label_not_relevant", "machine_label_relevant", "total"], confusion),
         ReportTable("per_query", f"Per query, most disagreements first ({listed} listed)", per_query_columns,
@@ -99,7 +100,8 @@ def machine_judge_tables(result: dict) -> list[ReportTable]:
                     [["Kendall's tau-b", ranking["tau"], t_low, t_high, len(systems), ranking["n_queries"],
                       ranking["n_boot"], ranking["confidence"]],
                      ["tau_AP", ranking["tau_ap"], a_low, a_high, len(systems), ranking["n_queries"], ranking["n_boot"],
-                      ranking["confidence"]]]),
+                      ranking["confidence"]]],
+                    words=interval_words(f"{confidence} bootstrap interval over queries", {"": ""})),
         ReportTable("runs", f"Each run's {ranking['measure']} with human and with machine judgments",
                     ["run", "human_score", "human_rank", "machine_score", "machine_rank"],
                     [[name, h, hr, m, mr] for name, h, hr, m, mr in zip(systems, ranking["human_scores"], human_ranks,

@@ -34,7 +34,7 @@ from annotation.models import Pool, PooledPair
 from annotation.selectors.reports import pool_pairs, pool_provenance, pool_runs
 from annotation.services.judging.design import CENSUS, design_of_pool
 from annotation.services.reports.kind import Param, ReportError, ReportKind, pool_depth
-from annotation.services.reports.tables import ReportTable
+from annotation.services.reports.tables import ReportTable, confidence_text, interval_words
 
 
 def sample_estimate_compute(*, pool: Pool, params: dict, progress: Callable | None = None) -> dict:
@@ -126,6 +126,13 @@ def sample_estimate_compute(*, pool: Pool, params: dict, progress: Callable | No
     }
 
 
+def _interval(result: dict) -> str:
+    """'95% Wilson interval (finite pool)', the level as the estimates stored it."""
+    stored = [entry.get("confidence") for entry in result.get("per_run", {}).values() if isinstance(entry, dict)]
+    level = confidence_text(next((c for c in stored if c is not None), None))
+    return f"{level} Wilson interval (finite pool)".lstrip()
+
+
 def sample_estimate_tables(result: dict) -> list[ReportTable]:
     columns = ["n_pairs", "n_original", "n_sampled", "precision", "precision_low", "precision_high",
                "full_pool_precision", "false_negatives", "false_negatives_low", "false_negatives_high"]
@@ -139,7 +146,9 @@ def sample_estimate_tables(result: dict) -> list[ReportTable]:
         sample_rows += [[k.replace("_", " "), v] for k, v in result["savings"].items()]
     return [
         ReportTable("runs", "Per run: precision of its pool pairs within the depth, and false negatives",
-                    ["run"] + columns, [[run] + [result["per_run"][run][c] for c in columns] for run in result["runs"]]),
+                    ["run"] + columns, [[run] + [result["per_run"][run][c] for c in columns] for run in result["runs"]],
+                    words=interval_words(_interval(result), {"precision": "Precision",
+                                                             "false_negatives": "False negatives"})),
         ReportTable("sample", "Sample and labelling saved", ["measure", "value"], sample_rows),
     ]
 
