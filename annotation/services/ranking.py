@@ -23,6 +23,7 @@ from django.db.models import Count, Exists, OuterRef
 from django.utils import timezone
 
 from annotation.analysis import ranking_study
+from annotation.analysis.votes import has_room
 from annotation.analysis.proxies import CaptionAnalyzer, describe_pipeline, proxy_matrix
 from annotation.models import (Caption, Dataset, Job, RankingLease, RankingMembership, RankingStudy, RankingSubmission,
                                RankingTask, RankingTaskCaption, Report)
@@ -31,6 +32,7 @@ from annotation.services.jobs import job_create, job_enqueue
 from annotation.services.proxy_matrices import (ProxyError, json_number, library_versions, proxy_requirements_check,
                                                 staged_progress)
 from annotation.services.accounts.raters import access_grant, rater_profile
+from annotation.services.queue.lease_lifecycle import LeasedItems, lease_end, leases_expire_due
 from annotation.services.reports.kinds.human_proxy import KIND as HUMAN_PROXY
 from annotation.services.reports.create import report_job_start, report_save
 from annotation.services.jobs import task_names
@@ -134,9 +136,16 @@ class RankingLeaseGone(Exception):
 
 
 def refresh_task_flags(task: RankingTask) -> None:
-    """Recomputes the queue columns from the counters (call with the task row locked)."""
-    task.available = task.active_leases + task.submission_count < task.required_submissions
+    """Recomputes the queue columns from the counters (call with the task row locked): a task is
+    available while it has room (analysis/votes.py has_room, the pool pairs' rule)."""
+    task.available = has_room(required=task.required_submissions, votes=task.submission_count,
+                              leases=task.active_leases)
     task.priority = 1 if task.submission_count + task.active_leases > 0 else 0
+
+
+#: Ranking tasks as leased items: their leases end as a pool pair's do (queue/lease_lifecycle.py).
+TASKS = LeasedItems(lease_model=RankingLease, item_model=RankingTask, item_field="task",
+                    refresh_flags=refresh_task_flags, flag_fields=tuple(TASK_FLAG_FIELDS))
 
 
 def ranking_lease_next(*, study: RankingStudy, rater, exclude_leases=(), now=None) -> RankingAssignment:
@@ -208,7 +217,7 @@ def _claim_task(study: RankingStudy, rater, now, passed_tasks=()) -> RankingLeas
 
 
 def _still_needed(task: RankingTask) -> bool:
-    return task.active_leases + task.submission_count < task.required_submissions
+    return has_room(required=task.required_submissions, votes=task.submission_count, leases=task.active_leases)
 
 
 def ranking_lease_renew(*, token: str, rater, now=None) -> RankingLease:
@@ -238,30 +247,13 @@ def ranking_lease_release(*, token: str, rater, now=None) -> RankingLease:
 
 
 def _end_lease(lease_id: int, state: str, now, *, only_if_due: bool = False) -> bool:
-    task_id = RankingLease.objects.filter(pk=lease_id).values_list("task_id", flat=True).first()
-    if task_id is None:
-        return False
-    with transaction.atomic():
-        task = RankingTask.objects.select_for_update().get(pk=task_id)
-        lease = RankingLease.objects.select_for_update().get(pk=lease_id)
-        if lease.state != RankingLease.State.ACTIVE or (only_if_due and lease.expires_at >= now):
-            return False
-        lease.state, lease.ended_at = state, now
-        lease.save(update_fields=["state", "ended_at"])
-        task.active_leases = max(0, task.active_leases - 1)
-        refresh_task_flags(task)
-        task.save(update_fields=TASK_FLAG_FIELDS)
-        return True
+    return lease_end(TASKS, lease_id, state, now, only_if_due=only_if_due)
 
 
 def ranking_leases_expire(*, now=None, study: RankingStudy | None = None, limit: int = 1000) -> int:
     """Returns the tasks of overdue leases to the queue (the periodic job, and lazily at assignment)."""
-    now = now or timezone.now()
-    due = RankingLease.objects.filter(state=RankingLease.State.ACTIVE, expires_at__lt=now)
-    if study is not None:
-        due = due.filter(task__study=study)
-    return sum(_end_lease(pk, RankingLease.State.EXPIRED, now, only_if_due=True)
-               for pk in list(due.values_list("pk", flat=True)[:limit]))
+    return leases_expire_due(TASKS, now=now or timezone.now(), limit=limit,
+                             **({"task__study": study} if study is not None else {}))
 
 
 # --- taking orderings ------------------------------------------------------------------------
@@ -342,7 +334,7 @@ def _submit_locked(rater, client_id: str, token: str, order: list, seconds: floa
         live.state, live.ended_at = RankingLease.State.COMPLETED, now
         live.save(update_fields=["state", "ended_at"])
         task.active_leases = max(0, task.active_leases - 1)
-    if task.submission_count + task.active_leases < task.required_submissions:
+    if _still_needed(task):
         submission.counted = True
         task.submission_count += 1
         if task.submission_count == task.required_submissions:

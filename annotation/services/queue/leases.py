@@ -34,6 +34,7 @@ from annotation.models import (Caption, Clip, CrowdStudy, CrowdWorker, Label, Le
                                RaterProfile)
 from annotation.models.labels import new_lease_token
 from annotation.services.crowd import gate as crowd_gate
+from annotation.services.queue.lease_lifecycle import LeasedItems, lease_end, leases_expire_due
 from annotation.services.queue.rows import raw_first
 from annotation.services.queue.table_statistics import queue_statistics_due, queue_statistics_refresh
 
@@ -499,31 +500,16 @@ def lease_release(*, token: str, rater, now=None) -> Lease:
     return lease
 
 
+#: Pool pairs as leased items (queue/lease_lifecycle.py): only a pool pair counts its leases.
+PAIRS = LeasedItems(lease_model=Lease, item_model=PooledPair, item_field="pair", refresh_flags=refresh_pair_flags,
+                    flag_fields=tuple(PAIR_FLAG_FIELDS), counts_leases=lambda pair: pair.role == PooledPair.Role.POOL)
+
+
 def _end_lease(lease_id: int, state: str, now, *, only_if_due: bool = False) -> bool:
-    pair_id = Lease.objects.filter(pk=lease_id).values_list("pair_id", flat=True).first()
-    if pair_id is None:
-        return False
-    with transaction.atomic():
-        pair = PooledPair.objects.select_for_update().get(pk=pair_id)
-        lease = Lease.objects.select_for_update().get(pk=lease_id)
-        if lease.state != Lease.State.ACTIVE or (only_if_due and lease.expires_at >= now):
-            return False
-        lease.state, lease.ended_at = state, now
-        lease.save(update_fields=["state", "ended_at"])
-        if pair.role == PooledPair.Role.POOL:
-            pair.active_leases = max(0, pair.active_leases - 1)
-            refresh_pair_flags(pair)
-            pair.save(update_fields=PAIR_FLAG_FIELDS)
-        return True
+    return lease_end(PAIRS, lease_id, state, now, only_if_due=only_if_due)
 
 
 def leases_expire(*, now=None, pool: Pool | None = None, limit: int = 1000) -> int:
     """Returns the pairs of overdue leases to the queue (the periodic job, and lazily at assignment)."""
-    now = now or timezone.now()
-    due = Lease.objects.filter(state=Lease.State.ACTIVE, expires_at__lt=now)
-    if pool is not None:
-        due = due.filter(pair__pool=pool)
-    expired = 0
-    for lease_id in list(due.values_list("pk", flat=True)[:limit]):
-        expired += _end_lease(lease_id, Lease.State.EXPIRED, now, only_if_due=True)
-    return expired
+    return leases_expire_due(PAIRS, now=now or timezone.now(), limit=limit,
+                             **({"pair__pool": pool} if pool is not None else {}))
