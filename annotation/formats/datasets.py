@@ -15,8 +15,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from annotation.analysis.storable_text import media_problem
+
 from .errors import IssueCollector
-from .fields import MAX_ID_LENGTH, check_text, csv_header, csv_records, is_scalar, json_object_lines, load_json, media_problem, shown
+from .fields import MAX_ID_LENGTH, check_text, csv_header, csv_records, is_scalar, json_object_lines, load_json, shown
 from .text_lines import LineSource, NumberedLines
 
 

@@ -20,8 +20,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
+from annotation.analysis.storable_text import text_problem
+
 from .errors import IssueCollector
-from .fields import MAX_ID_LENGTH, csv_header, csv_records, json_object_lines, shown, text_problem
+from .fields import MAX_ID_LENGTH, csv_header, csv_records, json_object_lines, shown
 from .text_lines import LineSource, NumberedLines
 
 REQUIRED = ("query", "item", "label")

@@ -40,8 +40,10 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from annotation.analysis.storable_text import text_problem
+
 from .errors import IssueCollector
-from .fields import MAX_ID_LENGTH, json_object_lines, shown, text_problem
+from .fields import MAX_ID_LENGTH, json_object_lines, shown
 from .fire_json import _Buffer
 from .text_lines import LineSource, ProgressFn
 

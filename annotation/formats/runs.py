@@ -15,8 +15,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
+from annotation.analysis.storable_text import text_problem
+
 from .errors import IssueCollector
-from .fields import MAX_ID_LENGTH, csv_header, csv_records, is_scalar, json_object_lines, load_json, shown, text_problem
+from .fields import MAX_ID_LENGTH, csv_header, csv_records, is_scalar, json_object_lines, load_json, shown
 from .score_matrix import is_npz
 from .text_lines import LineSource, NumberedLines, whole_text
 

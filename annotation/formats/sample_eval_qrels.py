@@ -21,8 +21,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from annotation.analysis.storable_text import text_problem
+
 from .errors import IssueCollector
-from .fields import MAX_ID_LENGTH, text_problem
+from .fields import MAX_ID_LENGTH
 from .text_lines import LineSource, whole_text
 
 NOT_JUDGED = -1

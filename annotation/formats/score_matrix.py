@@ -34,8 +34,10 @@ from pathlib import Path
 import numpy as np
 from numpy.lib import format as npy_format
 
+from annotation.analysis.storable_text import text_problem
+
 from .errors import IssueCollector
-from .fields import MAX_ID_LENGTH, shown, text_problem
+from .fields import MAX_ID_LENGTH, shown
 
 ZIP_MAGIC = b"PK\x03\x04"
 SCORE_KEYS = ("scores", "similarity", "sims")

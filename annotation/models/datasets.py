@@ -7,7 +7,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from annotation.formats.fields import media_problem
+from annotation.analysis.storable_text import media_problem
 
 
 class Dataset(models.Model):

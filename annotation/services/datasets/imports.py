@@ -8,7 +8,7 @@ from django.db import connection, transaction
 
 from annotation.formats.datasets import READERS, CaptionRecord, ClipRecord, MediaTemplate, guess_dataset_format
 from annotation.formats.errors import FileIssue, ImportRejected, IssueCollector
-from annotation.formats.fields import text_problem
+from annotation.analysis.storable_text import text_problem
 from annotation.formats.text_lines import LineSource, ProgressFn
 from annotation.models import Caption, Clip, Dataset
 from annotation.services.bulk import ids_reserve, rows_insert

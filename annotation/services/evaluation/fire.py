@@ -17,7 +17,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from annotation.formats.errors import IssueCollector
-from annotation.formats.fields import MAX_ID_LENGTH, shown, text_problem
+from annotation.analysis.storable_text import text_problem
+from annotation.formats.fields import MAX_ID_LENGTH, shown
 from annotation.formats.fire_json import FireJsonReader
 from annotation.formats.text_lines import LineSource
 

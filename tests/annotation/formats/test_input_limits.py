@@ -12,7 +12,8 @@ import pytest
 
 from annotation.formats.datasets import MediaTemplate
 from annotation.formats.errors import FileIssue, ImportRejected
-from annotation.formats.fields import media_problem, split_csv_line
+from annotation.analysis.storable_text import media_problem
+from annotation.formats.fields import split_csv_line
 from annotation.models import Caption, Clip, Dataset, Run
 from annotation.services.datasets.imports import dataset_import
 from annotation.services.datasets.runs import run_import

@@ -41,7 +41,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Sum
 from django.db.models.functions import Coalesce
 
-from annotation.formats.fields import media_problem
+from annotation.analysis.storable_text import media_problem
 from annotation.formats.judge_chat import chat_request, prompt_retired
 from annotation.formats.video_frames import extract_frames, frame_times, sampling_spec, video_seconds
 from annotation.models import Caption, Clip, Job, JudgeCall, JudgeEndpoint, MachineJudge, MachineJudgment, Pool, PooledPair
