@@ -34,6 +34,10 @@ class Job(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
     # The registered Celery task that runs it: what the reaper and an admin's retry send again.
     task_name = models.CharField(max_length=200, blank=True, default="")
+    # The registered operation it runs (annotation/services/operations/registry.py), whose
+    # declared parameters `params` holds; "" for a job queued before operations were registered,
+    # which its task name still runs.
+    operation = models.CharField(max_length=60, blank=True, default="")
     # Executions started, over the job's whole life (the number of the latest JobAttempt).
     attempts = models.PositiveIntegerField(default=0)
     # `attempts` when the job was last submitted (0, or the count at an admin's retry): the

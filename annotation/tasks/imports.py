@@ -38,9 +38,3 @@ def import_run(job_id: int) -> None:
                 "predictions": run.prediction_count, "captions": run.caption_count, "format": run.source_format}
 
     job_execute(job_id=job_id, work=work)
-
-
-@shared_task(name=task_names.PING)
-def ping(job_id: int) -> None:
-    """A no-op job, used to check end to end that a worker is consuming the queue."""
-    job_execute(job_id=job_id, work=lambda job, progress: {"pong": True, "params": job.params})

@@ -16,12 +16,14 @@ from annotation.models import Dataset, Pool, PooledPair, PoolMembership, Run
 from annotation.selectors.dashboard import pool_live
 from annotation.selectors.pools import pairs_needing_admin, pool_list, pool_progress, pool_throughput
 from annotation.services.queue.labels import LabelRefused, pair_adjudicate, pair_requeue
-from annotation.services.jobs.pools import judging_reorder_start, pool_add_run_start, pool_build_start
+from annotation.services.pools.operations import (POOL_BUILD, judging_reorder_start, pool_add_run_start,
+                                                 pool_build_start)
 from annotation.services.pools.known_pairs import known_pairs_for_build
 from annotation.services.judging import (JUDGING_SETTINGS, RECOMPUTE_IN_A_JOB_ABOVE, JudgingError, judging_settings_of,
                                          judging_settings_update)
 from annotation.services.pools.build import PoolError, known_pairs_add, known_pairs_import_csv, pool_settings_update
 from annotation.services.accounts.raters import membership_revoke, memberships_grant, training_reset
+from api.operations import declared_serializer, given, refused
 from api.params import query_int
 from api.parsers import JSONParser
 from api.permissions import IsAdmin, IsAdminOrResearcherReadOnly
@@ -93,20 +95,14 @@ class PoolBuildApi(APIView):
     permission_classes = [IsAdmin]
     parser_classes = [JSONParser, MultiPartParser, FormParser]
 
-    class InputSerializer(JudgingSettingsFields):  # and the judging settings, flat
-        dataset = serializers.IntegerField()
-        name = serializers.CharField(max_length=200)
-        runs = serializers.ListField(child=serializers.IntegerField(), min_length=1)
-        depth = serializers.IntegerField(min_value=1, max_value=1000, default=10)
-        include_original_positives = serializers.BooleanField(default=False)
-        redundancy = serializers.FloatField(min_value=0, max_value=1, default=0.1)
-        seed = serializers.IntegerField(min_value=0, max_value=2**62, default=0)
-        gold_rate = serializers.FloatField(min_value=0, max_value=1, default=0.0)
-        training_pass_mark = serializers.FloatField(min_value=0, max_value=1, default=0.8)
-        lease_seconds = serializers.IntegerField(min_value=10, max_value=24 * 3600, default=300)
-        broken_reports_limit = serializers.IntegerField(min_value=1, max_value=100, default=3)
-        known_pairs_from = serializers.IntegerField(required=False, allow_null=True, default=None)
-        known_pairs_file = serializers.FileField(required=False, allow_null=True, default=None)
+    # The build's declared parameters (services/pools/operations.py), the judging settings flat,
+    # the dataset and where known pairs come from.
+    InputSerializer = declared_serializer(
+        "PoolBuildInputSerializer", POOL_BUILD.params, rename={"run_ids": "runs"}, exclude=("judging",),
+        base=JudgingSettingsFields, extra={
+            "dataset": serializers.IntegerField(),
+            "known_pairs_from": serializers.IntegerField(required=False, allow_null=True, default=None),
+            "known_pairs_file": serializers.FileField(required=False, allow_null=True, default=None)})
 
     @extend_schema(request={"application/json": InputSerializer, "multipart/form-data": InputSerializer})
     def post(self, request):
@@ -117,15 +113,16 @@ class PoolBuildApi(APIView):
         if judging:
             v["judging"] = judging
         dataset = get_object_or_404(Dataset, pk=v.pop("dataset"))
-        name, run_ids = v.pop("name"), v.pop("runs")
+        name, run_ids = v.pop("name"), v.pop("run_ids")
         source, upload = v.pop("known_pairs_from"), v.pop("known_pairs_file")
         try:
             known = known_pairs_for_build(dataset=dataset, source_pool_id=source, upload=upload)
             if known:
                 v["known_pairs"] = known
-            job = pool_build_start(dataset=dataset, name=name, run_ids=run_ids, options=v, created_by=request.user)
+            job = pool_build_start(dataset=dataset, name=name, run_ids=run_ids, options=given(v),
+                                   created_by=request.user)
         except PoolError as exc:
-            raise ValidationError({"detail": str(exc)}) from exc
+            raise refused(exc, rename={"run_ids": "runs"}) from exc
         return job_accepted_response(job, True)
 
 

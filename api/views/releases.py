@@ -7,18 +7,18 @@ from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
-from rest_framework.exceptions import ValidationError
 from rest_framework.generics import ListAPIView, RetrieveAPIView
 from rest_framework.views import APIView
 
 from annotation import roles
-from annotation.models import Pool, Release
-from annotation.models.reports import JudgmentSet
+from annotation.models import Release
 from annotation.selectors.releases import release_list
 from annotation.services.exports import EXPORTS
-from annotation.services.jobs.releases import release_start
+from annotation.services.operations.start import operation_job
+from annotation.services.releases.operations import CREATE_RELEASE
 from annotation.services.releases.create import ReleaseError
 from api.downloads import stored_file_download
+from api.operations import declared_serializer, given, refused
 from api.permissions import CanReadReleases
 from api.views.jobs import JobOutputSerializer, job_accepted_response
 from api.views.reports import FILE_RENDERERS
@@ -58,20 +58,9 @@ class ReleaseListApi(ListAPIView):
     permission_classes = [CanReadReleases]
     serializer_class = ReleaseOutputSerializer
 
-    class InputSerializer(serializers.Serializer):
-        name = serializers.CharField(max_length=80)
-        pools = serializers.ListField(child=serializers.IntegerField(min_value=1), required=False, default=list,
-                                      max_length=50)
-        judgment_sets = serializers.ListField(child=serializers.IntegerField(min_value=1), required=False,
-                                              default=list, max_length=50)
-        title = serializers.CharField(max_length=300, required=False, allow_blank=True, default="")
-        licence = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
-        authors = serializers.ListField(child=serializers.CharField(max_length=200), required=False, default=list,
-                                        max_length=100)
-        allow_unresolved = serializers.BooleanField(
-            required=False, default=False,
-            help_text="Make the release although a pool has unresolved pairs (they are scored as not relevant, and "
-                      "the release says so); without it such a pool is refused with its counts.")
+    # The release's declared parameters (services/releases/operations.py), by their API names.
+    RENAME = {"pool_ids": "pools", "judgment_set_ids": "judgment_sets"}
+    InputSerializer = declared_serializer("ReleaseInputSerializer", CREATE_RELEASE.params, rename=RENAME)
 
     def get_queryset(self):
         return roles.releases_readable_by(self.request.user,
@@ -81,19 +70,10 @@ class ReleaseListApi(ListAPIView):
     def post(self, request):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        v = data.validated_data
-        pools = {p.pk: p for p in Pool.objects.filter(pk__in=v["pools"]).select_related("dataset")}
-        sets = {s.pk: s for s in JudgmentSet.objects.filter(pk__in=v["judgment_sets"]).select_related("dataset")}
-        missing = [f"pool {i}" for i in v["pools"] if i not in pools] + [
-            f"judgment set {i}" for i in v["judgment_sets"] if i not in sets]
-        if missing:
-            raise ValidationError({"detail": f"no {', '.join(missing)}"})
         try:
-            job = release_start(pools=[pools[i] for i in v["pools"]], judgment_sets=[sets[i] for i in v["judgment_sets"]],
-                                name=v["name"], title=v["title"], licence=v["licence"], authors=v["authors"],
-                                allow_unresolved=v["allow_unresolved"], created_by=request.user)
+            job = operation_job(CREATE_RELEASE, params=given(data.validated_data), created_by=request.user)
         except ReleaseError as exc:
-            raise ValidationError({"detail": str(exc)}) from exc
+            raise refused(exc, rename=self.RENAME) from exc
         return job_accepted_response(job, True)
 
 

@@ -57,8 +57,11 @@ def progress_key(job_id: int) -> str:
     return f"job-progress:{job_id}"
 
 
-def job_create(*, kind: str, params: dict, created_by=None) -> Job:
-    return Job.objects.create(kind=kind, params=params, created_by=created_by)
+def job_create(*, kind: str, params: dict, created_by=None, operation: str = "",
+               idempotency_key: str | None = None) -> Job:
+    """The job row, queued. `operation`: the registered operation it runs (operations/start.py)."""
+    return Job.objects.create(kind=kind, params=params, created_by=created_by, operation=operation,
+                              idempotency_key=idempotency_key)
 
 
 # --- What a failed job may store -----------------------------------------------------------------

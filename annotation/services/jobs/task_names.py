@@ -4,8 +4,17 @@ Services start jobs by these names (through dispatch.job_enqueue) and never impo
 annotation.tasks, which imports the services: one direction only, no import circle. Each task
 module registers its task under the same constant, and a test checks that every name here is a
 task the Celery app knows.
+
+Every operation of the registry (annotation/services/operations/) runs under RUN_OPERATION: the
+job row names its operation. The other job task names are those jobs were queued under before the
+registry; they stay registered as aliases of the one runner (annotation/tasks/operations.py), so a
+job queued by an older version, or re-sent by the reaper under its stored task name, still runs.
+An operation names its old task as `legacy_task`; a name here that no operation claims yet is
+still served by its own task in annotation/tasks/<area>.py.
 """
 from __future__ import annotations
+
+RUN_OPERATION = "annotation.tasks.run_operation"
 
 PING = "annotation.tasks.ping"
 IMPORT_DATASET = "annotation.tasks.import_dataset"
@@ -41,7 +50,7 @@ RECOVER_JOBS = "annotation.tasks.recover_jobs"
 CLEAN_JOB_FILES = "annotation.tasks.clean_job_files"
 
 JOB_TASKS = frozenset({
-    PING, IMPORT_DATASET, IMPORT_RUN, IMPORT_JUDGMENTS, BUILD_POOL, POOL_ADD_RUN, COMPUTE_REPORT, EXPORT_LABELS,
+    RUN_OPERATION, PING, IMPORT_DATASET, IMPORT_RUN, IMPORT_JUDGMENTS, BUILD_POOL, POOL_ADD_RUN, COMPUTE_REPORT, EXPORT_LABELS,
     BUILD_MOMENT_POOL, BUILD_SAMPLED_POOL, MOMENT_METRICS_REPORT, INFAP_REPORT, COMPUTE_PROXY_MATRICES,
     PROXY_NDCG_REPORT, PROXY_ANALYSIS_REPORT, BUILD_RANKING_STUDY, RANKING_STUDY_REPORT,
     EVALUATE_JUDGMENT_SET, JUDGMENT_SET_AGREEMENT, JUDGMENT_SET_FROM_POOL, JUDGING_SIMULATION, JUDGING_REORDER,

@@ -8,30 +8,23 @@ it without joining an import circle.
 """
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from annotation.analysis.params import Param, ParamInvalid, params_clean
 from annotation.models import Pool
+
+__all__ = ["Param", "ReportError", "ReportKind", "kind_params_clean", "pool_depth"]
 
 
 class ReportError(ValueError):
-    """A report request that cannot be carried out; the message says why."""
+    """A report request that cannot be carried out; the message says why (and `param` names the
+    parameter when one is to blame)."""
 
-
-@dataclass(frozen=True)
-class Param:
-    """One report parameter. `type` is int, float or list (a list of whole numbers, stored sorted
-    without repeats); `default` may be a function of the pool (None when the report has no pool)."""
-
-    type: type
-    default: Any
-    description: str
-    low: float | None = None
-    high: float | None = None
-    open_interval: bool = False  # for fractions: strictly between low and high
-    nullable: bool = False
+    def __init__(self, message: str = "", *, param: str | None = None) -> None:
+        super().__init__(message)
+        self.param = param
 
 
 @dataclass(frozen=True)
@@ -63,47 +56,13 @@ def pool_depth(pool: Pool) -> int:
     return pool.depth
 
 
-def _number(name: str, spec: Param, value: Any) -> int | float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ReportError(f"parameter '{name}' must be a number, got {value!r}")
-    if spec.type is int:
-        if isinstance(value, float) and not value.is_integer():
-            raise ReportError(f"parameter '{name}' must be a whole number, got {value!r}")
-        value = int(value)
-    value = float(value) if spec.type is float else value
-    if not math.isfinite(value):
-        raise ReportError(f"parameter '{name}' must be finite")
-    low_ok = spec.low is None or (value > spec.low if spec.open_interval else value >= spec.low)
-    high_ok = spec.high is None or (value < spec.high if spec.open_interval else value <= spec.high)
-    if not (low_ok and high_ok):
-        bounds = f"between {spec.low:g} and {spec.high:g}" if spec.high is not None else f"at least {spec.low:g}"
-        raise ReportError(f"parameter '{name}' must be {bounds}{' (exclusive)' if spec.open_interval else ''}, "
-                          f"got {value!r}")
-    return value
-
-
 def kind_params_clean(*, kind: ReportKind, params: dict | None, pool: Pool | None) -> dict:
-    """The full parameter set of a report of this kind: given values checked, defaults filled in."""
-    params = dict(params or {})
-    specs = kind.params
-    unknown = sorted(set(params) - set(specs))
-    if unknown:
-        raise ReportError(f"unknown parameter(s) {', '.join(unknown)} for {kind.name} reports; "
-                          f"known: {', '.join(specs)}")
-    clean: dict[str, Any] = {}
-    for name, spec in specs.items():
-        value = params.get(name)
-        if value is None:
-            value = spec.default(pool) if callable(spec.default) else spec.default
-            clean[name] = list(value) if isinstance(value, list) else value
-            continue
-        if spec.type is list:
-            if not isinstance(value, list) or not value:
-                raise ReportError(f"parameter '{name}' must be a non-empty list of numbers")
-            item = Param(int, None, spec.description, spec.low, spec.high)
-            clean[name] = sorted({_number(name, item, v) for v in value})
-        else:
-            clean[name] = _number(name, spec, value)
+    """The full parameter set of a report of this kind: given values checked against the kind's
+    declarations (analysis/params.py), defaults filled in, then the kind's own check."""
+    try:
+        clean = params_clean(kind.params, params, target=pool, owner=f"{kind.name} reports")
+    except ParamInvalid as exc:
+        raise ReportError(str(exc), param=exc.param) from None
     if kind.check is not None:
         kind.check(pool=pool, params=clean)
     return clean

@@ -1,0 +1,93 @@
+"""The one service that starts any operation as a background job.
+
+`operation_start` checks the parameters against the operation's declarations (a wrong type, a
+value out of bounds or an unknown name is refused naming the parameter), runs its `check`,
+creates the job row (its operation, its packed parameters, the caller's idempotency key) and
+queues it for the one runner once the transaction commits. A request sent again with the same
+idempotency key gets the first job back (`created` False), as the upload endpoints promise.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from django.db import IntegrityError, transaction
+
+from annotation.analysis.params import ParamInvalid, params_clean
+from annotation.models import Job
+from annotation.services.jobs import task_names
+from annotation.services.jobs.dispatch import job_enqueue
+from annotation.services.jobs.lifecycle import job_create
+from annotation.services.operations.operation import Operation
+from annotation.services.storage import job_files as files
+
+
+class OperationRefused(ValueError):
+    """A start refused for a reason no declared parameter names (kept for callers without an
+    area error of their own)."""
+
+
+def _refuse(operation: Operation, exc: ParamInvalid) -> Exception:
+    error = operation.error(str(exc))
+    error.param = exc.param  # the API names the field from it
+    return error
+
+
+def operation_params_clean(operation: Operation, *, target: Any = None, params: Mapping | None = None) -> dict:
+    """The operation's full parameters: declared values checked, defaults filled in, then its
+    check (which may complete them). Raises the operation's `error`, with `param` set when a
+    declared parameter is to blame."""
+    if operation.target is not None and not isinstance(target, operation.target):
+        raise operation.error(f"{operation.title}: needs a {operation.target.__name__}, got {target!r}")
+    try:
+        clean = params_clean(operation.params, params, target=target, owner=operation.title)
+    except ParamInvalid as exc:
+        raise _refuse(operation, exc) from None
+    if operation.check is not None:
+        try:
+            checked = operation.check(target=target, params=clean)
+        except ParamInvalid as exc:
+            raise _refuse(operation, exc) from None
+        if checked is not None:
+            clean = checked
+    return clean
+
+
+def operation_existing(*, created_by, idempotency_key: str | None) -> Job | None:
+    """The job an earlier copy of this request started, if it named the same idempotency key."""
+    if not idempotency_key:
+        return None
+    return Job.objects.filter(created_by=created_by, idempotency_key=idempotency_key).first()
+
+
+def operation_start(operation: Operation, *, target: Any = None, params: Mapping | None = None, created_by=None,
+                    inputs: Callable[[], dict] | None = None, idempotency_key: str | None = None) -> tuple[Job, bool]:
+    """Starts `operation` on `target` as a job; returns (job, created).
+
+    `inputs()`, called once the parameters passed, gives what the job needs that nobody chooses
+    (an upload stored for an import, its file name); it is stored beside the parameters."""
+    existing = operation_existing(created_by=created_by, idempotency_key=idempotency_key)
+    if existing is not None:
+        return existing, False
+    clean = operation_params_clean(operation, target=target, params=params)
+    packed = operation.packed(target, clean)
+    if inputs is not None:
+        packed |= inputs()
+    try:
+        with transaction.atomic():
+            job = job_create(kind=operation.kind_of(packed), params=packed, created_by=created_by,
+                             operation=operation.name, idempotency_key=idempotency_key or None)
+            job_enqueue(job=job, task=task_names.RUN_OPERATION)
+    except IntegrityError:
+        if not idempotency_key:
+            raise
+        # Two copies of the same request raced; the first one's job stands, and this copy's
+        # upload (if any) belongs to no job.
+        files.job_upload_remove(job=Job(params=packed))
+        return Job.objects.get(created_by=created_by, idempotency_key=idempotency_key), False
+    return job, True
+
+
+def operation_job(operation: Operation, **kwargs) -> Job:
+    """operation_start for callers without an idempotency key: the job alone."""
+    return operation_start(operation, **kwargs)[0]

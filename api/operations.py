@@ -1,0 +1,103 @@
+"""Request fields built from an operation's declared parameters (annotation/analysis/params.py), so
+a start endpoint validates, names the field in its errors and describes itself in the OpenAPI
+schema from the one declaration: the DRF field carries the type, bounds and `description` for
+drf-spectacular, and its validator is the declaration's own check (open bounds, finiteness, a
+list's items), so the API refuses exactly what the start service would.
+
+A refusal of the start service (the area's error) that names a declared parameter becomes a 400
+keyed by that field (`refused`).
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from rest_framework import serializers
+from rest_framework.exceptions import ValidationError
+
+from annotation.analysis.params import BIGGEST_WHOLE, Param, ParamInvalid, param_value
+
+
+class _DeclaredCheck:
+    """The declaration's check as a DRF validator (what DRF's field did not already refuse)."""
+
+    def __init__(self, name: str, spec: Param) -> None:
+        self.name, self.spec = name, spec
+
+    def __call__(self, value) -> None:
+        if value is None:
+            return
+        try:
+            param_value(self.name, self.spec, value)
+        except ParamInvalid as exc:
+            raise serializers.ValidationError(str(exc)) from None
+
+
+def _scalar(spec: Param, kind: type, **common) -> serializers.Field:
+    inclusive_low = spec.low if spec.low is not None and not (spec.open_interval or spec.open_low) else None
+    inclusive_high = spec.high if spec.high is not None and not spec.open_interval else None
+    if kind is bool:
+        return serializers.BooleanField(**common)
+    if kind is int:
+        return serializers.IntegerField(min_value=inclusive_low, max_value=inclusive_high
+                                        if inclusive_high is not None else BIGGEST_WHOLE, **common)
+    if kind is float:
+        return serializers.FloatField(min_value=inclusive_low, max_value=inclusive_high, **common)
+    if spec.choices is not None:
+        return serializers.ChoiceField(choices=list(spec.choices), **common)
+    return serializers.CharField(max_length=spec.max_length, **common)
+
+
+def param_field(name: str, spec: Param, *, source: str | None = None) -> serializers.Field:
+    """The DRF field of one declared parameter: optional unless required, null allowed where the
+    declaration says None means something (nullable) or the default."""
+    help_text = spec.description
+    if not spec.required and spec.default is not None and not callable(spec.default):
+        help_text = f"{help_text} Default: {spec.default}."
+    bounds = spec.bounds_text()
+    if bounds:
+        help_text = f"{help_text} Must be {bounds}."
+    common = {"required": spec.required, "help_text": help_text}
+    if not spec.required:
+        common["allow_null"] = True
+        if spec.type is str:
+            common["allow_blank"] = True
+    if source:
+        common["source"] = source
+    validators = [_DeclaredCheck(name, spec)]
+    if spec.type is list:
+        child = _scalar(spec, spec.items, required=True)
+        return serializers.ListField(child=child, min_length=spec.min_items or None, max_length=spec.max_items,
+                                     validators=validators, **common)
+    if spec.type is dict:
+        return serializers.DictField(**common)
+    return _scalar(spec, spec.type, validators=validators, **common)
+
+
+def declared_serializer(name: str, params: Mapping[str, Param], *, rename: Mapping[str, str] | None = None,
+                        exclude: Iterable[str] = (), base: type = serializers.Serializer,
+                        extra: Mapping[str, serializers.Field] | None = None) -> type:
+    """A Serializer class whose fields are the declared parameters (`rename`: param -> request
+    field name, the param stays its source; `exclude`: declared but not taken from this request)
+    plus `extra` fields that are not parameters (the target's id, an upload)."""
+    rename = dict(rename or {})
+    fields: dict[str, serializers.Field] = {}
+    for param, spec in params.items():
+        if param in exclude:
+            continue
+        field_name = rename.get(param, param)
+        fields[field_name] = param_field(param, spec, source=param if field_name != param else None)
+    fields.update(extra or {})
+    return type(name, (base,), fields)
+
+
+def given(validated: Mapping) -> dict:
+    """The validated values the client gave (None = "the default", left to the declaration)."""
+    return {name: value for name, value in validated.items() if value is not None}
+
+
+def refused(exc: Exception, *, rename: Mapping[str, str] | None = None) -> ValidationError:
+    """A start refused by the service, as a 400 naming the parameter when one is to blame."""
+    param = getattr(exc, "param", None)
+    if param:
+        return ValidationError({(rename or {}).get(param, param): [str(exc)], "detail": str(exc)})
+    return ValidationError({"detail": str(exc)})
