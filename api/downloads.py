@@ -1,4 +1,4 @@
-"""Answers to a file download, wherever the file is stored (annotation/services/storage).
+"""Answers to a file download, wherever the file is stored (annotation/storage).
 
 A local folder: the file streamed by this process (FileResponse). A bucket: by default a 302 to a
 signed URL valid AWS_QUERYSTRING_EXPIRE seconds, so the store sends the bytes and the web process
@@ -26,10 +26,18 @@ from django.utils.cache import get_conditional_response
 from django.utils.http import http_date
 from rest_framework.exceptions import NotFound
 
-from annotation.services.storage import (StoredFileMissing, area_is_local, stored_file_chunks, stored_file_exists,
+from annotation.storage import (StoredFileMissing, area_is_local, stored_file_chunks, stored_file_exists,
                                          stored_file_open, stored_file_size, stored_file_url)
 
-_RANGE = re.compile(r"^\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*$", re.IGNORECASE)
+# ASCII digits only (\d would take '２' or '٨'), and positions read through _position.
+_RANGE = re.compile(r"^[ \t]*bytes[ \t]*=[ \t]*([0-9]*)[ \t]*-[ \t]*([0-9]*)[ \t]*\Z", re.IGNORECASE)
+_POSITION_MAX = 2**63 - 1  # past any file; a longer number means the same
+
+
+def _position(digits: str) -> int:
+    """A byte position of a Range header: never int() of thousands of digits (a ValueError)."""
+    digits = digits.lstrip("0") or "0"
+    return _POSITION_MAX if len(digits) > 18 else int(digits)
 
 
 class RangeNotSatisfiable(Exception):
@@ -53,16 +61,16 @@ def requested_range(request, size: int, etag: str | None) -> tuple[int, int] | N
         return None  # several ranges, another unit, or no numbers: ignored
     first, last = match.group(1), match.group(2)
     if first == "":  # a suffix: the last N bytes
-        suffix = int(last)
+        suffix = _position(last)
         if suffix == 0 or size == 0:
             raise RangeNotSatisfiable
         return max(0, size - suffix), size - 1
-    first = int(first)
-    if last and int(last) < first:
+    first = _position(first)
+    if last and _position(last) < first:
         return None  # not a valid range-spec: the field is ignored
     if first >= size:
         raise RangeNotSatisfiable
-    return first, min(int(last), size - 1) if last else size - 1
+    return first, min(_position(last), size - 1) if last else size - 1
 
 
 def stored_file_download(*, area: str, name: str, filename: str, content_type: str, missing: str,

@@ -41,7 +41,7 @@ def _step(kind: str, target: str, pool_id: int, fmt: str) -> None:
     """One timed step in this (fresh) process; prints a JSON line for the parent."""
     from annotation.models import Artefact, Pool
     from annotation.services.exports import export_create
-    from annotation.services.storage import stored_file_chunks, stored_file_url
+    from annotation.storage import stored_file_chunks, stored_file_url
 
     tracemalloc.start()
     t = time.perf_counter()

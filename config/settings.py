@@ -277,7 +277,7 @@ EXPORT_ROOT = Path(os.environ.get("EXPORT_ROOT", VAR_DIR / "exports"))
 JUDGMENTS_ROOT = Path(os.environ.get("JUDGMENTS_ROOT", VAR_DIR / "judgments"))
 RUNS_ROOT = Path(os.environ.get("RUNS_ROOT", VAR_DIR / "runs"))
 
-# --- Storage: where the files above live (annotation/services/storage) -------------------------
+# --- Storage: where the files above live (annotation/storage) -------------------------
 # Every file one process writes and another reads (uploads, exports, report artefacts, proxy
 # matrices, judgment files, score matrices, clips) goes through Django's storage API, one storage
 # per area. REJUDGE_STORAGE=local (the embedded default) keeps the folders above; s3 puts each area
@@ -315,7 +315,7 @@ if not 1024 <= REJUDGE_JUDGE_ANSWER_MAX_BYTES <= 1 << 30:
 if REJUDGE_STORAGE == "local":
     for _area, _root in STORAGE_AREAS.items():
         # The folder is read from settings at each use, so a test's override of EXPORT_ROOT holds.
-        STORAGES[_area] = {"BACKEND": "annotation.services.storage.backends.LocalAreaStorage",
+        STORAGES[_area] = {"BACKEND": "annotation.storage.backends.LocalAreaStorage",
                            "OPTIONS": {"root_setting": _root}}
 else:
     AWS_STORAGE_BUCKET_NAME = os.environ.get("AWS_STORAGE_BUCKET_NAME", "")
@@ -337,7 +337,7 @@ else:
     AWS_S3_MAX_MEMORY_SIZE = env_int("REJUDGE_S3_MAX_MEMORY_BYTES", 8 * 1024 * 1024)
     _prefix = (os.environ.get("REJUDGE_S3_PREFIX") or "").strip("/")
     for _area in STORAGE_AREAS:
-        STORAGES[_area] = {"BACKEND": "annotation.services.storage.backends.S3AreaStorage",
+        STORAGES[_area] = {"BACKEND": "annotation.storage.backends.S3AreaStorage",
                            "OPTIONS": {"location": f"{_prefix}/{_area}" if _prefix else _area}}
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024

@@ -46,7 +46,7 @@ class ObjectStore:
                    "secret_key": SECRET_KEY, "region_name": REGION, "addressing_style": "path",
                    "signature_version": "s3v4", "querystring_expire": 300, "max_memory_size": 8 << 20,
                    "file_overwrite": True}
-        return {area: {"BACKEND": "annotation.services.storage.backends.S3AreaStorage",
+        return {area: {"BACKEND": "annotation.storage.backends.S3AreaStorage",
                        "OPTIONS": options | {"location": area}} for area in areas}
 
 

@@ -63,6 +63,9 @@ class Label(models.Model):
         BROKEN = "broken", "Clip doesn't play"
 
     VOTES = (Value.RELEVANT, Value.NOT_RELEVANT)
+    # The surplus_reason of the labels a pool's quality rule sets aside (services/crowd/quality.py);
+    # the quality-control table counts them by it.
+    SET_ASIDE_REASON = "set aside: the rater failed the pool's gold rule"
 
     pair = models.ForeignKey(PooledPair, on_delete=models.CASCADE, related_name="labels")
     rater = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="labels")

@@ -5,7 +5,6 @@ from collections import defaultdict
 
 from annotation.analysis.rater_quality import rater_quality
 from annotation.models import CrowdWorker, Label, Pool, PooledPair, QualityAction, QualityRule, RaterProfile
-from annotation.services.crowd.quality import SET_ASIDE_REASON
 
 DEFAULT_TOO_FAST_SECONDS = QualityRule._meta.get_field("too_fast_seconds").default
 
@@ -28,7 +27,7 @@ def pool_rater_quality(*, pool: Pool) -> dict:
     for rater_id, value, seconds, reason, role, known, resolved, votes in rows.iterator():
         mine = per_rater[rater_id]
         mine["labels"] += 1
-        mine["set_aside"] += reason == SET_ASIDE_REASON
+        mine["set_aside"] += reason == Label.SET_ASIDE_REASON
         mine["seconds"].append(seconds)
         if value not in Label.VOTES:
             continue

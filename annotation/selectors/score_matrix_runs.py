@@ -17,7 +17,7 @@ from annotation.analysis.score_rankings import tie_order, top_k
 from annotation.formats.score_matrix import load_score_matrix
 from annotation.models import Caption, Clip, Prediction, Run
 from annotation.selectors.ranking import RunSimilarity
-from annotation.services.storage import stored_file_cached_path
+from annotation.storage import stored_file_cached_path
 
 ROW_CHUNK = 20_000
 

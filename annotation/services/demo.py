@@ -15,7 +15,7 @@ from annotation.services.pools.build import known_pairs_add, pool_create
 from annotation.services.ranking import ranking_memberships_grant, ranking_study_create
 from annotation.services.accounts.raters import memberships_grant
 from annotation.services.reports.create import report_create
-from annotation.services.storage import stored_file_copy_in, stored_file_exists, stored_file_size
+from annotation.storage import stored_file_copy_in, stored_file_exists, stored_file_size
 from annotation.services.datasets.runs import run_import
 from annotation.services.accounts.users import api_token_for, user_ensure
 

@@ -5,7 +5,7 @@ Every export streams: rows come from the database in a fixed order through serve
 (selectors/exports.py), are merged one pair at a time and written straight to the file, so memory
 stays flat however large the pool. On PostgreSQL the export reads one REPEATABLE READ snapshot, so
 its streams agree even while raters keep labelling. The file is streamed to the exports storage
-area (EXPORT_ROOT, or a bucket: services/storage), then recorded as an Artefact with its size and SHA-256.
+area (EXPORT_ROOT, or a bucket: annotation/storage), then recorded as an Artefact with its size and SHA-256.
 
 Raters appear only by pseudonym (RaterProfile.pseudonym), never by user name.
 
@@ -55,7 +55,7 @@ from annotation.selectors.reports import pool_pairs, pool_raters_without_profile
 from annotation.services.aggregation import AGGREGATION_MODELS, pool_aggregated_labels
 from annotation.services.storage.job_files import job_output_relative
 from annotation.services.accounts.raters import rater_profile
-from annotation.services.storage import stored_file_delete, stored_file_exists, stored_file_write
+from annotation.storage import stored_file_delete, stored_file_exists, stored_file_write
 
 EXPORTS = "exports"
 
@@ -366,7 +366,7 @@ def export_create(*, pool: Pool, fmt: str, params: dict | None = None, job: Job 
                 with connection.cursor() as cursor:
                     cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
             # Streamed to the exports area: a local .part renamed into place, or multipart parts
-            # to a bucket completed only here (services/storage/files.py).
+            # to a bucket completed only here (annotation/storage/files.py).
             with stored_file_write(EXPORTS, relative) as raw:
                 out = HashingTextFile(raw)
                 counts = _WRITERS[fmt](out, pool, clean, report)
@@ -388,7 +388,7 @@ def export_create(*, pool: Pool, fmt: str, params: dict | None = None, job: Job 
 
 def artefact_file(*, artefact: Artefact) -> Path:
     """The artefact's file on this host, when the exports area is a local folder (the CLI and
-    tests); code that must also work with a bucket reads it through services/storage."""
+    tests); code that must also work with a bucket reads it through annotation/storage."""
     root = Path(settings.EXPORT_ROOT).resolve()
     path = (root / artefact.path).resolve()
     if root not in path.parents or not path.is_file():

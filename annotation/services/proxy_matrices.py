@@ -47,7 +47,7 @@ from annotation.services.jobs import job_create, job_enqueue, task_names
 from annotation.services.reports.kinds.proxy_analysis import KIND as PROXY_ANALYSIS
 from annotation.services.reports.kinds.proxy_ndcg import KIND as PROXY_NDCG
 from annotation.services.reports.create import report_job_start, report_save
-from annotation.services.storage import (StoredFileMissing, stored_file_delete, stored_file_local_path,
+from annotation.storage import (StoredFileMissing, stored_file_delete, stored_file_local_path,
                                          stored_file_write)
 from annotation.services.storage.job_files import job_output_relative
 
@@ -237,7 +237,7 @@ def _store_matrix(*, dataset: Dataset, matrix: np.ndarray, params: dict, job: Jo
 def artefact_file(artefact: Artefact) -> Path:
     """The artefact's file on this host, when the exports area is a local folder (refusing paths
     that would leave EXPORT_ROOT); readers that must also work with a bucket use
-    services/storage (proxy_matrix_load does)."""
+    annotation/storage (proxy_matrix_load does)."""
     root = Path(settings.EXPORT_ROOT).resolve()
     path = (root / artefact.path).resolve()
     if root not in path.parents:

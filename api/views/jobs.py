@@ -7,9 +7,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.models import Job, JobAttempt
-from annotation.selectors.jobs import job_retry_refusal
 from annotation.services.jobs import job_live_progress
-from annotation.services.jobs.recovery import JobRetryRefused, job_retry
+from annotation.services.jobs.recovery import JobRetryRefused, job_retry, job_retry_refusal
 from api.permissions import IsAdmin
 
 

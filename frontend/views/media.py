@@ -25,7 +25,7 @@ from django.views.decorators.http import require_safe
 
 from annotation.selectors.media import media_file_visible
 from annotation.services.crowd.worker_tokens import QUERY_PARAMETER, WorkerTokenRefused, worker_from_token
-from annotation.services.storage import StoredFileMissing, area_is_local, stored_file_exists, stored_file_url
+from annotation.storage import StoredFileMissing, area_is_local, stored_file_exists, stored_file_url
 
 RANGE_RE = re.compile(r"^bytes=(\d*)-(\d*)$")
 CHUNK = 64 * 1024

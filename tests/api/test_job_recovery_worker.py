@@ -18,7 +18,7 @@ from rest_framework.test import APIClient
 
 from annotation.models import Artefact, Job, JobAttempt, Pool, PooledPair, Prediction, Run
 from annotation.services.jobs import job_send
-from annotation.services.storage import stored_file_exists
+from annotation.storage import stored_file_exists
 from tests.factories import make_dataset, make_user
 from tests.worker_processes import backends_waiting_for_a_lock, job_workers_for, table_locked
 

@@ -15,7 +15,7 @@ from rejudge_client import APIError, Client, evaluate, open_release
 from annotation.services.accounts.users import api_token_for
 from annotation.services.exports import EXPORTS
 from annotation.services.releases.create import release_create
-from annotation.services.storage import stored_file_chunks
+from annotation.storage import stored_file_chunks
 from tests.annotation.services.test_report_metrics import example_pool
 from tests.factories import make_user
 from tests.objectstore import object_store  # noqa: F401 (the session fixture)

@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from annotation.models import Artefact, Clip, Job
 from annotation.services.accounts.raters import memberships_grant
-from annotation.services.storage import (area_is_local, stored_file_chunks, stored_file_exists, stored_file_local_path,
+from annotation.storage import (area_is_local, stored_file_chunks, stored_file_exists, stored_file_local_path,
                                          stored_file_open, stored_file_write, stored_files_under)
 from annotation.services.storage.job_files import job_files_clean, job_upload_remove
 from annotation.services.storage.uploads import upload_local_path, upload_store
@@ -187,7 +187,7 @@ def test_exports_stream_through_the_web_process_when_asked(client, bucket, setti
 
 
 def test_names_cannot_leave_their_area(bucket):
-    from annotation.services.storage import StoredFileMissing
+    from annotation.storage import StoredFileMissing
 
     assert not stored_file_exists("exports", "../uploads/x")
     with pytest.raises(StoredFileMissing):

@@ -5,7 +5,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation.services.aggregation import AGGREGATION_MODELS
 from annotation.services.exports import EXPORT_FORMATS, ExportError, export_create
-from annotation.services.storage import stored_file_chunks
+from annotation.storage import stored_file_chunks
 
 from ._progress import ConsoleProgress
 from .report import params_from_options, pool_from_option

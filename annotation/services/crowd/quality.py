@@ -29,7 +29,6 @@ from annotation.analysis.votes import base_requirement, resolve_votes
 from annotation.models import Label, Lease, PooledPair, QualityAction, QualityRule, RaterProfile
 from annotation.services.queue.leases import lease_release, refresh_pair_flags
 
-SET_ASIDE_REASON = "set aside: the rater failed the pool's gold rule"
 REOPENABLE = (PooledPair.State.OPEN, PooledPair.State.RESOLVED, PooledPair.State.DISAGREEMENT)
 PAIR_SAVE_FIELDS = ["vote_count", "required_labels", "state", "resolved_label", "resolved_at", "active_leases",
                     "available", "priority"]
@@ -92,7 +91,7 @@ def rater_labels_set_aside(*, pool_id: int, rater, now=None) -> tuple[int, int]:
     for pair_id in pair_ids:
         pair = PooledPair.objects.select_for_update().get(pk=pair_id)
         labels += Label.objects.filter(pair=pair, rater=rater, counted=True).update(
-            counted=False, sequence=0, surplus_reason=SET_ASIDE_REASON)
+            counted=False, sequence=0, surplus_reason=Label.SET_ASIDE_REASON)
         was_open = pair.available
         _recount(pair, now)
         refresh_pair_flags(pair)

@@ -31,7 +31,7 @@ from annotation.formats.runs import FILE_ORDER_FORMATS, READERS, RUN_FORMATS, WH
 from annotation.formats.score_matrix import read_score_matrix
 from annotation.formats.text_lines import LineSource, ProgressFn, file_checksum
 from annotation.models import Caption, Clip, Dataset, Prediction, Run
-from annotation.services.storage import stored_file_copy_in, stored_file_delete, stored_file_exists
+from annotation.storage import stored_file_copy_in, stored_file_delete, stored_file_exists
 
 RUNS = "runs"  # the storage area of kept score matrices
 

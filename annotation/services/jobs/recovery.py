@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import logging
 from datetime import timedelta, timezone as dt_timezone
+from pathlib import Path
 
+from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
 from django.db.models import Exists, F, OuterRef, Q
@@ -27,10 +29,12 @@ from django.db.models.functions import Now
 from django.utils import timezone
 
 from annotation.models import Job, JobAttempt
-from annotation.selectors.jobs import job_retry_refusal
-from annotation.services.storage import job_files as files
+from annotation.selectors.jobs import job_upload_name
 from annotation.services.jobs.dispatch import job_send
 from annotation.services.jobs.lifecycle import cap_message, job_settings, progress_key
+from annotation.services.jobs.task_names import JOB_TASKS
+from annotation.services.storage import job_files as files
+from annotation.storage import stored_file_exists
 
 log = logging.getLogger(__name__)
 
@@ -132,6 +136,24 @@ def jobs_recover() -> dict[str, int]:
     counts["resent"] = _resend_forgotten(timezone.now())
     counts["closed"] = _close_dangling_attempts()
     return counts
+
+
+def job_retry_refusal(*, job: Job) -> str | None:
+    """Why an admin may not retry this job now, or None when they may."""
+    if job.status != Job.Status.FAILED:
+        return f"only a failed job can be retried; this one is {job.status}"
+    if job.task_name not in JOB_TASKS:
+        return "this job was created before jobs recorded their task; start it again instead"
+    if job.errors:
+        return "its file was refused (see the problems listed); upload a corrected file instead"
+    params = job.params or {}
+    upload = job_upload_name(job=job)
+    gone = (not stored_file_exists("uploads", upload)) if upload else bool(params.get("path")) and not Path(params["path"]).exists()
+    if gone:
+        days = settings.REJUDGE_JOBS["UPLOAD_RETENTION_DAYS"]
+        return (f"its uploaded file is gone (uploads of failed jobs are kept {days} days); "
+                "upload the file again instead")
+    return None
 
 
 def job_retry(*, job: Job, requested_by) -> Job:

@@ -43,7 +43,7 @@ from annotation.services.judging.inputs import (SimulationError, dataset_externa
                                                 refuse_moment_pool, runs_rankings)
 from annotation.services.reports.kinds.judging_simulation import KIND as JUDGING_SIMULATION
 from annotation.services.reports.create import report_job_start, report_save
-from annotation.services.storage import stored_file_delete, stored_file_open, stored_file_write
+from annotation.storage import stored_file_delete, stored_file_open, stored_file_write
 from annotation.services.storage.job_files import job_output_relative
 
 STRATEGY_NAMES = ("pool_order", "shallow_first", "move_to_front", "bandit", "sampled")
@@ -55,7 +55,7 @@ CHART_TITLES = {"relevant_found": "Relevant pairs found against judgments spent"
                 "kendall_tau": "Kendall's tau of the system ranking against judgments spent",
                 "ci_coverage": "Coverage of the 95% intervals against judgments spent"}
 CSV_NAME = "curves.csv"
-ARTEFACT_AREA = "exports"  # the storage area report files live in (annotation/services/storage)
+ARTEFACT_AREA = "exports"  # the storage area report files live in (annotation/storage)
 ARTEFACT_KINDS = ("judging_curves_csv", "judging_chart_svg")
 #: Judgment formats whose pairs are caption-clip verdicts (moment ground truth is about spans).
 _PAIR_FORMATS = ("qrels", "sample_eval", "fire_json", "rater_labels", "pool")

@@ -1,5 +1,5 @@
 """Where a judgment set's file is kept: <dataset id>/<sha256>/<file name> in the judgments storage
-area (JUDGMENTS_ROOT, or a bucket prefix: services/storage).
+area (JUDGMENTS_ROOT, or a bucket prefix: annotation/storage).
 
 The file keeps its own name so that scoring a stored set prints what scoring the file prints (the
 tools name the judgments file in their output); the checksum folder keeps two files of the same
@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from pathlib import Path, PurePosixPath
 
-from annotation.services.storage import stored_file_cached_path, stored_file_copy_in, stored_folder_delete
+from annotation.storage import stored_file_cached_path, stored_file_copy_in, stored_folder_delete
 
 JUDGMENTS = "judgments"
 

@@ -50,7 +50,7 @@ from annotation.services.reports.kind import ReportError, kind_params_clean
 from annotation.services.reports.kinds import agreement as agreement_kind
 from annotation.services.reports.kinds import corrected_leaderboard as leaderboard_kind
 from annotation.services.reports.kinds.moment_metrics import moment_pool_inputs
-from annotation.services.storage import stored_file_delete, stored_file_write
+from annotation.storage import stored_file_delete, stored_file_write
 
 AGGREGATION = "majority"
 AGGREGATION_NOTE = ("Strict majority of the counted votes of each pair; a pair an admin decided keeps the admin's "

@@ -9,7 +9,7 @@ from annotation.analysis.release_changes import CHANGE_KINDS, PairChange, releas
 from annotation.formats.release_pairs import read_release_pairs
 from annotation.models import Release
 from annotation.services.exports import EXPORTS
-from annotation.services.storage import stored_file_open
+from annotation.storage import stored_file_open
 
 
 class ReleaseDiffError(ValueError):

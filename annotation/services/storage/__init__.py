@@ -1,12 +1,3 @@
-"""Storage of every file the platform keeps, through Django's storage API (files.py), on a local
-folder or an S3-compatible bucket (backends.py): uploads waiting for their import job
-(uploads.py), the files jobs write and their clean-up (job_files.py)."""
-from .files import (StoredFileMissing, area_is_local, area_storage, stored_file_cached_path, stored_file_chunks,
-                    stored_file_copy_in, stored_file_delete, stored_file_exists, stored_file_local_path,
-                    stored_file_modified, stored_file_open, stored_file_save, stored_file_size, stored_file_url,
-                    stored_file_write, stored_files_under, stored_folder_delete, stored_folders)
-
-__all__ = ["StoredFileMissing", "area_is_local", "area_storage", "stored_file_cached_path", "stored_file_chunks",
-           "stored_file_copy_in", "stored_file_delete", "stored_file_exists", "stored_file_local_path",
-           "stored_file_modified", "stored_file_open", "stored_file_save", "stored_file_size", "stored_file_url",
-           "stored_file_write", "stored_files_under", "stored_folder_delete", "stored_folders"]
+"""The files jobs keep in storage: uploads waiting for their import job (uploads.py), and the files
+jobs write and their clean-up (job_files.py). The storage API itself, which selectors read through
+too, is annotation/storage."""

@@ -29,9 +29,8 @@ from django.utils import timezone
 
 from annotation.models import Artefact, Job
 from annotation.selectors.jobs import job_upload_name
-
-from .files import (stored_file_delete, stored_file_exists, stored_file_modified, stored_files_under, stored_folder_delete,
-                    stored_folders)
+from annotation.storage import (stored_file_delete, stored_file_exists, stored_file_modified, stored_files_under,
+                                stored_folder_delete, stored_folders)
 
 log = logging.getLogger(__name__)
 

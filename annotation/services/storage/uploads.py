@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from .files import stored_file_local_path, stored_file_save
+from annotation.storage import stored_file_local_path, stored_file_save
 
 UPLOADS = "uploads"
 

@@ -32,7 +32,7 @@ from annotation.services.datasets.runs import run_import
 from annotation.services.exports import EXPORTS
 from annotation.services.pools.build import pool_create
 from annotation.services.releases.create import release_create
-from annotation.services.storage import stored_file_chunks
+from annotation.storage import stored_file_chunks
 from tests.factories import label_pair, make_user, unique
 
 pytestmark = pytest.mark.django_db

@@ -341,7 +341,7 @@ def test_the_release_and_the_clients_frame_carry_the_whole_run_scores_and_judged
     from rejudge_client import open_release
 
     from annotation.services.releases.create import release_create
-    from annotation.services.storage import stored_file_chunks
+    from annotation.storage import stored_file_chunks
     from annotation.services.exports import EXPORTS
 
     pool = _deep_pool(tmp_path / "files")

@@ -52,7 +52,7 @@ from annotation.services.machine_judges.keys import mask_keys
 from annotation.services.machine_judges.runner.endpoints import judge_endpoint_identity, judge_endpoint_key, \
     judge_network_backend
 from annotation.services.outbound import downloaded
-from annotation.services.storage import stored_file_local_path
+from annotation.storage import stored_file_local_path
 
 UNREACHABLE_IN_A_ROW = 3  # pairs in a row lost to the network (after their retries): the server is gone
 ERRORS_LISTED = 50

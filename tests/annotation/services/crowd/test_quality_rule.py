@@ -7,7 +7,6 @@ import random
 import pytest
 
 from annotation.models import Label, PooledPair, QualityAction, RaterProfile
-from annotation.services.crowd.quality import SET_ASIDE_REASON
 from annotation.services.crowd.studies import StudyInvalid, quality_rule_save
 from annotation.services.queue.labels import LabelRefused
 from annotation.services.accounts.raters import memberships_grant
@@ -131,7 +130,7 @@ def test_set_aside_labels_reopen_the_pairs_they_decided(pool):
     assert action.pairs_reopened == 1  # `double` was already in the queue, waiting for a third vote
     kept = Label.objects.filter(rater=spammer, pair__role="pool")
     assert kept.count() == 3  # every label is kept, only uncounted
-    assert set(kept.filter(counted=False, surplus_reason=SET_ASIDE_REASON).values_list("pair_id", flat=True)) == {single.pk, double.pk}
+    assert set(kept.filter(counted=False, surplus_reason=Label.SET_ASIDE_REASON).values_list("pair_id", flat=True)) == {single.pk, double.pk}
 
 
 def test_rule_settings_are_checked(pool):

@@ -12,9 +12,8 @@ from django.core.cache import cache
 from django.utils import timezone
 
 from annotation.models import Job, JobAttempt
-from annotation.selectors.jobs import job_retry_refusal
 from annotation.services.jobs.lifecycle import job_claim, progress_key
-from annotation.services.jobs.recovery import JobRetryRefused, job_retry, jobs_recover
+from annotation.services.jobs.recovery import JobRetryRefused, job_retry, job_retry_refusal, jobs_recover
 from tests.annotation.services.jobs.helpers import queued_job, running_job, stored_upload
 
 pytestmark = pytest.mark.django_db

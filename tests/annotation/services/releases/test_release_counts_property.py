@@ -26,7 +26,7 @@ from annotation.services.exports import EXPORTS
 from annotation.services.pools.build import pool_create
 from annotation.services.queue.labels import pair_adjudicate
 from annotation.services.releases.create import release_create
-from annotation.services.storage import stored_file_chunks
+from annotation.storage import stored_file_chunks
 from tests.factories import label_pair, make_pool_with_runs, make_user, unique
 
 pytestmark = pytest.mark.django_db

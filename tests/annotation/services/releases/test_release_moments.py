@@ -18,7 +18,7 @@ from annotation.services.accounts.raters import memberships_grant
 from annotation.services.exports import EXPORTS
 from annotation.services.pools.moments import moment_pool_create
 from annotation.services.releases.create import release_create
-from annotation.services.storage import stored_file_chunks
+from annotation.storage import stored_file_chunks
 from tests.annotation.services.test_moment_pools import moment_run
 from tests.factories import label_pair, make_user, unique
 

@@ -14,7 +14,7 @@ from annotation.models import PooledPair, SampledDocument
 from annotation.services.exports import EXPORTS
 from annotation.services.pools.sampled import sampled_pool_create
 from annotation.services.releases.create import release_create
-from annotation.services.storage import stored_file_chunks
+from annotation.storage import stored_file_chunks
 from tests.annotation.services.test_report_corrected_leaderboard import _pool as leaderboard_pool
 from tests.annotation.services.test_sampled_pools import STRATA, dataset, runs  # noqa: F401 (fixtures)
 

@@ -13,7 +13,7 @@ from django.db import connections
 from annotation.models import Pool, Release
 from annotation.services.exports import EXPORTS
 from annotation.services.releases.create import release_create
-from annotation.services.storage import stored_file_chunks
+from annotation.storage import stored_file_chunks
 from tests.annotation.services.test_report_metrics import example_pool
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
