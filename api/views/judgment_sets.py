@@ -152,8 +152,11 @@ class JudgmentSetFromPoolApi(APIView):
 
 class JudgmentSetEvaluateApi(APIView):
     """Admin: score stored runs of the dataset against the set as the official tool of its format
-    does (trec_eval for qrels and pool sets, sample_eval.pl for sample_eval), as a job that stores
-    a Report(kind="evaluation") with the conventions, the runs' checksums and the library versions.
+    does (trec_eval for qrels and pool sets, sample_eval.pl for sample_eval, the benchmark's own
+    evaluation for a moment set), exactly as `evaluate --judgment-set NAME --run NAME` does: ranked
+    clip runs, score-matrix runs and moment runs of the set's format (services.judgment_sets.scoring
+    says which a set can score; any other is a 400 naming the run). A job that stores a
+    Report(kind="evaluation") with the conventions, the runs' checksums and the library versions.
     `measures`: trec_eval / ir_measures names, or sample_eval's; default the format's set."""
 
     permission_classes = [IsAdmin]
