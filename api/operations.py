@@ -47,9 +47,10 @@ def _scalar(spec: Param, kind: type, **common) -> serializers.Field:
     return serializers.CharField(max_length=spec.max_length, **common)
 
 
-def param_field(name: str, spec: Param, *, source: str | None = None) -> serializers.Field:
-    """The DRF field of one declared parameter: optional unless required, null allowed where the
-    declaration says None means something (nullable) or the default."""
+def param_field(name: str, spec: Param, *, source: str | None = None, allow_null: bool | None = None) -> serializers.Field:
+    """The DRF field of one declared parameter: optional unless required, null allowed (unless
+    `allow_null` says otherwise) where the declaration says None means something (nullable) or the
+    default."""
     help_text = spec.description
     if not spec.required and spec.default is not None and not callable(spec.default):
         help_text = f"{help_text} Default: {spec.default}."
@@ -58,7 +59,7 @@ def param_field(name: str, spec: Param, *, source: str | None = None) -> seriali
         help_text = f"{help_text} Must be {bounds}."
     common = {"required": spec.required, "help_text": help_text}
     if not spec.required:
-        common["allow_null"] = True
+        common["allow_null"] = True if allow_null is None else allow_null
         if spec.type is str:
             common["allow_blank"] = True
     if source:

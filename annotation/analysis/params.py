@@ -63,6 +63,8 @@ class Param:
     min_items: int = 1
     max_items: int | None = None
     max_length: int | None = None
+    #: What one choice is called ("strategy"), for the error naming a value that is none of them.
+    what: str = ""
 
     @property
     def required(self) -> bool:
@@ -77,7 +79,7 @@ class Param:
         low_open = self.open_interval or self.open_low
         if self.low is not None and self.high is not None:
             if low_open and not self.open_interval:
-                return f"above {self.low:g} and at most {self.high:g}"
+                return f"in ({self.low:g}, {self.high:g}]"
             return f"between {self.low:g} and {self.high:g}{' (exclusive)' if self.open_interval else ''}"
         if self.low is not None:
             return f"above {self.low:g}" if low_open else f"at least {self.low:g}"
@@ -121,6 +123,9 @@ def _text(name: str, spec: Param, value: Any) -> str:
     if not isinstance(value, str):
         raise ParamInvalid(f"parameter '{name}' must be text, got {value!r}", param=name)
     if spec.choices is not None and value not in spec.choices:
+        if spec.what:
+            raise ParamInvalid(f"unknown {spec.what} {value!r} in parameter '{name}'; use {', '.join(spec.choices)}",
+                               param=name)
         raise ParamInvalid(f"parameter '{name}' must be one of {', '.join(spec.choices)}, got {value!r}", param=name)
     if spec.max_length is not None and len(value) > spec.max_length:
         raise ParamInvalid(f"parameter '{name}' must be at most {spec.max_length} characters", param=name)

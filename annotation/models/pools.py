@@ -5,6 +5,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from annotation.analysis.judging.strategies import SAMPLE_RATE
+
 from .datasets import Caption, Clip, Dataset
 from .runs import Run
 
@@ -38,7 +40,8 @@ class Pool(models.Model):
     judging_warmup_depth = models.PositiveIntegerField(default=0, help_text="Pairs at rank <= this in any run go first.")
     judging_bandit_variant = models.CharField(max_length=10, default="mm_ns",
                                               choices=[("mm_ns", "MM-NS"), ("thompson", "Thompson sampling")])
-    judging_sample_rate = models.FloatField(default=0.3, help_text="'sampled': expected share of the pool judged.")
+    judging_sample_rate = models.FloatField(default=SAMPLE_RATE.default,  # declared in analysis/judging/strategies.py
+                                            help_text="'sampled': expected share of the pool judged.")
     judging_top_stratum_depth = models.PositiveIntegerField(default=0, help_text="'sampled': ranks <= this always judged.")
     judging_query_budget = models.PositiveIntegerField(null=True, blank=True, help_text="Judged pairs per query, then stop.")
     judging_pool_budget = models.PositiveIntegerField(null=True, blank=True, help_text="Judged pairs in the pool, then stop.")

@@ -5,4 +5,4 @@ them by name (annotation/services/jobs/dispatch.py) and never import this packag
 the registry (annotation/services/operations/) all run under one task, operations.run_operation."""
 from .imports import import_dataset, import_run  # noqa: F401
 from .pools import release_expired_leases  # noqa: F401
-from . import operations, jobs, reports, proxies, moments, judgment_sets, judging, machine_judges  # noqa: F401  (areas register their own tasks)
+from . import operations, jobs, reports, proxies, moments, judgment_sets, machine_judges  # noqa: F401  (areas register their own tasks)

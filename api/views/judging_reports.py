@@ -10,46 +10,33 @@ from __future__ import annotations
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import serializers
-from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.exceptions import NotFound
 from rest_framework.views import APIView
 
 from annotation.models import Pool
 from annotation.selectors.reports import judgment_set_list, report_list
-from annotation.services.judging.simulation import (BANDIT_VARIANTS, MAX_DEPTH, MAX_REPLAYS, MEASURES, STRATEGY_NAMES,
-                                                    SimulationError, judging_report_file, judging_simulation_start)
+from annotation.services.judging.operations import JUDGING_SIMULATION, judging_simulation_start
+from annotation.services.judging.simulation import SIMULATION_PARAMS, SimulationError, judging_report_file
+from annotation.services.operations.start import operation_job
+from api.operations import declared_serializer, given, refused
 from api.permissions import IsAdmin, IsAdminOrResearcherReadOnly
 from api.views.jobs import JobOutputSerializer, job_accepted_response
 from api.views.reports import FILE_RENDERERS
 
 
-class SimulationParamsSerializer(serializers.Serializer):
-    strategies = serializers.ListField(child=serializers.ChoiceField(choices=STRATEGY_NAMES), required=False,
-                                       min_length=1, max_length=len(STRATEGY_NAMES),
-                                       help_text="Default: every strategy.")
-    replays = serializers.IntegerField(min_value=1, max_value=MAX_REPLAYS, required=False, help_text="Default 200.")
-    seed = serializers.IntegerField(min_value=0, max_value=2**32 - 1, required=False)
-    checkpoints = serializers.ListField(child=serializers.FloatField(min_value=0, max_value=1), required=False,
-                                        min_length=1, max_length=100,
-                                        help_text="Shares of the pool's judgments, default 0.1, 0.2, ... 1.0.")
-    warmup_depth = serializers.IntegerField(min_value=0, max_value=MAX_DEPTH, required=False)
-    sample_rate = serializers.FloatField(min_value=0, max_value=1, required=False, help_text="'sampled': default 0.3.")
-    top_stratum_depth = serializers.IntegerField(min_value=0, max_value=MAX_DEPTH, required=False)
-    bandit_variant = serializers.ChoiceField(choices=BANDIT_VARIANTS, required=False)
-    measure = serializers.ChoiceField(choices=MEASURES, required=False, help_text="Default C@10.")
-    remaining_relevant_below = serializers.FloatField(min_value=0, max_value=1_000_000, required=False)
-    misses_in_a_row = serializers.IntegerField(min_value=1, max_value=1_000_000, required=False)
-    query_budget = serializers.IntegerField(min_value=1, max_value=1_000_000, required=False)
-    pool_budget = serializers.IntegerField(min_value=1, max_value=100_000_000, required=False)
+#: The simulation's request fields, built from its declared parameters (services/judging/simulation.py
+#: SIMULATION_PARAMS): the same bounds, errors and descriptions as the job and the command.
+SimulationParamsSerializer = declared_serializer("SimulationParamsSerializer", SIMULATION_PARAMS)
+RENAME = {"run_ids": "runs"}
 
 
 def _start(request, **where):
     data = SimulationParamsSerializer(data=request.data)
     data.is_valid(raise_exception=True)
     try:
-        job = judging_simulation_start(params=dict(data.validated_data), created_by=request.user, **where)
+        job = judging_simulation_start(params=given(data.validated_data), created_by=request.user, **where)
     except SimulationError as exc:
-        raise ValidationError({"detail": str(exc)}) from exc
+        raise refused(exc, rename=RENAME) from exc
     return job_accepted_response(job, True)
 
 
@@ -72,25 +59,19 @@ class JudgmentSetJudgingSimulationApi(APIView):
 
     permission_classes = [IsAdmin]
 
-    class InputSerializer(SimulationParamsSerializer):
-        runs = serializers.ListField(child=serializers.IntegerField(min_value=1), min_length=1, max_length=50)
-        depth = serializers.IntegerField(min_value=1, max_value=MAX_DEPTH, required=False, default=10)
-        with_originals = serializers.BooleanField(required=False, default=False,
-                                                  help_text="The dataset's original positives count as relevant "
-                                                            "without judging (FIRE's convention).")
+    InputSerializer = declared_serializer("JudgmentSetSimulationInputSerializer", JUDGING_SIMULATION.params,
+                                          rename=RENAME)
 
     @extend_schema(request=InputSerializer, responses={202: JobOutputSerializer})
     def post(self, request, judgment_set_id: int):
         judgment_set = get_object_or_404(judgment_set_list(), pk=judgment_set_id)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        v = dict(data.validated_data)
-        where = {"judgment_set": judgment_set, "run_ids": v.pop("runs"), "depth": v.pop("depth"),
-                 "with_originals": v.pop("with_originals")}
         try:
-            job = judging_simulation_start(params=v, created_by=request.user, **where)
+            job = operation_job(JUDGING_SIMULATION, target=judgment_set, params=given(data.validated_data),
+                                created_by=request.user)
         except SimulationError as exc:
-            raise ValidationError({"detail": str(exc)}) from exc
+            raise refused(exc, rename=RENAME) from exc
         return job_accepted_response(job, True)
 
 

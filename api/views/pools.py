@@ -11,7 +11,7 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.analysis.judging.strategies import BANDIT_VARIANTS, STRATEGIES
+from annotation.analysis.judging.strategies import BANDIT_VARIANTS, SAMPLE_RATE, STRATEGIES
 from annotation.models import Dataset, Pool, PooledPair, PoolMembership, Run
 from annotation.selectors.dashboard import pool_live
 from annotation.selectors.pools import pairs_needing_admin, pool_list, pool_progress, pool_throughput
@@ -23,7 +23,7 @@ from annotation.services.judging import (JUDGING_SETTINGS, RECOMPUTE_IN_A_JOB_AB
                                          judging_settings_update)
 from annotation.services.pools.build import PoolError, known_pairs_add, known_pairs_import_csv, pool_settings_update
 from annotation.services.accounts.raters import membership_revoke, memberships_grant, training_reset
-from api.operations import declared_serializer, given, refused
+from api.operations import declared_serializer, given, param_field, refused
 from api.params import query_int
 from api.parsers import JSONParser
 from api.permissions import IsAdmin, IsAdminOrResearcherReadOnly
@@ -37,7 +37,7 @@ class JudgingSettingsFields(serializers.Serializer):
     strategy = serializers.ChoiceField(choices=STRATEGIES, required=False)
     warmup_depth = serializers.IntegerField(min_value=0, max_value=1000, required=False)
     bandit_variant = serializers.ChoiceField(choices=BANDIT_VARIANTS, required=False)
-    sample_rate = serializers.FloatField(min_value=0.001, max_value=1, required=False)
+    sample_rate = param_field("sample_rate", SAMPLE_RATE, allow_null=False)
     top_stratum_depth = serializers.IntegerField(min_value=0, max_value=1000, required=False)
     query_budget = serializers.IntegerField(min_value=1, required=False, allow_null=True)
     pool_budget = serializers.IntegerField(min_value=1, required=False, allow_null=True)

@@ -59,7 +59,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from annotation.analysis.params import Param
+
 __all__ = [
+    "SAMPLE_RATE",
     "STRATEGIES",
     "BANDIT_VARIANTS",
     "StrategyParams",
@@ -93,6 +96,13 @@ BANDIT_VARIANTS = ("mm_ns", "thompson")
 SAMPLE_WEIGHTS = ("ap_prior", "uniform", "c_at_k")
 
 
+#: The expected share of a pool the "sampled" and "active" designs judge: declared once, here, and
+#: read by the Pool column's default, the judging settings (services/judging/plan.py), the
+#: simulation's parameters and the API. Above 0 (a design that judges nothing has no inclusion
+#: probabilities to weigh by) and at most 1 (everything).
+SAMPLE_RATE = Param(float, 0.3, "'sampled' and 'active': expected share of the pool judged", 0, 1, open_low=True)
+
+
 @dataclass(frozen=True)
 class StrategyParams:
     """Options of a judging strategy (all strategies accept all fields; each uses its own)."""
@@ -100,7 +110,7 @@ class StrategyParams:
     warmup_depth: int = 0          # every pair at rank <= warmup_depth in any run is judged first, shallow first
     seed: int = 0
     bandit_variant: str = "mm_ns"  # "mm_ns" | "thompson"
-    sample_rate: float = 0.3       # "sampled": expected share of the pool to judge
+    sample_rate: float = SAMPLE_RATE.default  # "sampled", "active": expected share of the pool to judge
     top_stratum_depth: int = 0     # "sampled": ranks <= this get inclusion probability 1
     bandit_discount: float = 0.9   # "mm_ns": weight of an outcome per more recent outcome of the run
     sample_weights: str = "ap_prior"  # "sampled": "ap_prior" (favours top ranks: AP, nDCG) or "uniform" (C@K)
@@ -240,8 +250,7 @@ def _validate(strategy: str, params: StrategyParams) -> None:
         raise ValueError(f"unknown strategy {strategy!r}; expected one of {', '.join(STRATEGIES)}")
     if params.bandit_variant not in BANDIT_VARIANTS:
         raise ValueError(f"unknown bandit_variant {params.bandit_variant!r}; expected mm_ns or thompson")
-    if not 0.0 < params.sample_rate <= 1.0:
-        raise ValueError("sample_rate must be in (0, 1]")
+    SAMPLE_RATE.check(params.sample_rate, name="sample_rate")
     if not 0.0 < params.bandit_discount <= 1.0:
         raise ValueError("bandit_discount must be in (0, 1]")
     if params.sample_weights not in SAMPLE_WEIGHTS:

@@ -4,7 +4,7 @@ from django.db import transaction
 from annotation.models import Pool
 from annotation.selectors.pools import pool_progress
 from annotation.services.pools.build import PoolError, pool_add_run, pool_create
-from annotation.analysis.judging.strategies import BANDIT_VARIANTS, STRATEGIES
+from annotation.analysis.judging.strategies import BANDIT_VARIANTS, SAMPLE_RATE, STRATEGIES
 
 from ._pool_sources import add_source_arguments, dataset_and_runs
 from ._progress import ConsoleProgress
@@ -41,7 +41,8 @@ class Command(BaseCommand):
                              help="Order to judge in (default pool_order: started pairs first, then seeded random).")
         judging.add_argument("--warmup-depth", type=int, help="Pairs at rank <= this in any run are judged first.")
         judging.add_argument("--bandit-variant", choices=BANDIT_VARIANTS, help="bandit: mm_ns (default) or thompson.")
-        judging.add_argument("--sample-rate", type=float, help="sampled, active: expected share of the pool to judge (0.3).")
+        judging.add_argument("--sample-rate", type=float,
+                             help=f"{SAMPLE_RATE.description} ({SAMPLE_RATE.default}; {SAMPLE_RATE.bounds_text()}).")
         judging.add_argument("--top-stratum-depth", type=int, help="sampled, active: ranks <= this are always judged.")
         judging.add_argument("--machine-judge", help="active: the machine judge (by name, of this dataset) whose "
                                                      "uncertainty draws the sample.")

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from django.core.management.base import CommandError
 
+from annotation.analysis.judging.strategies import SAMPLE_RATE
 from annotation.models import Run
 from annotation.services.judging.simulation import (BANDIT_VARIANTS, CHART_NAMES, DEFAULT_CHECKPOINTS, MEASURES,
                                                     STRATEGY_NAMES, SimulationError, judging_simulation_run,
@@ -54,7 +55,8 @@ class Command(OfflineCommand):
         parser.add_argument("--measure", default="C@10", choices=MEASURES, help="The metric whose error is traced.")
         parser.add_argument("--warmup-depth", type=int, default=0,
                             help="Pairs at rank <= this in any run are judged first, shallow first.")
-        parser.add_argument("--sample-rate", type=float, default=0.3, help="'sampled': expected share judged (0.3).")
+        parser.add_argument("--sample-rate", type=float, default=SAMPLE_RATE.default,
+                            help=f"{SAMPLE_RATE.description} ({SAMPLE_RATE.default}; {SAMPLE_RATE.bounds_text()}).")
         parser.add_argument("--top-stratum-depth", type=int, default=0,
                             help="'sampled': ranks <= this are judged with probability 1.")
         parser.add_argument("--bandit-variant", default="mm_ns", choices=BANDIT_VARIANTS)

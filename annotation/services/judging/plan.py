@@ -13,8 +13,9 @@ import numpy as np
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.analysis.judging.strategies import (BANDIT_VARIANTS, DESIGN_STRATEGIES, STRATEGIES,
+from annotation.analysis.judging.strategies import (BANDIT_VARIANTS, DESIGN_STRATEGIES, SAMPLE_RATE, STRATEGIES,
                                                     inclusion_probabilities)
+from annotation.analysis.params import ParamInvalid
 from annotation.analysis.pair_hashes import queue_positions
 from annotation.analysis.votes import has_room
 from annotation.models import MachineJudge, Pool, PooledPair, PoolQuery
@@ -56,8 +57,11 @@ def judging_settings_check(settings: dict, *, dataset=None) -> dict:
         raise JudgingError(f"strategy: '{s['strategy']}' is not one of {', '.join(STRATEGIES)}")
     if "bandit_variant" in s and s["bandit_variant"] not in BANDIT_VARIANTS:
         raise JudgingError(f"bandit_variant: '{s['bandit_variant']}' is not one of {', '.join(BANDIT_VARIANTS)}")
-    if "sample_rate" in s and not 0 < s["sample_rate"] <= 1:
-        raise JudgingError("sample_rate: must be above 0 and at most 1")
+    if "sample_rate" in s:
+        try:
+            SAMPLE_RATE.check(s["sample_rate"], name="sample_rate")
+        except ParamInvalid:
+            raise JudgingError(f"sample_rate: must be {SAMPLE_RATE.bounds_text()}") from None
     for name in ("warmup_depth", "top_stratum_depth"):
         if name in s and not 0 <= s[name] <= 1000:
             raise JudgingError(f"{name}: must be between 0 and 1000")

@@ -34,15 +34,16 @@ import numpy as np
 from django.db import transaction
 from django.db.models import Count
 
+from annotation.analysis.judging.strategies import SAMPLE_RATE
+from annotation.analysis.params import Param, ParamInvalid, params_clean
 from annotation.models import Artefact, Job, Pool, PooledPair, Report, Run
 from annotation.provenance import report_versions
 from annotation.models.reports import JudgmentSet
 from annotation.selectors.reports import pool_pairs, pool_runs
-from annotation.services.jobs import task_names
 from annotation.services.judging.inputs import (SimulationError, dataset_external_ids, original_positives,
                                                 refuse_moment_pool, runs_rankings)
 from annotation.services.reports.kinds.judging_simulation import KIND as JUDGING_SIMULATION
-from annotation.services.reports.create import report_job_start, report_save
+from annotation.services.reports.create import report_save
 from annotation.storage import stored_file_delete, stored_file_open, stored_file_write
 from annotation.services.storage.job_files import job_output_relative
 
@@ -215,77 +216,61 @@ def judgment_set_simulation_inputs(*, judgment_set: JudgmentSet, runs: Sequence[
 DEFAULT_CHECKPOINTS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 _RULES = ("remaining_relevant_below", "misses_in_a_row", "query_budget", "pool_budget")
 
+#: Every simulation parameter, declared once: the job, the API (request fields and OpenAPI text),
+#: the `simulate_judging` command and the stored report read these.
+SIMULATION_PARAMS: dict[str, Param] = {
+    "strategies": Param(list, list(STRATEGY_NAMES), "the judging strategies to replay (default: every one)",
+                        items=str, choices=STRATEGY_NAMES, what="strategy", unique_sorted=False,
+                        max_items=len(STRATEGY_NAMES)),
+    "replays": Param(int, 200, "seeded repeats of each strategy", 1, MAX_REPLAYS),
+    "seed": Param(int, 0, "seed of the first replay", 0, 2**32 - 1),
+    "checkpoints": Param(list, list(DEFAULT_CHECKPOINTS), "shares of the pool's judgments at which the curves are "
+                         "read", 0, 1, open_low=True, items=float, max_items=100),
+    "warmup_depth": Param(int, 0, "pairs at rank <= this in any run are judged first, shallow first", 0, MAX_DEPTH),
+    "sample_rate": SAMPLE_RATE,
+    "top_stratum_depth": Param(int, 0, "'sampled': ranks <= this are judged with probability 1", 0, MAX_DEPTH),
+    "bandit_variant": Param(str, "mm_ns", "'bandit': the bandit's update rule", choices=BANDIT_VARIANTS),
+    "measure": Param(str, "C@10", "the measure whose error and ranking the curves follow", choices=MEASURES),
+    "remaining_relevant_below": Param(float, None, "stop a query when fewer relevant pairs are expected to remain "
+                                      "(null: no such rule)", 0, 1_000_000, nullable=True),
+    "misses_in_a_row": Param(int, None, "stop a query after this many not relevant in a row (null: no such rule)",
+                             1, 1_000_000, nullable=True),
+    "query_budget": Param(int, None, "judgments per query at most (null: no limit)", 1, 1_000_000, nullable=True),
+    "pool_budget": Param(int, None, "judgments in the pool at most (null: no limit)", 1, 100_000_000, nullable=True),
+}
 
-def _whole(name: str, value, low: int, high: int | None = None) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or (isinstance(value, float)
-                                                                          and not value.is_integer()):
-        raise SimulationError(f"'{name}' must be a whole number, got {value!r}")
-    value = int(value)
-    if value < low or (high is not None and value > high):
-        raise SimulationError(f"'{name}' must be between {low} and {high}, got {value}" if high is not None
-                              else f"'{name}' must be at least {low}, got {value}")
-    return value
 
-
-def _fraction(name: str, value, *, zero_ok: bool = False) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise SimulationError(f"'{name}' must be a number, got {value!r}")
-    if not ((0 <= value if zero_ok else 0 < value) and value <= 1):
-        raise SimulationError(f"'{name}' must be in {'[0' if zero_ok else '(0'}, 1], got {value!r}")
-    return float(value)
+def _listed(value):
+    """The command line's comma-separated text as a list; an empty value is the default."""
+    if isinstance(value, str):
+        return [part.strip() for part in value.split(",") if part.strip()] or None
+    return value if value != [] else None
 
 
 def simulation_params_clean(params: dict | None) -> dict:
-    """Every simulation parameter checked, defaults filled in (stored with the report)."""
-    params = dict(params or {})
-    known = {"strategies", "replays", "seed", "checkpoints", "warmup_depth", "sample_rate", "top_stratum_depth",
-             "bandit_variant", "measure", *_RULES}
-    unknown = sorted(set(params) - known)
-    if unknown:
-        raise SimulationError(f"unknown parameter(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
-    strategies = params.get("strategies") or list(STRATEGY_NAMES)
-    if isinstance(strategies, str):
-        strategies = [s.strip() for s in strategies.split(",") if s.strip()]
-    if not isinstance(strategies, list) or not all(isinstance(s, str) for s in strategies):
-        raise SimulationError("'strategies' must be a list of strategy names")
-    wrong = [s for s in strategies if s not in STRATEGY_NAMES]
-    if wrong:
-        raise SimulationError(f"unknown strategy '{wrong[0]}'; use {', '.join(STRATEGY_NAMES)}")
-    checkpoints = params.get("checkpoints") or list(DEFAULT_CHECKPOINTS)
-    if isinstance(checkpoints, str):
-        try:
-            checkpoints = [float(c) for c in checkpoints.split(",") if c.strip()]
-        except ValueError as exc:
-            raise SimulationError(f"'checkpoints' must be numbers separated by commas, got {params['checkpoints']!r}") \
-                from exc
-    if not isinstance(checkpoints, list) or not checkpoints or len(checkpoints) > 100:
-        raise SimulationError("'checkpoints' must be a list of 1 to 100 shares of the pool, e.g. [0.1, 0.2, 0.3]")
-    clean = {
-        "strategies": list(dict.fromkeys(strategies)),
-        "replays": _whole("replays", params.get("replays", 200), 1, MAX_REPLAYS),
-        "seed": _whole("seed", params.get("seed", 0), 0, 2**32 - 1),
-        "checkpoints": sorted({_fraction("checkpoints", c) for c in checkpoints}),
-        "warmup_depth": _whole("warmup_depth", params.get("warmup_depth", 0), 0, MAX_DEPTH),
-        "sample_rate": _fraction("sample_rate", params.get("sample_rate", 0.3)),
-        "top_stratum_depth": _whole("top_stratum_depth", params.get("top_stratum_depth", 0), 0, MAX_DEPTH),
-        "bandit_variant": params.get("bandit_variant", "mm_ns"),
-        "measure": params.get("measure", "C@10"),
-    }
-    if clean["bandit_variant"] not in BANDIT_VARIANTS:
-        raise SimulationError(f"'bandit_variant' must be one of {', '.join(BANDIT_VARIANTS)}")
-    if clean["measure"] not in MEASURES:
-        raise SimulationError(f"'measure' must be one of {', '.join(MEASURES)}")
-    for name in _RULES:
-        value = params.get(name)
-        if value is None:
-            clean[name] = None
-        elif name == "remaining_relevant_below":
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-                raise SimulationError(f"'{name}' must be a number >= 0, got {value!r}")
-            clean[name] = float(value)
-        else:
-            clean[name] = _whole(name, value, 1)
-    return clean
+    """Every simulation parameter checked against SIMULATION_PARAMS, defaults filled in (stored with
+    the report). Raises SimulationError naming the parameter (`param`)."""
+    given = dict(params or {}) if isinstance(params, dict) or params is None else params
+    if isinstance(given, dict):
+        for name in ("strategies", "checkpoints"):
+            if name in given:
+                given[name] = _listed(given[name])
+        if isinstance(given.get("checkpoints"), list):
+            try:
+                given["checkpoints"] = [float(c) if isinstance(c, str) else c for c in given["checkpoints"]]
+            except ValueError:
+                raise _refused(ParamInvalid(f"'checkpoints' must be numbers separated by commas, got "
+                                            f"{params['checkpoints']!r}", param="checkpoints")) from None
+    try:
+        return params_clean(SIMULATION_PARAMS, given, owner="judging simulations")
+    except ParamInvalid as exc:
+        raise _refused(exc) from None
+
+
+def _refused(exc: ParamInvalid) -> SimulationError:
+    error = SimulationError(str(exc))
+    error.param = exc.param
+    return error
 
 
 # --------------------------------------------------------------------------------------------
@@ -431,32 +416,3 @@ def judging_simulation_create(*, pool: Pool | None = None, judgment_set: Judgmen
     return judging_simulation_store(dataset_id=dataset_id, pool=pool, inputs=inputs, params=clean, result=result,
                                     summary=simulation_summary(result), job=job,
                                     created_by=created_by)
-
-
-def judging_simulation_start(*, pool: Pool | None = None, judgment_set: JudgmentSet | None = None,
-                             run_ids: Sequence[int] = (), depth: int = 10, with_originals: bool = False,
-                             params: dict | None = None, created_by=None) -> Job:
-    """Checks the request (a mistake is a 400, not a failed job), then queues the simulation."""
-    clean = simulation_params_clean(params)
-    if (pool is None) == (judgment_set is None):
-        raise SimulationError("simulate either a pool or a judgment set")
-    if pool is not None:
-        refuse_moment_pool(pool)
-        refuse_unfinished_pool(pool)
-        job_params = {"pool_id": pool.pk, "params": clean}
-    else:
-        runs = list(Run.objects.filter(pk__in=list(run_ids), dataset_id=judgment_set.dataset_id))
-        missing = sorted(set(run_ids) - {r.pk for r in runs})
-        if not run_ids or missing:
-            raise SimulationError(f"run {missing[0]} is not a run of this dataset" if missing
-                                  else "name at least one stored run of the dataset")
-        if judgment_set.source_format not in _PAIR_FORMATS:
-            raise SimulationError(f"judgment set '{judgment_set.name}' is {judgment_set.source_format} moment "
-                                  f"ground truth: judging strategies replay caption-clip verdicts")
-        if not 1 <= depth <= MAX_DEPTH:
-            raise SimulationError(f"depth must be between 1 and {MAX_DEPTH}, got {depth}")
-        job_params = {"judgment_set_id": judgment_set.pk, "run_ids": list(run_ids), "depth": depth,
-                      "with_originals": with_originals, "params": clean}
-    with transaction.atomic():
-        return report_job_start(kind=JUDGING_SIMULATION.name, job_kind="judging_simulation", params=job_params,
-                                task=task_names.JUDGING_SIMULATION, created_by=created_by)

@@ -34,8 +34,9 @@ class Operation:
     params: Mapping[str, Param] = field(default_factory=dict)
     #: check(target=, params=) -> None or the completed parameters; raises `error`.
     check: Callable[..., dict | None] | None = None
-    #: The model of the row the operation works on (None: none), stored as `target_field`.
-    target: type | None = None
+    #: The model of the row the operation works on (None: none; a tuple: one of these), stored as
+    #: `target_field`.
+    target: type | tuple[type, ...] | None = None
     target_field: str = ""
     #: pack(target, params) -> the job's stored params; default {target_field: target.pk, **params}.
     pack: Callable[[Any, dict], dict] | None = None

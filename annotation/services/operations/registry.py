@@ -7,11 +7,12 @@ listed in that module's OPERATIONS) and the module is added to AREAS below; noth
 from __future__ import annotations
 
 from annotation.services.jobs import operations as jobs_operations
+from annotation.services.judging import operations as judging_operations
 from annotation.services.operations.operation import Operation
 from annotation.services.pools import operations as pools_operations
 from annotation.services.releases import operations as releases_operations
 
-AREAS = (jobs_operations, pools_operations, releases_operations)
+AREAS = (jobs_operations, pools_operations, releases_operations, judging_operations)
 
 OPERATIONS: dict[str, Operation] = {operation.name: operation for area in AREAS for operation in area.OPERATIONS}
 

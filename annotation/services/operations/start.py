@@ -38,7 +38,9 @@ def operation_params_clean(operation: Operation, *, target: Any = None, params: 
     check (which may complete them). Raises the operation's `error`, with `param` set when a
     declared parameter is to blame."""
     if operation.target is not None and not isinstance(target, operation.target):
-        raise operation.error(f"{operation.title}: needs a {operation.target.__name__}, got {target!r}")
+        kinds = operation.target if isinstance(operation.target, tuple) else (operation.target,)
+        raise operation.error(f"{operation.title}: needs a {' or a '.join(k.__name__ for k in kinds)}, "
+                              f"got {target!r}")
     try:
         clean = params_clean(operation.params, params, target=target, owner=operation.title)
     except ParamInvalid as exc:
