@@ -1,4 +1,7 @@
-"""Who may open which page. Pages check roles here; the API they call checks again."""
+"""Who may open which page. Pages check roles here; the API they call checks again.
+
+Below frontend/ and api/, which do not import each other: the API's reference pages (api/docs.py)
+are pages too and are checked the same way."""
 from __future__ import annotations
 
 from functools import wraps

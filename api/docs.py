@@ -25,7 +25,7 @@ from drf_spectacular.views import SpectacularRedocView, SpectacularSwaggerView
 from rest_framework.permissions import AllowAny
 
 from annotation import roles
-from frontend.views.access import page_for
+from annotation.page_access import page_for
 
 DOCS_ROLES = ("admin", roles.RATER, roles.RESEARCHER)
 

@@ -2,7 +2,7 @@
 compose stack's one-shot `migrate` stops a deploy that fails one before the web app starts).
 
 rejudge.E001, the counts of the rate limits: DRF's throttles (REJUDGE_THROTTLE_*) and the crowd
-arrival throttle (api/throttling.py CrowdArrivalThrottle: study links, one rater account per
+arrival throttle (config/throttling.py CrowdArrivalThrottle: study links, one rater account per
 arrival) count in the default cache. A per-process cache (LocMemCache, as settings give without
 REDIS_URL) under several web processes gives each process its own count: measured, 37 crowd
 accounts in one burst from one address under two gunicorn workers against a limit of 20/hour.

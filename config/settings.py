@@ -376,8 +376,8 @@ REST_FRAMEWORK = {
 # than one web process serves, or each process counts on its own (the system check rejudge.E001,
 # config/checks.py, refuses that with DEBUG off).
 REST_FRAMEWORK |= {
-    "DEFAULT_THROTTLE_CLASSES": ["api.throttling.AnonThrottle", "api.throttling.UserThrottle",
-                                 "api.throttling.UploadThrottle"],
+    "DEFAULT_THROTTLE_CLASSES": ["config.throttling.AnonThrottle", "config.throttling.UserThrottle",
+                                 "config.throttling.UploadThrottle"],
     "DEFAULT_THROTTLE_RATES": {
         "anon": env_rate("REJUDGE_THROTTLE_ANON", "60/min"),
         "user": env_rate("REJUDGE_THROTTLE_USER", "1200/min"),

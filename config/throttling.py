@@ -1,4 +1,6 @@
-"""API rate limits: Django REST framework's throttles, with rates read when a request arrives.
+"""Rate limits of the API and the pages: Django REST framework's throttles, with rates read when a
+request arrives. Here, below api/ and frontend/, because the crowd pages count study links with the
+API's arrival throttle (one count per address for both).
 
 DRF's own classes copy DEFAULT_THROTTLE_RATES when their module is imported, so a changed setting
 (a test's low rate, say) would go unnoticed; these read the current settings instead. A rate of

@@ -5,8 +5,8 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
 from annotation import roles
+from annotation.page_access import page_for
 from annotation.services.accounts.users import api_token_for, api_token_rotate
-from frontend.views.access import page_for
 
 
 # Raters work in the browser only; admins and researchers script the API.

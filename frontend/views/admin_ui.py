@@ -11,6 +11,7 @@ from annotation.analysis.judging.strategies import BANDIT_VARIANTS, REPLAYABLE_S
 from annotation.formats.datasets import DATASET_FORMATS
 from annotation.formats.runs import RUN_FORMATS
 from annotation.models import CrowdStudy, Job, JudgeEndpoint, MachineJudge, Pool, PooledPair, QualityRule
+from annotation.page_access import page_for
 from annotation.selectors.dashboard import (dataset_runs, datasets_overview, pool_agreement, pool_live, pools_overview,
                                             raters_overview, recent_jobs)
 from annotation.selectors.known_pairs import known_pair_sources
@@ -18,7 +19,6 @@ from annotation.services.crowd.arrivals import PREVIEW_ASSIGNMENT
 from annotation.selectors.judging import STRATEGY_TEXT
 from annotation.selectors.pools import PAIR_COUNT_WORDS, pairs_needing_admin, pool_progress
 from annotation.selectors.reports import judgment_set_list
-from frontend.views.access import page_for
 
 ATTENTION_STATES = {
     PooledPair.State.ADJUDICATION: "Escalated as ambiguous",

@@ -24,17 +24,17 @@ from django.views.decorators.csrf import csrf_exempt, ensure_csrf_cookie
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation.models import CrowdStudy, CrowdWorker, Pool
+from annotation.page_access import page_for
 from annotation.selectors.crowd_quality import pool_rater_quality
 from annotation.services.crowd.arrivals import (MTURK_PARAMS, MTURK_SUBMIT_HOSTS, PROLIFIC_PARAMS, ArrivalRefused,
                                                 arrival_check, arrival_from_query, worker_consent,
                                                 worker_guidelines_read, worker_release_held, worker_return)
+from annotation.services.crowd.browser import (REFUSAL_STATUS, arrive_in_browser, completion_json, csrf_passes,
+                                               known_worker_ids, signed_in_elsewhere)
 from annotation.services.crowd.identity import TicketRefused, entry_ticket_issue, entry_ticket_load, resume_code
 from annotation.services.crowd.quota import worker_progress, worker_seen
 from annotation.services.crowd.worker_tokens import QUERY_PARAMETER, WorkerTokenRefused, worker_from_token, worker_token_issue
-from api.throttling import CrowdArrivalThrottle
-from api.views.crowd import (REFUSAL_STATUS, arrive_in_browser, completion_json, csrf_passes, known_worker_ids,
-                             signed_in_elsewhere)
-from frontend.views.access import page_for
+from config.throttling import CrowdArrivalThrottle
 
 # MTurk shows an ExternalQuestion in an iframe on these origins (the worker site, the sandbox's).
 MTURK_FRAME_ANCESTORS = ("https://worker.mturk.com", "https://workersandbox.mturk.com")

@@ -13,11 +13,11 @@ from django.shortcuts import get_object_or_404, render
 
 from annotation import roles
 from annotation.models import Pool
+from annotation.page_access import page_for
 from annotation.selectors.moments import (moment_and_sampled_pools, moment_pool_summary, pool_reports, runs_by_dataset,
                                           sampled_pool_summary)
 from annotation.services.reports.kinds.infap import INFAP
 from annotation.services.reports.kinds.moment_metrics import MOMENT_METRICS
-from frontend.views.access import page_for
 
 READERS = ("admin", roles.RESEARCHER)
 

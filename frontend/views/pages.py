@@ -5,8 +5,8 @@ from django.shortcuts import render
 from django.views.decorators.csrf import ensure_csrf_cookie
 
 from annotation import roles
+from annotation.page_access import crowd_study_redirect
 from annotation.selectors.dashboard import datasets_overview, rater_pool_cards, recent_jobs
-from frontend.views.access import crowd_study_redirect
 
 
 @login_required

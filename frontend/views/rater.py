@@ -8,7 +8,7 @@ from django.shortcuts import get_object_or_404, render
 
 from annotation import roles
 from annotation.models import PoolMembership
-from frontend.views.access import page_for
+from annotation.page_access import page_for
 
 
 @page_for(roles.RATER)

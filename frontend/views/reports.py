@@ -17,6 +17,7 @@ from annotation import roles
 from annotation.analysis.leaderboard import leaderboard_svg
 from annotation.models import Dataset, Pool
 from annotation.models.reports import JudgmentSet
+from annotation.page_access import page_for
 from annotation.selectors.exports import artefact_list
 from annotation.selectors.reports import judgment_sets_listed, report_list, report_rater_names, scorable_runs
 from annotation.services.evaluation import CONVENTIONS
@@ -26,7 +27,6 @@ from annotation.services.judgment_sets.counts import counts_in_words
 from annotation.services.judgment_sets.imports import JUDGMENT_FORMATS, REPEAT_RULES
 from annotation.services.judgment_sets.scoring import stored_run_format
 from annotation.services.reports.registry import POOL_REPORT_KINDS, kind_title, report_tables
-from frontend.views.access import page_for
 from frontend.views.judging_reports import judging_report_links, judging_simulation_charts
 
 BAR_HEIGHT = 18

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from django.shortcuts import render
 
+from annotation.page_access import page_for
 from annotation.services.accounts.users import researchers
-from frontend.views.access import page_for
 
 
 @page_for("admin")

@@ -1,9 +1,17 @@
-"""The shape of `annotation/`'s imports, read from the source (no module is imported):
+"""The shape of the project's imports (annotation/, api/, frontend/, config/), read from the source
+(no module is imported). The layers, lowest first (docs/architecture.md):
 
-- no import circle among its modules, counting imports inside functions too: an import moved into
+    analysis, formats  ->  models  ->  selectors  ->  services  ->  tasks, api, frontend
+
+- no import circle among the modules, counting imports inside functions too: an import moved into
   a function to dodge a circle leaves the circle in the design;
 - analysis/ and formats/ stay plain Python: no Django (nor Celery, DRF or the settings), and no
   project module outside analysis/ and formats/, which would bring Django in;
+- models import no services, selectors or formats (a rule a model needs lives in analysis/ or in
+  the model's own module), nor anything above them;
+- selectors read, so they import no services (a name both need lives in the lower of the two);
+- api/ and frontend/ are two doors onto the same services and import nothing of each other: what
+  both need lives below them, in annotation/; annotation/ imports neither;
 - the provenance helpers (json_ready, report_versions) import nothing of the project.
 """
 from __future__ import annotations
@@ -12,19 +20,20 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGE = ROOT / "annotation"
+PACKAGES = ("annotation", "api", "frontend", "config")
 FRAMEWORKS = ("django", "celery", "rest_framework", "drf_spectacular", "config")
 
 
 def _modules() -> dict[str, Path]:
     found = {}
-    for path in PACKAGE.rglob("*.py"):
-        if "migrations" in path.relative_to(PACKAGE).parts:
-            continue
-        parts = list(path.relative_to(ROOT).with_suffix("").parts)
-        if parts[-1] == "__init__":
-            parts.pop()
-        found[".".join(parts)] = path
+    for package in PACKAGES:
+        for path in (ROOT / package).rglob("*.py"):
+            if "migrations" in path.relative_to(ROOT).parts:
+                continue
+            parts = list(path.relative_to(ROOT).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            found[".".join(parts)] = path
     return found
 
 
@@ -52,7 +61,7 @@ def _imported_names(name: str, path: Path) -> set[str]:
 
 
 def _project_module(imported: str) -> str | None:
-    """The annotation module an import names (a name inside a module counts as the module)."""
+    """The project module an import names (a name inside a module counts as the module)."""
     while imported and imported not in MODULES:
         imported = imported.rpartition(".")[0]
     return imported or None
@@ -118,7 +127,7 @@ def test_the_graph_reads_relative_and_function_level_imports():
     assert "annotation.services.judgment_sets.scoring" in graph["annotation.services.judging.simulation"]
 
 
-def test_no_import_circles_among_annotation_modules():
+def test_no_import_circles_among_the_project_modules():
     cycles = _cycles(_graph())
     assert cycles == [], "import circles (module-level and function-level imports):\n" + (
         "\n".join(" <-> ".join(cycle) for cycle in cycles))
@@ -149,3 +158,45 @@ def test_the_provenance_helpers_import_nothing_of_the_project():
     path = MODULES["annotation.provenance"]
     imported = _imported_names("annotation.provenance", path)
     assert {name for name in imported if name.split(".")[0] in ("annotation", *FRAMEWORKS)} == set()
+
+
+def _imports_into(folders: tuple[str, ...], forbidden: tuple[str, ...]) -> dict[str, set[str]]:
+    """module -> the project modules it imports under `forbidden`, for every module under `folders`
+    (dotted prefixes: 'annotation.models' is the package and everything in it)."""
+    def under(name: str, prefixes: tuple[str, ...]) -> bool:
+        return any(name == prefix or name.startswith(prefix + ".") for prefix in prefixes)
+
+    graph = _graph()
+    return {name: bad for name in sorted(graph) if under(name, folders)
+            if (bad := {target for target in graph[name] if under(target, forbidden)})}
+
+
+UPPER = ("annotation.tasks", "annotation.management", "api", "frontend", "config")
+
+
+def test_the_rule_finder_sees_a_wrong_way_import():
+    # api/urls.py imports api/views: a rule forbidding api.views to api.urls finds it
+    assert "api.urls" in _imports_into(("api.urls",), ("api.views",))
+    assert _imports_into(("api.urls",), ("frontend",)) == {}
+
+
+def test_models_import_no_services_selectors_or_formats():
+    assert _imports_into(("annotation.models",), ("annotation.services", "annotation.selectors",
+                                                  "annotation.formats", *UPPER)) == {}
+
+
+def test_selectors_import_no_services():
+    assert _imports_into(("annotation.selectors",), ("annotation.services", *UPPER)) == {}
+
+
+def test_services_import_no_tasks_and_nothing_above_them():
+    assert _imports_into(("annotation.services",), UPPER) == {}
+
+
+def test_api_and_frontend_import_nothing_of_each_other():
+    assert _imports_into(("api",), ("frontend",)) == {}
+    assert _imports_into(("frontend",), ("api",)) == {}
+
+
+def test_annotation_imports_neither_api_nor_frontend():
+    assert _imports_into(("annotation",), ("api", "frontend")) == {}

@@ -9,7 +9,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.test import APIClient
 
 from annotation.services.accounts.users import api_token_for
-from api.throttling import AnonThrottle, UploadThrottle, UserThrottle
+from config.throttling import AnonThrottle, UploadThrottle, UserThrottle
 from tests.factories import make_rater, make_user
 
 pytestmark = pytest.mark.django_db
