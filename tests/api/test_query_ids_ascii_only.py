@@ -118,3 +118,13 @@ def test_no_view_reads_a_number_from_a_query_string_another_way():
                     if "GET" in text or "query_params" in text or "chosen" in text or "asked" in text:
                         offenders.append(f"{path.relative_to(ROOT)}:{call.lineno} int({text})")
     assert offenders == []
+
+
+@pytest.mark.parametrize("bad", BAD)
+def test_the_proxies_page_reads_baseline_draws_and_seed_as_the_parser_does(pool, bad):
+    client = Client()
+    client.force_login(make_user("admin"))
+    assert client.get("/proxies/", {"baseline": bad}).status_code == 200
+    for name in ("draws", "seed"):
+        response = client.get("/proxies/", {"baseline": str(pool.dataset_id), name: bad})
+        assert response.status_code == 200  # the message itself: tests/frontend/test_proxy_pages.py
