@@ -9,7 +9,7 @@ from django.urls import reverse
 from annotation.models import Dataset, MachineJudge, Pool
 from annotation.models.reports import JudgmentSet
 from annotation.services.jobs import job_execute, task_names
-from annotation.services.machine_judges import machine_judge_import
+from annotation.services.machine_judges.imports import machine_judge_import
 from annotation.services.machine_judges.reports import machine_judge_report_create
 from annotation.services.machine_judges.runner.run import MachineJudgeRunJob
 from annotation.services.storage.uploads import upload_local_path

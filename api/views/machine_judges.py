@@ -22,7 +22,7 @@ from annotation.models.reports import JudgmentSet
 from annotation.selectors.reports import judgment_set_list
 from annotation.services.jobs.imports import machine_judgments_import_start
 from annotation.services.jobs.judgment_sets import machine_judge_set_report_start
-from annotation.services.machine_judges import MachineJudgeError
+from annotation.services.machine_judges.errors import MachineJudgeError
 from annotation.services.reports.create import ReportError
 from api.params import query_int
 from api.permissions import IsAdmin, IsAdminOrResearcherReadOnly

@@ -46,7 +46,7 @@ def _member(pool):
 
 
 def _judge(pool, tmp_path) -> None:
-    from annotation.services.machine_judges import machine_judge_import
+    from annotation.services.machine_judges.imports import machine_judge_import
 
     verdicts = {pair: value for pair, value in MACHINE.items() if pair in _pool_pairs(pool)}
     machine_judge_import(dataset=pool.dataset, path=machine_file(tmp_path, verdicts, name=f"{unique('j')}.csv"),
@@ -241,7 +241,7 @@ def test_judging_simulation_refuses_an_unfinished_pool_with_the_reason(tmp_path)
 
 @pytest.mark.parametrize("shape", ["no_human_labels", "all_labels_equal"])
 def test_machine_judge_of_a_degenerate_judgment_set(shape, tmp_path):
-    from annotation.services.machine_judges import machine_judge_import
+    from annotation.services.machine_judges.imports import machine_judge_import
     from annotation.services.machine_judges.reports import machine_judge_report_create
     from tests.annotation.services.machine_judges.world import SET_MACHINE, small_set
 

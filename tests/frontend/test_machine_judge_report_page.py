@@ -10,7 +10,7 @@ from html.parser import HTMLParser
 import pytest
 from django.test import Client
 
-from annotation.services.machine_judges import machine_judge_import
+from annotation.services.machine_judges.imports import machine_judge_import
 from annotation.services.machine_judges.reports import machine_judge_report_create
 from tests.annotation.services.machine_judges.world import (SET_MACHINE, machine_file, resolve_by_hand, small_pool,
                                                             small_set)

@@ -4,7 +4,8 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation.formats.errors import ImportRejected
 from annotation.models.reports import JudgmentSet
-from annotation.services.machine_judges import MachineJudgeError, machine_judge_import
+from annotation.services.machine_judges.errors import MachineJudgeError
+from annotation.services.machine_judges.imports import machine_judge_import
 
 from ._progress import rejected_to_command_error
 from .report import pool_from_option

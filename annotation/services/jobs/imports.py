@@ -9,7 +9,7 @@ from annotation.services.jobs import task_names
 from annotation.services.storage import job_files as files
 from annotation.services.jobs.dispatch import job_enqueue
 from annotation.services.jobs.lifecycle import job_create
-from annotation.services.machine_judges import machine_judge_import_check
+from annotation.services.machine_judges.imports import machine_judge_import_check
 from annotation.services.storage.uploads import upload_store
 
 

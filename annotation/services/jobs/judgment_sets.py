@@ -18,7 +18,7 @@ from annotation.services.jobs.lifecycle import job_create
 from annotation.services.judgment_sets.agreement import LEVELS, AgreementOptionsError
 from annotation.services.judgment_sets.imports import REPEAT_RULES
 from annotation.services.judgment_sets.scoring import stored_runs_check
-from annotation.services.machine_judges import judgment_set_machine_judge
+from annotation.services.machine_judges.lookup import judgment_set_machine_judge
 from annotation.services.reports.create import report_job_start
 from annotation.services.reports.kinds.evaluation import KIND as EVALUATION
 from annotation.services.reports.kinds.judgment_set_agreement import KIND as JUDGMENT_SET_AGREEMENT

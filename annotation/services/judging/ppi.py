@@ -26,7 +26,8 @@ from annotation.models import MachineJudge, MachineJudgment, Pool
 from annotation.services.judging.estimates import (COUNT_WORDS, NO_ESTIMATOR, counts_note, estimator_counts,
                                                    pool_design, scenario_rows)
 from annotation.services.judging.inputs import refuse_moment_pool
-from annotation.services.machine_judges import MachineJudgeError, judge_named
+from annotation.services.machine_judges.errors import MachineJudgeError
+from annotation.services.machine_judges.lookup import judge_named
 
 
 def ppi_measures(params: dict) -> list[str]:

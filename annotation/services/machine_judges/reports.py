@@ -7,7 +7,7 @@ from __future__ import annotations
 from django.db import transaction
 
 from annotation.models import MachineJudge, Report
-from annotation.services.machine_judges import machine_judge_result
+from annotation.services.machine_judges.agreement import machine_judge_result
 from annotation.services.reports.create import report_create, report_save
 from annotation.services.reports.kinds.machine_judge import KIND, machine_judge_set_params_clean
 

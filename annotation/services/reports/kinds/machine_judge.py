@@ -1,12 +1,13 @@
 """The `machine_judge` report kind: a machine judge measured against people (Cohen's kappa, the
-confusion matrix, per-query disagreement and the system ranking; annotation.services.machine_judges
+confusion matrix, per-query disagreement and the system ranking; annotation.services.machine_judges.agreement
 computes them). A pool's judge is measured as a pool report; a judgment set's judge through
 annotation.services.machine_judges.reports, with the same parameters."""
 from __future__ import annotations
 
 from annotation.models import MachineJudge, Pool
-from annotation.services.machine_judges import (CALIBRATION_BINS, SET_DEPTH, MachineJudgeError, judge_named,
-                                                machine_judge_result)
+from annotation.services.machine_judges.agreement import CALIBRATION_BINS, SET_DEPTH, machine_judge_result
+from annotation.services.machine_judges.errors import MachineJudgeError
+from annotation.services.machine_judges.lookup import judge_named
 from annotation.services.reports.kind import Param, ReportError, ReportKind, kind_params_clean
 from annotation.services.reports.tables import ReportTable, interval_text, interval_words
 

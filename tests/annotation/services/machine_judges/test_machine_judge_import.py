@@ -9,7 +9,8 @@ from django.core.management import CommandError, call_command
 from annotation.formats.errors import ImportRejected
 from annotation.models import MachineJudge, MachineJudgment
 from annotation.models.reports import ImportedJudgment, JudgmentSet
-from annotation.services.machine_judges import MachineJudgeError, machine_judge_import
+from annotation.services.machine_judges.errors import MachineJudgeError
+from annotation.services.machine_judges.imports import machine_judge_import
 
 from .world import MACHINE, machine_file, small_pool
 

@@ -9,7 +9,8 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotation.models import Report
-from annotation.services.machine_judges import MachineJudgeError, machine_judge_import
+from annotation.services.machine_judges.errors import MachineJudgeError
+from annotation.services.machine_judges.imports import machine_judge_import
 from annotation.services.machine_judges.reports import machine_judge_report_create
 from annotation.services.reports.create import ReportError
 
@@ -103,7 +104,7 @@ def test_report_command_refuses_what_a_set_cannot_do(tmp_path):
 
 
 def test_a_set_with_two_judges_needs_the_judge_named(tmp_path):
-    from annotation.services.machine_judges import judgment_set_machine_judge
+    from annotation.services.machine_judges.lookup import judgment_set_machine_judge
 
     judgment_set, first = _set_judge(tmp_path)
     second = machine_judge_import(dataset=judgment_set.dataset, path=machine_file(tmp_path, SET_MACHINE, name="b.csv"),
