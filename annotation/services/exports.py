@@ -52,7 +52,7 @@ from annotation.models import Artefact, Caption, Clip, Job, Pool, PooledPair
 from annotation.selectors.exports import (export_fire_pair_rows, export_fire_provenance_rows, export_fire_vote_rows,
                                           export_label_rows, export_provenance_rows, export_qrels_rows, json_value)
 from annotation.selectors.reports import pool_pairs, pool_raters_without_profile
-from annotation.services.aggregation import AGGREGATION_MODELS, pool_aggregated_labels
+from annotation.services.aggregation.pool_labels import AGGREGATION_MODELS, pool_aggregated_labels
 from annotation.services.storage.job_files import job_output_relative
 from annotation.services.accounts.raters import rater_profile
 from annotation.storage import stored_file_delete, stored_file_exists, stored_file_write

@@ -22,7 +22,7 @@ from annotation.formats.csv_safe import safe_csv_writer
 from annotation.models import Artefact, Pool, Report
 from annotation.selectors.exports import artefact_list
 from annotation.selectors.reports import report_list
-from annotation.services.aggregation import AGGREGATION_MODELS
+from annotation.services.aggregation.pool_labels import AGGREGATION_MODELS
 from annotation.services.exports import EXPORT_FORMATS, ExportError
 from annotation.services.jobs.reports import export_start
 from annotation.services.reports.create import ReportError, report_start

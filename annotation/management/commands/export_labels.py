@@ -3,7 +3,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.services.aggregation import AGGREGATION_MODELS
+from annotation.services.aggregation.pool_labels import AGGREGATION_MODELS
 from annotation.services.exports import EXPORT_FORMATS, ExportError, export_create
 from annotation.storage import stored_file_chunks
 

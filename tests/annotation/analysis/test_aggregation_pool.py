@@ -7,7 +7,7 @@ import pytest
 from crowdkit.aggregation import MACE, DawidSkene
 
 from annotation.models import Label, PooledPair
-from annotation.services.aggregation import AggregationError, pool_aggregated_labels, pool_aggregation
+from annotation.services.aggregation.pool_labels import AggregationError, pool_aggregated_labels, pool_aggregation
 from annotation.services.accounts.raters import memberships_grant
 from annotation.services.reports.create import report_create
 from tests.annotation.services.test_report_agreement import _pool_of_pairs, _tvr_rows

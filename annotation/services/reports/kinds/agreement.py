@@ -14,7 +14,7 @@ from annotation.analysis.agreement import agreement_report, rater_stats
 from annotation.models import Pool, PooledPair
 from annotation.selectors.reports import (disagreement_details, pool_known_answers, pool_other_labels_per_rater,
                                           pool_pairs, pool_votes, pseudonyms)
-from annotation.services.aggregation import aggregation_section
+from annotation.services.aggregation.pool_labels import aggregation_section
 from annotation.services.reports.kind import Param, ReportKind
 from annotation.services.reports.tables import ReportTable, confidence_text, interval_words, measure_rows
 

@@ -1,0 +1,103 @@
+"""Aggregation of a pool's human votes beyond majority (Dawid–Skene, MACE): the labels each model
+gives the pool's pairs, and where they differ from strict majority (the agreement report's section).
+
+Only counted human votes (selectors.reports.pool_votes: `Label` rows) go in; machine judges'
+verdicts are stored elsewhere and never do. The models themselves are in
+annotation/analysis/aggregation.py.
+
+Which pairs a model decides: those whose voting is over, i.e. decided by votes (state resolved
+with at least one vote and not by an admin, or a disagreement). An admin's decision and an
+imported verdict stay as they are, and an open pair stays open: a model only replaces majority as
+the rule that turns finished votes into a label.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from annotation.analysis.aggregation import MODELS, Aggregation, aggregate, compare_with_majority
+from annotation.analysis.agreement import UNRESOLVED
+from annotation.models import Pool, PooledPair
+from annotation.selectors.reports import PoolPairs, pool_pairs, pool_votes, pseudonyms
+
+AGGREGATION_MODELS = MODELS
+COMPARED_MODELS = ("dawid_skene", "mace")
+DIFFERENCES_LISTED = 1000
+_WORD = {1: PooledPair.Answer.RELEVANT, 0: PooledPair.Answer.NOT_RELEVANT}
+
+
+class AggregationError(ValueError):
+    """An aggregation request that cannot be carried out; the message says why."""
+
+
+def aggregation_model_check(model: str) -> str:
+    if model not in AGGREGATION_MODELS:
+        raise AggregationError(f"unknown aggregation '{model}'; use one of {', '.join(AGGREGATION_MODELS)}")
+    return model
+
+
+def _decided_by_votes(pairs: PoolPairs) -> np.ndarray:
+    resolved_by_votes = (pairs.state == PooledPair.State.RESOLVED) & (pairs.votes > 0) & ~pairs.by_admin
+    return resolved_by_votes | ((pairs.state == PooledPair.State.DISAGREEMENT) & (pairs.votes > 0))
+
+
+def pool_aggregation(*, pool: Pool, model: str, seed: int = 0) -> Aggregation:
+    """The model's labels of the pool's pairs that have votes; units are pair ids. All votes are
+    used (a rater's reliability is learnt from every pair they labelled)."""
+    aggregation_model_check(model)
+    votes = pool_votes(pool=pool)
+    return aggregate(votes.pair, votes.rater, votes.value, model=model, n_values=2, seed=seed)
+
+
+def pool_aggregated_labels(*, pool: Pool, model: str, seed: int = 0) -> dict[int, str | None]:
+    """pair id -> 'relevant' / 'not_relevant' (None: no label) for the pairs decided by votes,
+    under `model`. Majority gives exactly the pairs' stored resolution."""
+    pairs = pool_pairs(pool=pool)
+    decided = _decided_by_votes(pairs)
+    if model == "majority":
+        return {int(p): (_WORD[int(r)] if r >= 0 else None) for p, r in zip(pairs.id[decided], pairs.resolved[decided])}
+    labels = pool_aggregation(pool=pool, model=model, seed=seed).label_of()
+    out: dict[int, str | None] = {}
+    for pair_id in pairs.id[decided]:
+        code = labels.get(int(pair_id), UNRESOLVED)
+        out[int(pair_id)] = _WORD[code] if code >= 0 else None
+    return out
+
+
+def aggregation_section(*, pool: Pool, seed: int = 0, models: tuple[str, ...] = COMPARED_MODELS,
+                        limit: int = DIFFERENCES_LISTED) -> dict:
+    """The agreement report's section: each model against strict majority over the same votes,
+    counts, the pairs where they differ, and per-rater confusion matrices (pseudonyms only)."""
+    votes = pool_votes(pool=pool)
+    majority = aggregate(votes.pair, votes.rater, votes.value, model="majority", n_values=2)
+    pairs = pool_pairs(pool=pool)
+    at = pairs.index_of(majority.units)
+    names = pseudonyms(user_ids=sorted({int(r) for r in votes.rater}))
+    votes_of: dict[int, list[int]] = {}
+    for pair, value in zip(votes.pair.tolist(), votes.value.tolist()):
+        votes_of.setdefault(pair, []).append(value)
+    word = {1: "relevant", 0: "not_relevant", UNRESOLVED: None}
+    section: dict = {"labels": "counted votes (relevant 1, not relevant 0) of the pool's pairs; human raters only",
+                     "models": {}}
+    for model in models:
+        result = aggregate(votes.pair, votes.rater, votes.value, model=model, n_values=2, seed=seed)
+        cmp = compare_with_majority(majority, result)
+        index = {int(u): i for i, u in enumerate(result.units)}
+        listed = []
+        for unit, m_label, o_label in zip(cmp.different_units[:limit], cmp.majority_labels, cmp.model_labels):
+            i = index[int(unit)]
+            row = at[np.searchsorted(majority.units, unit)]
+            listed.append({"pair_id": int(unit), "caption_id": int(pairs.caption[row]), "clip_id": int(pairs.clip[row]),
+                           "votes": votes_of.get(int(unit), []), "majority": word[int(m_label)],
+                           "model": word[int(o_label)], "model_confidence": float(result.confidence[i])})
+        section["models"][model] = {
+            "note": result.note,
+            "pairs": cmp.n_units, "same_as_majority": cmp.n_same, "different": cmp.n_different,
+            "majority_ties": cmp.n_majority_unresolved, "ties_decided_by_model": cmp.n_decided_by_model_only,
+            "relevant": int((result.labels == 1).sum()), "not_relevant": int((result.labels == 0).sum()),
+            "differences": listed, "differences_listed": len(listed),
+            "rater_confusion": [{"rater": names.get(r), "counts": m, "error_model": result.rater_error_model.get(r)}
+                                for r, m in sorted(result.rater_confusion.items())],
+        }
+    section["confusion_note"] = ("counts[model label][label given], rows and columns 0 not relevant, 1 relevant; "
+                                 "error_model (Dawid-Skene only) is the fitted P(given | true), rows true")
+    return section
