@@ -40,7 +40,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 def _step(kind: str, target: str, pool_id: int, fmt: str) -> None:
     """One timed step in this (fresh) process; prints a JSON line for the parent."""
     from annotation.models import Artefact, Pool
-    from annotation.services.exports import export_create
+    from annotation.services.exports.labels import export_create
     from annotation.storage import stored_file_chunks, stored_file_url
 
     tracemalloc.start()

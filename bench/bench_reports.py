@@ -171,7 +171,7 @@ def generate(n_captions: int, seed: int = 0) -> int:
 def run_step(kind: str, name: str, pool_id: int) -> None:
     """One timed step in this (fresh) process; prints a JSON line for the parent."""
     from annotation.models import Artefact, Pool
-    from annotation.services.exports import artefact_file, export_create
+    from annotation.services.exports.labels import artefact_file, export_create
     from annotation.services.judgment_sets.imports import judgments_import
     from annotation.services.reports.create import report_create
 

@@ -12,7 +12,7 @@ from annotation.models import Artefact, Caption, Clip, Label, PairProvenance, Po
 from annotation.models.reports import ImportedJudgment
 from annotation.selectors.reports import FETCH
 
-#: Artefact kinds of label exports (services/exports.py), as opposed to other areas' files.
+#: Artefact kinds of label exports (annotation/services/exports/labels.py), as opposed to other areas' files.
 LABEL_EXPORT_KINDS = ("qrels", "fire_json", "labels_csv", "labels_jsonl")
 
 

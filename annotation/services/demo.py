@@ -10,7 +10,7 @@ from annotation.demo.scenes import SCENES, demo_captions, demo_run_rows
 from annotation.demo.video import render_clip
 from annotation.models import Artefact, Dataset, Pool, RankingStudy
 from annotation.services.datasets.imports import dataset_import
-from annotation.services.exports import export_create
+from annotation.services.exports.labels import export_create
 from annotation.services.pools.build import known_pairs_add, pool_create
 from annotation.services.ranking import ranking_memberships_grant, ranking_study_create
 from annotation.services.accounts.raters import memberships_grant

@@ -5,7 +5,7 @@ from celery import shared_task
 from django.urls import reverse
 
 from annotation.models import Dataset, Pool
-from annotation.services.exports import export_create
+from annotation.services.exports.labels import export_create
 from annotation.services.jobs import job_execute, task_names
 from annotation.services.judgment_sets.imports import judgments_import
 from annotation.services.reports.create import report_create

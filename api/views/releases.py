@@ -13,7 +13,7 @@ from rest_framework.views import APIView
 from annotation import roles
 from annotation.models import Release
 from annotation.selectors.releases import release_list
-from annotation.services.exports import EXPORTS
+from annotation.services.exports.labels import EXPORTS
 from annotation.services.operations.start import operation_job
 from annotation.services.releases.operations import CREATE_RELEASE
 from annotation.services.releases.create import ReleaseError

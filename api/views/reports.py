@@ -23,7 +23,7 @@ from annotation.models import Artefact, Pool, Report
 from annotation.selectors.exports import artefact_list
 from annotation.selectors.reports import report_list
 from annotation.services.aggregation.pool_labels import AGGREGATION_MODELS
-from annotation.services.exports import EXPORT_FORMATS, ExportError
+from annotation.services.exports.labels import EXPORT_FORMATS, ExportError
 from annotation.services.jobs.reports import export_start
 from annotation.services.reports.create import ReportError, report_start
 from annotation.services.reports.registry import POOL_REPORT_KINDS, report_tables

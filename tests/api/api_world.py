@@ -16,7 +16,7 @@ from django.contrib.auth import get_user_model
 
 from annotation.models import CrowdStudy, Job, PooledPair
 from annotation.selectors.ranking import ranking_task_display
-from annotation.services.exports import export_create
+from annotation.services.exports.labels import export_create
 from annotation.services.judgment_sets.imports import judgments_import
 from annotation.services.proxy_matrices import proxy_matrices_compute
 from annotation.services.queue.leases import item_id_for, lease_next

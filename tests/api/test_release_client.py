@@ -13,7 +13,7 @@ from django.core.management import call_command
 from rejudge_client import APIError, Client, evaluate, open_release
 
 from annotation.services.accounts.users import api_token_for
-from annotation.services.exports import EXPORTS
+from annotation.services.exports.labels import EXPORTS
 from annotation.services.releases.create import release_create
 from annotation.storage import stored_file_chunks
 from tests.annotation.services.test_report_metrics import example_pool

@@ -10,7 +10,7 @@ from rest_framework.authtoken.models import Token
 
 from annotation.models import Artefact, Job, Report
 from annotation.models.reports import ImportedJudgment
-from annotation.services.exports import artefact_file, export_create
+from annotation.services.exports.labels import artefact_file, export_create
 from annotation.services.reports.create import report_create
 from annotation.services.accounts.users import api_token_for
 from tests.annotation.services.test_report_metrics import example_pool, load_example

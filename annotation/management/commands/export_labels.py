@@ -4,7 +4,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.services.aggregation.pool_labels import AGGREGATION_MODELS
-from annotation.services.exports import EXPORT_FORMATS, ExportError, export_create
+from annotation.services.exports.labels import EXPORT_FORMATS, ExportError, export_create
 from annotation.storage import stored_file_chunks
 
 from ._progress import ConsoleProgress

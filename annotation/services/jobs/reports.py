@@ -10,7 +10,7 @@ from django.db import IntegrityError, transaction
 
 from annotation.models import Dataset, Job, Pool
 from annotation.models.reports import JudgmentSet
-from annotation.services.exports import export_params_clean
+from annotation.services.exports.labels import export_params_clean
 from annotation.services.jobs import task_names
 from annotation.services.storage import job_files as files
 from annotation.services.jobs.dispatch import job_enqueue

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
 
-from annotation.services.exports import HashingTextFile
+from annotation.services.exports.labels import HashingTextFile
 
 
 class _Sink:

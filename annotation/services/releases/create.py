@@ -41,7 +41,7 @@ from annotation.selectors.releases import (release_pair_rows, release_rater_pseu
                                            release_sampled_pools)
 from annotation.selectors.reports import pool_raters_without_profile
 from annotation.services.accounts.raters import rater_profile
-from annotation.services.exports import (EXPORTS, LABEL_COLUMNS, export_label_records, export_params_clean,
+from annotation.services.exports.labels import (EXPORTS, LABEL_COLUMNS, export_label_records, export_params_clean,
                                          fire_records_write, fire_resolution_note)
 from annotation.services.releases.archive import ReleaseArchive
 from annotation.services.releases.diff import release_pairs_lines

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from annotation.analysis.release_changes import CHANGE_KINDS, PairChange, release_changes
 from annotation.formats.release_pairs import read_release_pairs
 from annotation.models import Release
-from annotation.services.exports import EXPORTS
+from annotation.services.exports.labels import EXPORTS
 from annotation.storage import stored_file_open
 
 

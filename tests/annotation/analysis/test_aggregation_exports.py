@@ -11,7 +11,7 @@ from django.core.management import call_command
 from rest_framework.test import APIClient
 
 from annotation.models import Artefact, Job, Label, PooledPair
-from annotation.services.exports import ExportError, artefact_file, export_create
+from annotation.services.exports.labels import ExportError, artefact_file, export_create
 from annotation.services.accounts.raters import memberships_grant
 from tests.annotation.services.test_report_agreement import _pool_of_pairs
 from tests.factories import make_user, unique

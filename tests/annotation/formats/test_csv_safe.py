@@ -12,7 +12,7 @@ from django.core.management import call_command
 from annotation.formats.csv_safe import csv_cell, safe_csv_writer
 from annotation.models import Caption, Label, PooledPair, Report, Run
 from annotation.selectors.moments import infap_csv, moment_metrics_csv
-from annotation.services.exports import artefact_file, export_create
+from annotation.services.exports.labels import artefact_file, export_create
 from annotation.services.reports.create import report_create
 from annotation.services.judging.simulation import judging_report_file, judging_simulation_create
 from tests.annotation.services.judging.simulation_world import tiny_world

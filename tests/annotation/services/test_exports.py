@@ -11,7 +11,7 @@ from django.conf import settings
 
 from annotation.models import Artefact, PooledPair, RaterProfile
 from annotation.selectors.exports import LABEL_EXPORT_KINDS, artefact_list
-from annotation.services.exports import EXPORT_FORMATS, ExportError, artefact_file, export_create
+from annotation.services.exports.labels import EXPORT_FORMATS, ExportError, artefact_file, export_create
 from annotation.services.judgment_sets.imports import judgments_import
 from annotation.services.pools.build import pool_create
 from tests.annotation.services.test_report_metrics import VERDICTS, example_pool, load_example

@@ -29,7 +29,7 @@ from annotation.models import PooledPair
 from annotation.services.accounts.raters import memberships_grant
 from annotation.services.datasets.imports import dataset_import
 from annotation.services.datasets.runs import run_import
-from annotation.services.exports import EXPORTS
+from annotation.services.exports.labels import EXPORTS
 from annotation.services.pools.build import pool_create
 from annotation.services.releases.create import release_create
 from annotation.storage import stored_file_chunks

@@ -21,7 +21,7 @@ from annotation.models import PooledPair, Prediction, Report
 from annotation.services.accounts.raters import memberships_grant
 from annotation.services.datasets.imports import dataset_import
 from annotation.services.datasets.runs import run_import
-from annotation.services.exports import artefact_file, export_create
+from annotation.services.exports.labels import artefact_file, export_create
 from annotation.services.pools.build import pool_create
 from annotation.services.reports.create import ReportError, report_create
 from annotation.services.reports.kinds.moment_metrics import moment_metrics_report_create
@@ -342,7 +342,7 @@ def test_the_release_and_the_clients_frame_carry_the_whole_run_scores_and_judged
 
     from annotation.services.releases.create import release_create
     from annotation.storage import stored_file_chunks
-    from annotation.services.exports import EXPORTS
+    from annotation.services.exports.labels import EXPORTS
 
     pool = _deep_pool(tmp_path / "files")
     release = release_create(pools=[pool], name=unique("deep-release"), allow_unresolved=True)

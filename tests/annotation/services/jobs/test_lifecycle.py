@@ -12,7 +12,7 @@ from django.db import connection
 
 from annotation.formats.errors import FileIssue, ImportRejected
 from annotation.models import Artefact, Dataset, Job, JobAttempt
-from annotation.services.exports import export_create
+from annotation.services.exports.labels import export_create
 from annotation.services.storage.job_files import job_output_relative
 from annotation.services.jobs.lifecycle import (JobHeartbeat, JobSuperseded, job_claim, job_execute,
                                                 job_progress_reporter)

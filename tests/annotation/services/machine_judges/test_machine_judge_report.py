@@ -6,7 +6,7 @@ import pytest
 
 from annotation.models import PooledPair
 from annotation.selectors.crowd_quality import pool_rater_quality
-from annotation.services.exports import export_create
+from annotation.services.exports.labels import export_create
 from annotation.services.machine_judges.imports import machine_judge_import
 from annotation.services.queue.leases import lease_next
 from annotation.services.accounts.raters import memberships_grant

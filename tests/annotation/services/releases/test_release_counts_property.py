@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from annotation.models import Caption, PooledPair
 from annotation.services.accounts.raters import memberships_grant
-from annotation.services.exports import EXPORTS
+from annotation.services.exports.labels import EXPORTS
 from annotation.services.pools.build import pool_create
 from annotation.services.queue.labels import pair_adjudicate
 from annotation.services.releases.create import release_create

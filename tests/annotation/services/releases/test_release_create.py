@@ -19,7 +19,7 @@ from annotation.services.queue.labels import pair_adjudicate
 from annotation.services.releases.create import ReleaseError, release_create
 from annotation.services.reports.create import report_create
 from annotation.services.releases.diff import release_diff
-from annotation.services.exports import EXPORTS
+from annotation.services.exports.labels import EXPORTS
 from annotation.storage import stored_file_chunks
 from annotation.services.pools.build import pool_create
 from tests.annotation.services.test_report_metrics import example_pool, load_example

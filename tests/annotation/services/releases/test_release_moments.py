@@ -15,7 +15,7 @@ from annotation.formats.moment_files import load_qvhighlights_ground_truth, load
 from annotation.models import Caption, Clip, Dataset, PooledPair
 from annotation.selectors.exports import export_qrels_rows
 from annotation.services.accounts.raters import memberships_grant
-from annotation.services.exports import EXPORTS
+from annotation.services.exports.labels import EXPORTS
 from annotation.services.pools.moments import moment_pool_create
 from annotation.services.releases.create import release_create
 from annotation.storage import stored_file_chunks

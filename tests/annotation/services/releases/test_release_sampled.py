@@ -11,7 +11,7 @@ from annotation.formats.errors import IssueCollector
 from annotation.formats.sample_eval_qrels import load_sample_eval_qrels
 from annotation.formats.text_lines import LineSource
 from annotation.models import PooledPair, SampledDocument
-from annotation.services.exports import EXPORTS
+from annotation.services.exports.labels import EXPORTS
 from annotation.services.pools.sampled import sampled_pool_create
 from annotation.services.releases.create import release_create
 from annotation.storage import stored_file_chunks

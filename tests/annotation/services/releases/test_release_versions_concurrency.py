@@ -11,7 +11,7 @@ import pytest
 from django.db import connections
 
 from annotation.models import Pool, Release
-from annotation.services.exports import EXPORTS
+from annotation.services.exports.labels import EXPORTS
 from annotation.services.releases.create import release_create
 from annotation.storage import stored_file_chunks
 from tests.annotation.services.test_report_metrics import example_pool
