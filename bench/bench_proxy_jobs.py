@@ -45,7 +45,7 @@ def bench_study(dataset, clips: int, mode: str):
 
 
 def bench_matrices(dataset, proxies: list[str], mode: str) -> None:
-    from annotation.services.proxy_matrices import proxy_matrices_compute
+    from annotation.services.proxies.matrices import proxy_matrices_compute
 
     for proxy in proxies:
         t0 = time.perf_counter()

@@ -125,8 +125,8 @@ def main() -> None:
         django_for_bench(args.database_url)
         from django.db import connection
 
-        from annotation.services.proxy_matrices import (proxy_matrices_compute, proxy_ndcg_report_create,
-                                                        proxy_ndcg_reports_create)
+        from annotation.services.proxies.matrices import (proxy_matrices_compute, proxy_ndcg_report_create,
+                                                          proxy_ndcg_reports_create)
         from annotation.services.datasets.runs import ALL_RANKS, run_import
 
         print(f"PostgreSQL: {connection.settings_dict['NAME']}")

@@ -29,8 +29,8 @@ from annotation.models import (Caption, Dataset, Job, RankingLease, RankingMembe
                                RankingTask, RankingTaskCaption, Report)
 from annotation.selectors.ranking import clips_with_captions, proxy_inputs, ranking_rated_tasks
 from annotation.services.jobs import job_create, job_enqueue
-from annotation.services.proxy_matrices import (ProxyError, json_number, library_versions, proxy_requirements_check,
-                                                staged_progress)
+from annotation.services.proxies.matrices import (ProxyError, json_number, library_versions, proxy_requirements_check,
+                                                  staged_progress)
 from annotation.services.accounts.raters import access_grant, rater_profile
 from annotation.services.queue.lease_lifecycle import LeasedItems, lease_end, leases_expire_due
 from annotation.services.reports.kinds.human_proxy import KIND as HUMAN_PROXY

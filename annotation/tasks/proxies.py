@@ -4,7 +4,8 @@ from __future__ import annotations
 from celery import shared_task
 
 from annotation.models import Artefact, Dataset, RankingStudy, Run
-from annotation.services import proxy_matrices as proxy_service, ranking as ranking_service
+from annotation.services import ranking as ranking_service
+from annotation.services.proxies import matrices as proxy_service
 from annotation.services.jobs import job_execute, task_names
 
 

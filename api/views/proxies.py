@@ -13,10 +13,10 @@ from rest_framework.views import APIView
 
 from annotation.models import Artefact, Dataset, RankingStudy, Run
 from annotation.selectors.ranking import proxy_matrix_list
-from annotation.services.proxy_matrices import (EMPTY_QUERY_RULES, GAINS, MATRIX_PROXIES, MAX_RANDOM_DRAWS,
-                                                RANDOM_DRAWS_DEFAULT, RANDOM_SEED_DEFAULT, ProxyError,
-                                                proxy_analysis_start, proxy_matrices_start, proxy_ndcg_start,
-                                                proxy_random_baseline_table)
+from annotation.services.proxies.matrices import (EMPTY_QUERY_RULES, GAINS, MATRIX_PROXIES, MAX_RANDOM_DRAWS,
+                                                  RANDOM_DRAWS_DEFAULT, RANDOM_SEED_DEFAULT, ProxyError,
+                                                  proxy_analysis_start, proxy_matrices_start, proxy_ndcg_start,
+                                                  proxy_random_baseline_table)
 from api.downloads import stored_file_download
 from api.permissions import IsAdmin, IsAdminOrResearcherReadOnly
 from api.views.jobs import JobOutputSerializer, job_accepted_response

@@ -17,7 +17,7 @@ from rest_framework.views import APIView
 from annotation.models import Dataset, RankingLease, RankingStudy, RankingSubmission
 from annotation.selectors.ranking import (rater_ranking_studies, ranking_study_list, ranking_study_progress,
                                           ranking_study_reports, ranking_task_display)
-from annotation.services.proxy_matrices import MATRIX_PROXIES, ProxyError
+from annotation.services.proxies.matrices import MATRIX_PROXIES, ProxyError
 from annotation.services.ranking import (RankingLeaseGone, RankingRefused, ranking_lease_next, ranking_lease_release,
                                          ranking_lease_renew, ranking_memberships_grant, ranking_report_start,
                                          ranking_study_start, ranking_submission_create)

@@ -11,8 +11,8 @@ from annotation.models import RankingStudy
 from annotation.page_access import page_for
 from annotation.query_numbers import ID_MAX, NotAWholeNumber, whole_number
 from annotation.selectors.ranking import proxy_overview, proxy_report_list, proxy_report_tables
-from annotation.services.proxy_matrices import (EMPTY_QUERY_RULES, GAINS, MAX_RANDOM_DRAWS, RANDOM_DRAWS_DEFAULT,
-                                                RANDOM_SEED_DEFAULT, ProxyError, proxy_random_baseline_table)
+from annotation.services.proxies.matrices import (EMPTY_QUERY_RULES, GAINS, MAX_RANDOM_DRAWS, RANDOM_DRAWS_DEFAULT,
+                                                  RANDOM_SEED_DEFAULT, ProxyError, proxy_random_baseline_table)
 
 
 # The proxies a matrix can be computed for, as the compute form names them.

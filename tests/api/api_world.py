@@ -18,7 +18,7 @@ from annotation.models import CrowdStudy, Job, PooledPair
 from annotation.selectors.ranking import ranking_task_display
 from annotation.services.exports.labels import export_create
 from annotation.services.judgment_sets.imports import judgments_import
-from annotation.services.proxy_matrices import proxy_matrices_compute
+from annotation.services.proxies.matrices import proxy_matrices_compute
 from annotation.services.queue.leases import item_id_for, lease_next
 from annotation.services.ranking import ranking_lease_next, ranking_memberships_grant, ranking_study_create
 from annotation.services.accounts.raters import memberships_grant

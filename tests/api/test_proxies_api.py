@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from annotation.models import Artefact, Job, Report
-from annotation.services.proxy_matrices import proxy_matrices_compute
+from annotation.services.proxies.matrices import proxy_matrices_compute
 from tests.annotation.services.test_proxy_matrices import TINY_RUN, make_run, tiny  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.django_db
@@ -68,7 +68,7 @@ def test_ndcg_of_a_run(as_role, run_jobs, tiny):  # noqa: F811
 
 
 def test_ndcg_of_a_run_with_the_random_baseline(as_role, run_jobs, tiny):  # noqa: F811
-    from annotation.services.proxy_matrices import proxy_random_baseline_table
+    from annotation.services.proxies.matrices import proxy_random_baseline_table
 
     (matrix,) = proxy_matrices_compute(dataset=tiny, proxies=["bow"])
     run = make_run(tiny, TINY_RUN)

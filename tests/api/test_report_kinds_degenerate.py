@@ -290,8 +290,8 @@ def _uniform_dataset():
 
 
 def test_proxy_reports_of_a_dataset_whose_captions_are_all_equal():
-    from annotation.services.proxy_matrices import (proxy_analysis_report_create, proxy_matrices_compute,
-                                                    proxy_ndcg_report_create)
+    from annotation.services.proxies.matrices import (proxy_analysis_report_create, proxy_matrices_compute,
+                                                      proxy_ndcg_report_create)
 
     dataset, clips = _uniform_dataset()
     run = Run.objects.create(dataset=dataset, name="r", checksum=unique("sum"), depth=1)
@@ -303,7 +303,7 @@ def test_proxy_reports_of_a_dataset_whose_captions_are_all_equal():
 
 
 def test_human_proxy_report_of_a_study_nobody_answered():
-    from annotation.services.proxy_matrices import ProxyError
+    from annotation.services.proxies.matrices import ProxyError
     from annotation.services.ranking import ranking_report_create, ranking_report_start, ranking_study_create
 
     dataset, _ = _uniform_dataset()

@@ -15,8 +15,8 @@ from annotation.services.demo import demo_load
 from annotation.services.pools.moments import moment_pool_create
 from annotation.services.reports.kinds.infap import infap_report_create
 from annotation.services.reports.kinds.moment_metrics import moment_metrics_report_create
-from annotation.services.proxy_matrices import (proxy_analysis_report_create, proxy_matrices_compute,
-                                                proxy_ndcg_report_create)
+from annotation.services.proxies.matrices import (proxy_analysis_report_create, proxy_matrices_compute,
+                                                  proxy_ndcg_report_create)
 from annotation.services.releases.create import release_create
 from annotation.services.reports.create import report_create
 from annotation.services.pools.sampled import sampled_pool_create

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from annotation.services.proxy_matrices import (proxy_analysis_report_create, proxy_matrices_compute,
-                                                proxy_ndcg_report_create)
+from annotation.services.proxies.matrices import (proxy_analysis_report_create, proxy_matrices_compute,
+                                                  proxy_ndcg_report_create)
 from annotation.services.ranking import ranking_report_create, ranking_submission_create
 from tests.annotation.services.test_proxy_matrices import TINY_RUN, make_run, tiny  # noqa: F401  (fixture)
 from tests.annotation.services.test_ranking import make_study
@@ -44,7 +44,7 @@ def test_overview_lists_matrices_studies_and_reports(client, pages):
 
 
 def test_overview_random_baseline(client, pages, tiny):  # noqa: F811
-    from annotation.services.proxy_matrices import proxy_random_baseline_table
+    from annotation.services.proxies.matrices import proxy_random_baseline_table
 
     admin = signed_in(client, "admin")
     assert f'id="baseline-{tiny.pk}"' in admin.get("/proxies/").content.decode()

@@ -2,7 +2,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import IntegrityError
 
 from annotation.models import Dataset
-from annotation.services.proxy_matrices import MATRIX_PROXIES, MODES, SYNSET_SOURCES, ProxyError
+from annotation.services.proxies.matrices import MATRIX_PROXIES, MODES, SYNSET_SOURCES, ProxyError
 from annotation.services.ranking import ranking_study_create
 
 from ._progress import ConsoleProgress

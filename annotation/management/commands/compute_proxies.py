@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Dataset
-from annotation.services.proxy_matrices import MATRIX_PROXIES, MODES, SYNSET_SOURCES, ProxyError, proxy_matrices_compute
+from annotation.services.proxies.matrices import MATRIX_PROXIES, MODES, SYNSET_SOURCES, ProxyError, proxy_matrices_compute
 
 from ._progress import ConsoleProgress
 

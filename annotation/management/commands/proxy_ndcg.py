@@ -3,8 +3,8 @@ import json
 from django.core.management.base import CommandError
 
 from annotation.models import Dataset
-from annotation.services.proxy_matrices import (EMPTY_QUERY_RULES, GAINS, MATRIX_PROXIES, RANDOM_DRAWS_DEFAULT,
-                                                RANDOM_SEED_DEFAULT, ProxyError, proxy_random_baseline_table)
+from annotation.services.proxies.matrices import (EMPTY_QUERY_RULES, GAINS, MATRIX_PROXIES, RANDOM_DRAWS_DEFAULT,
+                                                  RANDOM_SEED_DEFAULT, ProxyError, proxy_random_baseline_table)
 
 from ._offline import OfflineCommand
 

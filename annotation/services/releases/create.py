@@ -42,7 +42,7 @@ from annotation.selectors.releases import (release_pair_rows, release_rater_pseu
 from annotation.selectors.reports import pool_raters_without_profile
 from annotation.services.accounts.raters import rater_profile
 from annotation.services.exports.labels import (EXPORTS, LABEL_COLUMNS, export_label_records, export_params_clean,
-                                         fire_records_write, fire_resolution_note)
+                                                fire_records_write, fire_resolution_note)
 from annotation.services.releases.archive import ReleaseArchive
 from annotation.services.releases.diff import release_pairs_lines
 from annotation.analysis.leaderboard import leaderboard_csv_rows, leaderboard_svg

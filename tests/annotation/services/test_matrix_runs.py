@@ -17,7 +17,7 @@ from annotation.formats.errors import ImportRejected
 from annotation.models import Caption, Clip, Dataset, PairProvenance, PooledPair, Prediction, Run
 from annotation.selectors.reports import run_rankings
 from annotation.services.pools.build import pool_create
-from annotation.services.proxy_matrices import proxy_matrices_compute, proxy_ndcg_report_create
+from annotation.services.proxies.matrices import proxy_matrices_compute, proxy_ndcg_report_create
 from annotation.services.datasets.runs import ALL_RANKS, run_import
 from annotation.services.pools.sampled import sampled_pool_create
 

@@ -21,10 +21,10 @@ from django.core.management import CommandError, call_command
 from annotation.analysis.proxies import wordnet_available
 from annotation.analysis.proxies.text import tagger_available
 from annotation.models import Artefact, Caption, Clip, Dataset, Job, Prediction, Run
-from annotation.services import proxy_matrices as service
+from annotation.services.proxies import matrices as service
 from annotation.services.datasets.imports import dataset_import
-from annotation.services.proxy_matrices import (ProxyError, proxy_analysis_report_create, proxy_matrices_compute,
-                                                proxy_matrices_start, proxy_matrix_load, proxy_ndcg_report_create)
+from annotation.services.proxies.matrices import (ProxyError, proxy_analysis_report_create, proxy_matrices_compute,
+                                                  proxy_matrices_start, proxy_matrix_load, proxy_ndcg_report_create)
 
 from tests.annotation.analysis.test_ndcg import _mean_over_all_rankings
 

@@ -19,7 +19,7 @@ from annotation.analysis.ranking_study import select_five
 from annotation.models import (Caption, Clip, Dataset, RankingLease, RankingStudy, RankingSubmission, RankingTask,
                                Report)
 from annotation.services.datasets.imports import dataset_import
-from annotation.services.proxy_matrices import ProxyError
+from annotation.services.proxies.matrices import ProxyError
 from annotation.services.accounts.raters import rater_set_paused
 from annotation.services.ranking import (RankingLeaseGone, RankingRefused, ranking_lease_next, ranking_lease_release,
                                          ranking_lease_renew, ranking_leases_expire, ranking_memberships_grant,

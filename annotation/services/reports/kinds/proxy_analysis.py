@@ -1,5 +1,5 @@
 """The `proxy_analysis` report kind: per semantic proxy, how many captions pass each threshold per
-clip. Created by annotation.services.proxy_matrices; the proxies pages lay it out
+clip. Created by annotation.services.proxies.matrices; the proxies pages lay it out
 (selectors/ranking.py)."""
 from __future__ import annotations
 

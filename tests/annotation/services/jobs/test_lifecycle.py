@@ -166,7 +166,7 @@ def test_a_job_export_is_written_in_the_jobs_folder(tmp_path):
 
 
 def test_proxy_matrices_of_a_job_that_fails_leave_no_file():
-    from annotation.services.proxy_matrices import proxy_matrices_compute
+    from annotation.services.proxies.matrices import proxy_matrices_compute
     from tests.factories import make_dataset
 
     dataset = make_dataset(clips=3, captions=3)
