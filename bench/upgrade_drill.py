@@ -86,7 +86,10 @@ def login(base: str, username: str, password: str) -> Api:
 def demo_training_answers(code: Path) -> dict[tuple[str, str], str]:
     """The demo's training answers, read from the old release's source: the drill's raters are its
     demo raters and must pass training to reach production pairs."""
-    tree = ast.parse((code / "annotation/services/demo.py").read_text())
+    # The loader is annotation/demo/load.py; releases before issue 37 kept it at services/demo.py.
+    loader = next(path for path in (code / "annotation/demo/load.py", code / "annotation/services/demo.py")
+                  if path.exists())
+    tree = ast.parse(loader.read_text())
     for node in tree.body:
         if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "DEMO_TRAINING":
             return {(t, v): a for t, v, a, *_ in ast.literal_eval(node.value)}

@@ -7,7 +7,7 @@ from django.conf import settings
 
 from annotation.demo.scenes import SCENES, demo_captions, ground_truth
 from annotation.models import Caption, Clip, Dataset, Prediction, Run
-from annotation.services.demo import demo_load
+from annotation.demo.load import demo_load
 
 pytestmark = pytest.mark.django_db
 

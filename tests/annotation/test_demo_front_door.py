@@ -8,7 +8,7 @@ import pytest
 from django.core.management import call_command
 
 from annotation.models import Artefact, PooledPair, Report
-from annotation.services.demo import demo_load
+from annotation.demo.load import demo_load
 
 pytestmark = pytest.mark.django_db
 

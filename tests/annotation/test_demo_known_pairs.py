@@ -9,7 +9,7 @@ import pytest
 
 from annotation.demo.scenes import SCENES, demo_captions, ground_truth
 from annotation.models import Label, PooledPair, PoolMembership
-from annotation.services.demo import demo_load
+from annotation.demo.load import demo_load
 from annotation.services.queue.labels import label_submit
 from annotation.services.queue.leases import lease_next
 from tests.annotation.demo_truth import said, scene_of, spoken, true_answer

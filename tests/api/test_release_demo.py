@@ -11,7 +11,7 @@ from django.contrib.auth import get_user_model
 
 from annotation.models import PooledPair
 from annotation.services.accounts.users import api_token_for
-from annotation.services.demo import demo_load
+from annotation.demo.load import demo_load
 from annotation.services.queue.labels import label_submit, pair_adjudicate
 from annotation.services.queue.leases import lease_next
 from annotation.services.releases.create import release_create

@@ -11,7 +11,7 @@ from django.urls import URLPattern, URLResolver, get_resolver, resolve
 
 from annotation.models import Caption, Clip, Dataset, Job, Prediction, Run
 from annotation.services.crowd.studies import study_save
-from annotation.services.demo import demo_load
+from annotation.demo.load import demo_load
 from annotation.services.pools.moments import moment_pool_create
 from annotation.services.reports.kinds.infap import infap_report_create
 from annotation.services.reports.kinds.moment_metrics import moment_metrics_report_create

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from annotation.services.demo import demo_load
+from annotation.demo.load import demo_load
 from tests.browser.conftest import log_in, snap
 
 pytestmark = pytest.mark.browser

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from annotation.models import PooledPair, PoolMembership
-from annotation.services.demo import demo_load
+from annotation.demo.load import demo_load
 from tests.annotation.demo_truth import true_answer
 from tests.browser.conftest import log_in, snap
 from tests.browser.scenarios import pair_of_item

@@ -2,7 +2,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.selectors.pools import pool_progress
-from annotation.services.demo import demo_load
+from annotation.demo.load import demo_load
 
 
 class Command(BaseCommand):

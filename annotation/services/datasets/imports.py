@@ -11,7 +11,7 @@ from annotation.formats.errors import FileIssue, ImportRejected, IssueCollector
 from annotation.analysis.storable_text import text_problem
 from annotation.formats.text_lines import LineSource, ProgressFn
 from annotation.models import Caption, Clip, Dataset
-from annotation.services.bulk import ids_reserve, rows_insert
+from annotation.bulk import ids_reserve, rows_insert
 from annotation.services.datasets.counts import dataset_counts_add
 
 _CLIP_FIELDS = ["id", "dataset", "external_id", "video_id", "media", "start", "end", "duration"]

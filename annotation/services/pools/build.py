@@ -24,7 +24,7 @@ from annotation.formats.csv_uploads import csv_rows
 from annotation.formats.errors import IssueCollector
 from annotation.models import Caption, Clip, PairProvenance, Pool, PooledPair, PoolRun, Prediction, Run
 from annotation.selectors.score_matrix_runs import score_matrix_top
-from annotation.services.bulk import rows_insert
+from annotation.bulk import rows_insert
 from annotation.services.judging import (JudgingError, active_judge_check, judging_settings_check, pool_is_hooked, pool_judging_refresh,
                                          queries_ensure)
 from annotation.models.reports import ImportedJudgment

@@ -32,7 +32,7 @@ from annotation.models import (Caption, Clip, Dataset, Job, PairProvenance, Pool
                                SampledDocument, SampledPoolDesign)
 from annotation.models.reports import ImportedJudgment
 from annotation.selectors.score_matrix_runs import run_prediction_rows
-from annotation.services.bulk import rows_insert
+from annotation.bulk import rows_insert
 from annotation.services.jobs import job_create, job_enqueue, task_names
 from annotation.services.pools.build import BATCH, PoolError, _apply_imported_judgments
 

@@ -2,6 +2,7 @@
 
 The ORM's bulk_create builds a model instance per row and a large VALUES statement per batch; at
 pool scale (10^5–10^6 rows) that costs a minute where COPY takes seconds.
+A database helper beside prepared.py, used by the dataset imports and the pool builds.
 """
 from __future__ import annotations
 
