@@ -1,5 +1,6 @@
 from .datasets import Caption, Clip, Dataset
 from .jobs import Job, JobAttempt
+from .judgment_sets import ImportedJudgment, JudgmentSet
 from .labels import Label, LabelChange, Lease
 from .pools import PairProvenance, Pool, PooledPair, PoolMembership, PoolRun, RaterProfile
 from .reports import Artefact, Report

@@ -9,7 +9,7 @@ from django.db import connection
 from django.db.models import QuerySet
 
 from annotation.models import Artefact, Caption, Clip, Label, PairProvenance, Pool, PooledPair, RaterProfile, Run
-from annotation.models.reports import ImportedJudgment
+from annotation.models.judgment_sets import ImportedJudgment
 from annotation.selectors.reports import FETCH
 
 #: Artefact kinds of label exports (annotation/services/exports/labels.py), as opposed to other areas' files.

@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from django.db.models import Exists, OuterRef
 
 from annotation.models import Pool, PooledPair, Release
-from annotation.models.reports import ImportedJudgment
+from annotation.models.judgment_sets import ImportedJudgment
 from annotation.selectors.pools import pools_being_judged
 
 

@@ -7,7 +7,7 @@ from collections.abc import Iterator, Sequence
 from django.db.models import QuerySet
 
 from annotation.models import Label, Pool, RaterProfile, Release, SampledDocument
-from annotation.models.reports import JudgmentSet
+from annotation.models.judgment_sets import JudgmentSet
 from annotation.selectors.exports import export_tables, stream_rows
 
 #: How a pair's relevance was reached, as the pairs file and changes.json name it.

@@ -17,7 +17,7 @@ from django.db.models import Case, IntegerField, QuerySet, Value, When
 
 from annotation.analysis.sample_eval import trec_order
 from annotation.models import Caption, Clip, Label, PairProvenance, Pool, PooledPair, Prediction, RaterProfile, Report, Run
-from annotation.models.reports import JudgmentSet
+from annotation.models.judgment_sets import JudgmentSet
 from annotation.selectors.score_matrix_runs import score_matrix_top
 
 FETCH = 20_000

@@ -5,7 +5,7 @@ from celery import shared_task
 from django.urls import reverse
 
 from annotation.models import Pool, Run
-from annotation.models.reports import JudgmentSet
+from annotation.models.judgment_sets import JudgmentSet
 from annotation.services.jobs import job_execute, task_names
 from annotation.services.judgment_sets.from_pool import judgment_set_from_pool
 from annotation.services.judgment_sets.scoring import (agreement_report_store, evaluation_report_store,

@@ -7,7 +7,7 @@ from celery import shared_task
 from django.urls import reverse
 
 from annotation.models import Dataset, MachineJudge, Pool
-from annotation.models.reports import JudgmentSet
+from annotation.models.judgment_sets import JudgmentSet
 from annotation.services.jobs import job_execute, task_names
 from annotation.services.machine_judges.imports import machine_judge_import
 from annotation.services.machine_judges.reports import machine_judge_report_create

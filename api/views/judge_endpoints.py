@@ -16,7 +16,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.models import JudgeEndpoint, Pool
-from annotation.models.reports import JudgmentSet
+from annotation.models.judgment_sets import JudgmentSet
 from annotation.services.jobs.machine_judge_runs import machine_judge_run_start
 from annotation.services.machine_judges.runner.endpoints import JudgeEndpointError, judge_endpoint_create, \
     judge_endpoint_update

@@ -18,7 +18,7 @@ from rest_framework.views import APIView
 
 from annotation.models import MachineJudge, Pool
 from annotation.roles import is_admin
-from annotation.models.reports import JudgmentSet
+from annotation.models.judgment_sets import JudgmentSet
 from annotation.selectors.reports import judgment_set_list
 from annotation.services.jobs.imports import machine_judgments_import_start
 from annotation.services.jobs.judgment_sets import machine_judge_set_report_start

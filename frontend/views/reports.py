@@ -16,7 +16,7 @@ from django.utils.safestring import SafeString, mark_safe
 from annotation import roles
 from annotation.analysis.leaderboard import leaderboard_svg
 from annotation.models import Dataset, Pool
-from annotation.models.reports import JudgmentSet
+from annotation.models.judgment_sets import JudgmentSet
 from annotation.page_access import page_for
 from annotation.selectors.exports import artefact_list
 from annotation.selectors.reports import judgment_sets_listed, report_list, report_rater_names, scorable_runs

@@ -13,7 +13,7 @@ import pytrec_eval
 from django.core.management import call_command
 
 from annotation.models import Job, Report
-from annotation.models.reports import JudgmentSet
+from annotation.models.judgment_sets import JudgmentSet
 from annotation.services.datasets.runs import run_import
 from annotation.services.judgment_sets.imports import judgments_import
 from tests.annotation.services.judgment_sets.helpers import dataset_from_ids

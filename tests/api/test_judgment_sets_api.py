@@ -9,7 +9,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from annotation.models import Job, Report, Run
-from annotation.models.reports import JudgmentSet
+from annotation.models.judgment_sets import JudgmentSet
 from annotation.services.evaluation import evaluate
 from annotation.services.judgment_sets.agreement import agreement_file_compute
 from tests.annotation.services.test_report_metrics import example_pool

@@ -7,7 +7,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 import pytest
 
 from annotation.models import Job, MachineJudge, MachineJudgment, Report
-from annotation.models.reports import ImportedJudgment, JudgmentSet
+from annotation.models.judgment_sets import ImportedJudgment, JudgmentSet
 from tests.annotation.services.machine_judges.world import MACHINE, resolve_by_hand, small_pool
 
 pytestmark = pytest.mark.django_db

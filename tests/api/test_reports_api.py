@@ -9,7 +9,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.authtoken.models import Token
 
 from annotation.models import Artefact, Job, Report
-from annotation.models.reports import ImportedJudgment
+from annotation.models.judgment_sets import ImportedJudgment
 from annotation.services.exports.labels import artefact_file, export_create
 from annotation.services.reports.create import report_create
 from annotation.services.accounts.users import api_token_for

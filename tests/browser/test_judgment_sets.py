@@ -7,7 +7,7 @@ import re
 import pytest
 
 from annotation.models import Report
-from annotation.models.reports import JudgmentSet
+from annotation.models.judgment_sets import JudgmentSet
 from tests.browser.conftest import assert_controls_labelled, log_in, snap
 from tests.browser.scenarios import PASSWORD, admin_user
 from tests.factories import make_dataset

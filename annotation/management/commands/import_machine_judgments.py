@@ -3,7 +3,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.formats.errors import ImportRejected
-from annotation.models.reports import JudgmentSet
+from annotation.models.judgment_sets import JudgmentSet
 from annotation.services.machine_judges.errors import MachineJudgeError
 from annotation.services.machine_judges.imports import machine_judge_import
 

@@ -4,7 +4,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation.formats.csv_safe import safe_csv_writer
 from annotation.models import Pool
-from annotation.models.reports import JudgmentSet
+from annotation.models.judgment_sets import JudgmentSet
 from annotation.services.machine_judges.errors import MachineJudgeError
 from annotation.services.machine_judges.lookup import judgment_set_machine_judge
 from annotation.services.machine_judges.reports import machine_judge_report_create

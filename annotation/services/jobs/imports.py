@@ -4,7 +4,7 @@ from __future__ import annotations
 from django.db import IntegrityError, transaction
 
 from annotation.models import Dataset, Job, Pool
-from annotation.models.reports import JudgmentSet
+from annotation.models.judgment_sets import JudgmentSet
 from annotation.services.jobs import task_names
 from annotation.services.storage import job_files as files
 from annotation.services.jobs.dispatch import job_enqueue

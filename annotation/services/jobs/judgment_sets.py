@@ -10,7 +10,7 @@ from __future__ import annotations
 from django.db import transaction
 
 from annotation.models import Job, Pool, Run
-from annotation.models.reports import JudgmentSet
+from annotation.models.judgment_sets import JudgmentSet
 from annotation.services.evaluation import CONVENTIONS, EvaluationError
 from annotation.services.jobs import task_names
 from annotation.services.jobs.dispatch import job_enqueue

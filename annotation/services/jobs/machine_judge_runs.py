@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db import transaction
 
 from annotation.models import Job, JudgeEndpoint, Pool
-from annotation.models.reports import JudgmentSet
+from annotation.models.judgment_sets import JudgmentSet
 from annotation.services.jobs import task_names
 from annotation.services.jobs.dispatch import job_enqueue
 from annotation.services.jobs.lifecycle import job_create, job_execute

@@ -9,7 +9,7 @@ from __future__ import annotations
 from django.db import IntegrityError, transaction
 
 from annotation.models import Dataset, Job, Pool
-from annotation.models.reports import JudgmentSet
+from annotation.models.judgment_sets import JudgmentSet
 from annotation.services.exports.labels import export_params_clean
 from annotation.services.jobs import task_names
 from annotation.services.storage import job_files as files

@@ -11,7 +11,7 @@ from django.urls import reverse
 
 from annotation.analysis.params import Param
 from annotation.models import Job, Pool, Run
-from annotation.models.reports import JudgmentSet
+from annotation.models.judgment_sets import JudgmentSet
 from annotation.services.jobs import task_names
 from annotation.services.judging.inputs import SimulationError, refuse_moment_pool
 from annotation.services.judging.simulation import (_PAIR_FORMATS, MAX_DEPTH, SIMULATION_PARAMS,

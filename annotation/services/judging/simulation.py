@@ -38,7 +38,7 @@ from annotation.analysis.judging.strategies import SAMPLE_RATE
 from annotation.analysis.params import Param, ParamInvalid, params_clean
 from annotation.models import Artefact, Job, Pool, PooledPair, Report, Run
 from annotation.provenance import report_versions
-from annotation.models.reports import JudgmentSet
+from annotation.models.judgment_sets import JudgmentSet
 from annotation.selectors.reports import pool_pairs, pool_runs
 from annotation.services.judging.inputs import (SimulationError, dataset_external_ids, original_positives,
                                                 refuse_moment_pool, runs_rankings)

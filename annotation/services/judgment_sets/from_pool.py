@@ -16,7 +16,7 @@ from django.db import transaction
 from annotation.formats.errors import FileIssue, ImportRejected
 from annotation.formats.qrels import write_qrels
 from annotation.models import Pool
-from annotation.models.reports import JudgmentSet
+from annotation.models.judgment_sets import JudgmentSet
 from annotation.selectors.exports import export_qrels_rows
 
 from .imports import JudgmentsImportResult, judgments_import

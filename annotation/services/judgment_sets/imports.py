@@ -53,7 +53,7 @@ from annotation.formats.qrels import NOT_JUDGED, read_qrels
 from annotation.formats.sample_eval_qrels import unique_sample_eval_rows
 from annotation.formats.text_lines import LineSource, ProgressFn, file_checksum
 from annotation.models import Caption, Clip, Dataset
-from annotation.models.reports import ImportedJudgment, JudgmentSet
+from annotation.models.judgment_sets import ImportedJudgment, JudgmentSet
 
 from . import storage
 

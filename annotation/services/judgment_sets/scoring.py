@@ -26,7 +26,8 @@ from pathlib import Path
 from django.db import transaction
 
 from annotation.models import Caption, Prediction, Run
-from annotation.models.reports import JudgmentSet, Report
+from annotation.models.judgment_sets import JudgmentSet
+from annotation.models.reports import Report
 from annotation.provenance import json_ready
 from annotation.selectors.score_matrix_runs import score_matrix_load
 from annotation.services.evaluation import JUDGMENT_FORMATS, Evaluation, EvaluationError, evaluate

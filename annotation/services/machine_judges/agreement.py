@@ -23,7 +23,7 @@ from annotation.analysis.machine_agreement import (cohen_kappa, relevance_probab
                                                    system_rank_correlation)
 from annotation.analysis.retrieval_metrics import corrected_qrels, evaluate_run
 from annotation.models import Caption, MachineJudge, MachineJudgment, Run
-from annotation.models.reports import ImportedJudgment
+from annotation.models.judgment_sets import ImportedJudgment
 from annotation.selectors.reports import dataset_captions, pool_pairs, pool_runs, run_rankings
 
 MEASURE = "AP (trec_eval map at the pool depth, every caption averaged in)"

@@ -14,7 +14,7 @@ from annotation.formats.errors import IssueCollector
 from annotation.formats.machine_judgments import file_format_from_name, read_machine_judgments
 from annotation.formats.text_lines import file_checksum
 from annotation.models import Caption, Clip, Dataset, MachineJudge, MachineJudgment, Pool, PooledPair
-from annotation.models.reports import ImportedJudgment, JudgmentSet
+from annotation.models.judgment_sets import ImportedJudgment, JudgmentSet
 from annotation.services.machine_judges.errors import MachineJudgeError
 
 BATCH = 5000

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from annotation.models import MachineJudge
-from annotation.models.reports import JudgmentSet
+from annotation.models.judgment_sets import JudgmentSet
 from annotation.services.machine_judges.errors import MachineJudgeError
 
 

@@ -27,7 +27,7 @@ from annotation.selectors.score_matrix_runs import score_matrix_top
 from annotation.bulk import rows_insert
 from annotation.services.judging import (JudgingError, active_judge_check, judging_settings_check, pool_is_hooked, pool_judging_refresh,
                                          queries_ensure)
-from annotation.models.reports import ImportedJudgment
+from annotation.models.judgment_sets import ImportedJudgment
 
 BATCH = 5000
 

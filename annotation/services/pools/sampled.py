@@ -30,7 +30,7 @@ from annotation.analysis.pair_hashes import needs_second_label, queue_positions
 from annotation.analysis.sampled_pools import PooledDocument, build_sampled_pool, validate_strata
 from annotation.models import (Caption, Clip, Dataset, Job, PairProvenance, Pool, PooledPair, PoolRun, Run,
                                SampledDocument, SampledPoolDesign)
-from annotation.models.reports import ImportedJudgment
+from annotation.models.judgment_sets import ImportedJudgment
 from annotation.selectors.score_matrix_runs import run_prediction_rows
 from annotation.bulk import rows_insert
 from annotation.services.jobs import job_create, job_enqueue, task_names

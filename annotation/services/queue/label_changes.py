@@ -35,7 +35,7 @@ from django.utils import timezone
 
 from annotation.analysis.votes import base_requirement, has_room, resolve_votes
 from annotation.models import Label, LabelChange, PooledPair, PoolMembership, RaterProfile, Report
-from annotation.models.reports import JudgmentSet
+from annotation.models.judgment_sets import JudgmentSet
 from annotation.services.queue.labels import PAIR_FIELDS, LabelRefused
 from annotation.services.queue.leases import item_id_for, pair_min_watch, refresh_pair_flags
 

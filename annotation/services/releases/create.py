@@ -35,7 +35,7 @@ from annotation.formats.release_pairs import read_release_pairs, write_release_p
 from annotation.provenance import json_ready
 from annotation.models import Caption, Label, MomentPoolDesign, Pool, PooledPair, Release
 from annotation.models.releases import RELEASE_NAME_PATTERN
-from annotation.models.reports import ImportedJudgment, JudgmentSet
+from annotation.models.judgment_sets import ImportedJudgment, JudgmentSet
 from annotation.selectors.pools import PAIR_COUNT_WORDS, pool_pair_counts
 from annotation.selectors.releases import (release_pair_rows, release_rater_pseudonyms, release_sample_eval_rows,
                                            release_sampled_pools)

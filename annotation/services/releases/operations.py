@@ -10,7 +10,7 @@ from django.urls import reverse
 
 from annotation.analysis.params import REQUIRED, Param
 from annotation.models import Job, Pool
-from annotation.models.reports import JudgmentSet
+from annotation.models.judgment_sets import JudgmentSet
 from annotation.services.jobs import task_names
 from annotation.services.operations.operation import Operation
 from annotation.services.operations.start import operation_job

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from annotation.formats.errors import ImportRejected
 from annotation.models import Dataset, PooledPair, Prediction
-from annotation.models.reports import ImportedJudgment
+from annotation.models.judgment_sets import ImportedJudgment
 from annotation.services.datasets.imports import dataset_import
 from annotation.services.judgment_sets.imports import judgments_import
 from annotation.services.pools.build import known_pairs_import_csv

@@ -8,7 +8,7 @@ import pytest
 from django.core.management import call_command
 
 from annotation.management.commands.import_judgments import counts_in_words
-from annotation.models.reports import ImportedJudgment
+from annotation.models.judgment_sets import ImportedJudgment
 from tests.annotation.services.test_report_metrics import load_example
 
 Label = ImportedJudgment.Label

@@ -10,7 +10,7 @@ from django.contrib.auth import get_user_model
 
 from annotation.formats.errors import ImportRejected
 from annotation.models import Clip, Dataset, Label, PooledPair
-from annotation.models.reports import ImportedJudgment, JudgmentSet
+from annotation.models.judgment_sets import ImportedJudgment, JudgmentSet
 from annotation.services.exports.labels import artefact_file, export_create
 from annotation.services.judgment_sets.imports import judgments_import
 from annotation.services.pools.build import pool_create

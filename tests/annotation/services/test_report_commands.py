@@ -8,7 +8,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotation.models import Artefact, Report
-from annotation.models.reports import ImportedJudgment
+from annotation.models.judgment_sets import ImportedJudgment
 from tests.annotation.services.test_report_metrics import example_pool, load_example
 
 pytestmark = pytest.mark.django_db

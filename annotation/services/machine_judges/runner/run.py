@@ -45,7 +45,7 @@ from annotation.analysis.storable_text import media_problem
 from annotation.formats.judge_chat import chat_request, prompt_retired
 from annotation.formats.video_frames import extract_frames, frame_times, sampling_spec, video_seconds
 from annotation.models import Caption, Clip, Job, JudgeCall, JudgeEndpoint, MachineJudge, MachineJudgment, Pool, PooledPair
-from annotation.models.reports import ImportedJudgment, JudgmentSet
+from annotation.models.judgment_sets import ImportedJudgment, JudgmentSet
 from annotation.services.machine_judges.runner.client import (Budget, CallOutcome, EndpointRefused,
                                                                call_pair, judge_client)
 from annotation.services.machine_judges.keys import mask_keys

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from annotation.models import PooledPair
-from annotation.models.reports import JudgmentSet
+from annotation.models.judgment_sets import JudgmentSet
 from annotation.services.judging.simulation import (SimulationError, judgment_set_simulation_inputs,
                                                     pool_simulation_inputs, simulation_params_clean)
 from tests.annotation.services.judging.simulation_world import TRUTH, resolve, tiny_world

@@ -10,7 +10,7 @@ import pytest
 from django.conf import settings
 
 from annotation.formats.errors import ImportRejected
-from annotation.models.reports import ImportedJudgment, JudgmentSet
+from annotation.models.judgment_sets import ImportedJudgment, JudgmentSet
 from annotation.services.judgment_sets.imports import judgments_import
 from annotation.services.judgment_sets.storage import judgment_file_path
 

@@ -170,7 +170,7 @@ def test_a_moment_pool_s_span_is_what_is_sampled_and_one_pair_over_two_spans_is_
 
 
 def test_a_judgment_set_s_pairs_are_judged(judge_server):
-    from annotation.models.reports import ImportedJudgment, JudgmentSet
+    from annotation.models.judgment_sets import ImportedJudgment, JudgmentSet
 
     pool = mini_pool(clips=("demo01", "demo08"), captions=("cap01", "cap08"))
     judgment_set = JudgmentSet.objects.create(dataset=pool.dataset, name="published", source_format="qrels",

@@ -8,7 +8,7 @@ from django.core.management import CommandError, call_command
 
 from annotation.formats.errors import ImportRejected
 from annotation.models import MachineJudge, MachineJudgment
-from annotation.models.reports import ImportedJudgment, JudgmentSet
+from annotation.models.judgment_sets import ImportedJudgment, JudgmentSet
 from annotation.services.machine_judges.errors import MachineJudgeError
 from annotation.services.machine_judges.imports import machine_judge_import
 

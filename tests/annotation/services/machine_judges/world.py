@@ -56,7 +56,7 @@ SET_MACHINE = {("q1", "v3"): "relevant", ("q1", "v4"): "relevant", ("q1", "v5"):
 def small_set(dataset, verdicts=SET_VERDICTS, name: str = "published"):
     import hashlib
 
-    from annotation.models.reports import ImportedJudgment, JudgmentSet
+    from annotation.models.judgment_sets import ImportedJudgment, JudgmentSet
 
     judgment_set = JudgmentSet.objects.create(dataset=dataset, name=name, source_format="qrels",
                                               checksum=hashlib.sha256(name.encode()).hexdigest())
