@@ -9,7 +9,7 @@ import pytest
 
 from annotation.models import Job, Report
 from annotation.services.reports.create import report_create
-from tests.annotation.services.test_report_corrected_leaderboard import _pool
+from tests.annotation.services.reports.test_report_corrected_leaderboard import _pool
 
 pytestmark = pytest.mark.django_db
 

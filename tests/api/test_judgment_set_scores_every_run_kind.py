@@ -17,7 +17,7 @@ from annotation.models.judgment_sets import JudgmentSet
 from annotation.services.datasets.runs import run_import
 from annotation.services.judgment_sets.imports import judgments_import
 from tests.annotation.services.judgment_sets.helpers import dataset_from_ids
-from tests.annotation.services.test_matrix_runs import RANKED, SCORES, write_npz
+from tests.annotation.services.datasets.test_matrix_runs import RANKED, SCORES, write_npz
 
 pytestmark = pytest.mark.django_db
 MOMENTS = Path(__file__).resolve().parents[1] / "fixtures" / "moments"

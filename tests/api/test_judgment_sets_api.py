@@ -12,7 +12,7 @@ from annotation.models import Job, Report, Run
 from annotation.models.judgment_sets import JudgmentSet
 from annotation.services.evaluation import evaluate
 from annotation.services.judgment_sets.agreement import agreement_file_compute
-from tests.annotation.services.test_report_metrics import example_pool
+from tests.annotation.services.reports.test_report_metrics import example_pool
 
 pytestmark = pytest.mark.django_db
 

@@ -13,8 +13,8 @@ from annotation.services.reports.kinds.infap import infap_report_create
 from annotation.services.reports.kinds.moment_metrics import moment_metrics_report_create
 from annotation.services.accounts.raters import memberships_grant
 from annotation.services.pools.sampled import sampled_pool_create
-from tests.annotation.services.test_moment_pools import moment_run
-from tests.annotation.services.test_sampled_pools import clip_run, rankings
+from tests.annotation.services.pools.test_moment_pools import moment_run
+from tests.annotation.services.pools.test_sampled_pools import clip_run, rankings
 from tests.factories import label_pair, make_dataset, make_user, unique
 
 pytestmark = pytest.mark.django_db

@@ -5,7 +5,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from annotation.models import Job, PooledPair, Report
-from tests.annotation.services.test_sampled_pools import clip_run, rankings
+from tests.annotation.services.pools.test_sampled_pools import clip_run, rankings
 from tests.conftest import wait_for_job
 from tests.factories import make_dataset, make_user
 

@@ -9,7 +9,7 @@ import pytest
 
 from annotation.models import Artefact, Job, Report
 from annotation.services.proxies.matrices import proxy_matrices_compute
-from tests.annotation.services.test_proxy_matrices import TINY_RUN, make_run, tiny  # noqa: F401  (fixture)
+from tests.annotation.services.proxies.test_proxy_matrices import TINY_RUN, make_run, tiny  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.django_db
 

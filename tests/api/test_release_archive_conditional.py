@@ -17,7 +17,7 @@ from rest_framework.test import APIClient
 
 from annotation.services.accounts.users import api_token_for
 from annotation.services.releases.create import release_create
-from tests.annotation.services.test_report_metrics import example_pool
+from tests.annotation.services.reports.test_report_metrics import example_pool
 from tests.factories import make_user
 from tests.objectstore import object_store  # noqa: F401 (the session fixture)
 

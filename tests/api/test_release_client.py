@@ -1,5 +1,5 @@
 """The researcher's client (clients/python) against the real platform: a release of the
-hand-worked example pool (tests/annotation/services/test_report_metrics.py) is listed, downloaded
+hand-worked example pool (tests/annotation/services/reports/test_report_metrics.py) is listed, downloaded
 and verified over the live server's REST API, and the client's local `evaluate` gives exactly the
 platform's `evaluate` numbers on the same qrels and run files (C@1/5/10, AP, nDCG@10)."""
 from __future__ import annotations
@@ -16,7 +16,7 @@ from annotation.services.accounts.users import api_token_for
 from annotation.services.exports.labels import EXPORTS
 from annotation.services.releases.create import release_create
 from annotation.storage import stored_file_chunks
-from tests.annotation.services.test_report_metrics import example_pool
+from tests.annotation.services.reports.test_report_metrics import example_pool
 from tests.factories import make_user
 from tests.objectstore import object_store  # noqa: F401 (the session fixture)
 

@@ -16,7 +16,7 @@ from annotation import roles
 from annotation.models import Pool, PooledPair
 from annotation.services.accounts.users import api_token_for
 from annotation.services.releases.create import release_create
-from tests.annotation.services.test_report_metrics import example_pool
+from tests.annotation.services.reports.test_report_metrics import example_pool
 from tests.factories import make_rater, make_user
 
 pytestmark = pytest.mark.django_db

@@ -15,7 +15,7 @@ from annotation.models import Job, Release
 from annotation.services.accounts.users import api_token_for
 from annotation.services.releases.create import release_create
 from tests.annotation.services.releases.test_release_from_judgment_sets import files_of, judgment_set_of_example
-from tests.annotation.services.test_report_metrics import example_pool
+from tests.annotation.services.reports.test_report_metrics import example_pool
 from tests.factories import make_rater, make_user
 from tests.objectstore import object_store  # noqa: F401 (the session fixture)
 

@@ -7,7 +7,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from annotation.models import Job, Release
-from tests.annotation.services.test_report_metrics import example_pool
+from tests.annotation.services.reports.test_report_metrics import example_pool
 from tests.api.test_releases_api import _body, _verified
 from tests.conftest import wait_for_job
 from tests.factories import make_user

@@ -13,7 +13,7 @@ from annotation.models.judgment_sets import ImportedJudgment
 from annotation.services.exports.labels import artefact_file, export_create
 from annotation.services.reports.create import report_create
 from annotation.services.accounts.users import api_token_for
-from tests.annotation.services.test_report_metrics import example_pool, load_example
+from tests.annotation.services.reports.test_report_metrics import example_pool, load_example
 from tests.factories import make_user
 
 pytestmark = pytest.mark.django_db

@@ -5,7 +5,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from annotation.models import Artefact, Job, Report
-from tests.annotation.services.test_report_metrics import example_pool
+from tests.annotation.services.reports.test_report_metrics import example_pool
 from tests.conftest import wait_for_job
 from tests.factories import make_user
 

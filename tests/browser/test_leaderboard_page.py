@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from annotation.services.reports.create import report_create
-from tests.annotation.services.test_report_corrected_leaderboard import _pool
+from tests.annotation.services.reports.test_report_corrected_leaderboard import _pool
 from tests.browser.conftest import log_in, snap
 from tests.browser.scenarios import PASSWORD, admin_user
 

@@ -7,7 +7,7 @@ import pytest
 
 from annotation.models import Caption, Clip, Dataset
 from annotation.services.proxies.matrices import proxy_matrices_compute, proxy_random_baseline_table
-from tests.annotation.services.test_proxy_matrices import TINY
+from tests.annotation.services.proxies.test_proxy_matrices import TINY
 from tests.browser.conftest import assert_controls_labelled, log_in, snap
 from tests.browser.scenarios import PASSWORD, admin_user
 

@@ -14,7 +14,7 @@ import hashlib
 import pytest
 
 from annotation.models import Release
-from tests.annotation.services.test_report_metrics import example_pool
+from tests.annotation.services.reports.test_report_metrics import example_pool
 from tests.browser.conftest import assert_controls_labelled, log_in, snap
 from tests.browser.scenarios import PASSWORD, admin_user
 from tests.conftest import REPO

@@ -16,7 +16,7 @@ from annotation.services.judgment_sets.from_pool import judgment_set_from_pool
 from annotation.services.judgment_sets.imports import JUDGMENT_FORMATS, judgments_import
 from annotation.services.judgment_sets.scoring import (agreement_report_store, evaluation_report_store,
                                                         judgment_set_agreement, judgment_set_evaluate)
-from tests.annotation.services.test_report_metrics import example_pool
+from tests.annotation.services.reports.test_report_metrics import example_pool
 from tests.factories import make_user
 
 pytestmark = pytest.mark.django_db

@@ -9,8 +9,8 @@ from annotation.services.reports.kinds.infap import infap_report_create
 from annotation.services.reports.kinds.moment_metrics import moment_metrics_report_create
 from annotation.services.pools.build import pool_create
 from annotation.services.pools.sampled import sampled_pool_create
-from tests.annotation.services.test_moment_pools import moment_run
-from tests.annotation.services.test_sampled_pools import clip_run, rankings
+from tests.annotation.services.pools.test_moment_pools import moment_run
+from tests.annotation.services.pools.test_sampled_pools import clip_run, rankings
 from tests.factories import make_dataset, make_user
 
 pytestmark = pytest.mark.django_db

@@ -9,7 +9,7 @@ from django.test import Client
 from annotation.services.pools.build import pool_create
 from annotation.services.releases.create import release_create
 from tests.annotation.services.releases.test_release_from_judgment_sets import judgment_set_of_example
-from tests.annotation.services.test_report_metrics import example_pool
+from tests.annotation.services.reports.test_report_metrics import example_pool
 from frontend.views import releases as views
 from tests.factories import make_user
 

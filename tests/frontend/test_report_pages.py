@@ -8,7 +8,7 @@ from django.test import Client
 
 from annotation.services.exports.labels import export_create
 from annotation.services.reports.create import report_create
-from tests.annotation.services.test_report_metrics import example_pool
+from tests.annotation.services.reports.test_report_metrics import example_pool
 from tests.factories import make_user
 
 pytestmark = pytest.mark.django_db

@@ -14,7 +14,7 @@ from annotation.selectors.reports import report_rater_names
 from annotation.services.reports.registry import report_tables
 from annotation.services.reports.tables import COLUMN_LABELS
 from annotation.services.reports.create import report_create
-from tests.annotation.services.test_report_metrics import example_pool
+from tests.annotation.services.reports.test_report_metrics import example_pool
 from tests.factories import make_user
 
 pytestmark = pytest.mark.django_db

@@ -13,7 +13,7 @@ from rest_framework.test import APIClient
 from annotation.models import Artefact, Job, Label, PooledPair
 from annotation.services.exports.labels import ExportError, artefact_file, export_create
 from annotation.services.accounts.raters import memberships_grant
-from tests.annotation.services.test_report_agreement import _pool_of_pairs
+from tests.annotation.services.reports.test_report_agreement import _pool_of_pairs
 from tests.factories import make_user, unique
 
 pytestmark = pytest.mark.django_db

@@ -10,7 +10,7 @@ from annotation.models import Label, PooledPair
 from annotation.services.aggregation.pool_labels import AggregationError, pool_aggregated_labels, pool_aggregation
 from annotation.services.accounts.raters import memberships_grant
 from annotation.services.reports.create import report_create
-from tests.annotation.services.test_report_agreement import _pool_of_pairs, _tvr_rows
+from tests.annotation.services.reports.test_report_agreement import _pool_of_pairs, _tvr_rows
 from tests.factories import make_user, unique
 
 pytestmark = pytest.mark.django_db

@@ -1,6 +1,6 @@
 """pool_pair_counts (selectors/pools.py): the one count of pooled, judged, resolved, unresolved and
 original-positive pairs that the release, its datasheet, the pool page and the reports quote, on
-hand-worked pools (tests/annotation/services/test_report_metrics.py's example and a fresh pool)."""
+hand-worked pools (tests/annotation/services/reports/test_report_metrics.py's example and a fresh pool)."""
 from __future__ import annotations
 
 import pytest
@@ -8,7 +8,7 @@ import pytest
 from annotation.models import PooledPair
 from annotation.selectors.pools import PAIR_COUNT_WORDS, pool_pair_counts, pool_progress
 from annotation.services.pools.build import pool_create
-from tests.annotation.services.test_report_metrics import example_pool, pair_of
+from tests.annotation.services.reports.test_report_metrics import example_pool, pair_of
 
 pytestmark = pytest.mark.django_db
 

@@ -26,7 +26,7 @@ from annotation.services.ranking import (RankingLeaseGone, RankingRefused, ranki
                                          ranking_report_create, ranking_study_create, ranking_study_start,
                                          ranking_submission_create)
 from annotation.selectors.ranking import ranking_study_progress, ranking_task_display
-from tests.annotation.services.test_proxy_matrices import require_nlp
+from tests.annotation.services.proxies.test_proxy_matrices import require_nlp
 from tests.factories import lease_task_for, make_user
 
 pytestmark = pytest.mark.django_db

@@ -139,7 +139,7 @@ def test_a_path_outside_the_upload_folder_is_never_deleted(tmp_path, django_capt
 
 
 def test_an_export_whose_job_fails_after_writing_it_leaves_no_file(tmp_path):
-    from tests.annotation.services.test_report_metrics import example_pool
+    from tests.annotation.services.reports.test_report_metrics import example_pool
 
     pool = example_pool(tmp_path)
     job = queued_job(kind="export_csv")
@@ -154,7 +154,7 @@ def test_an_export_whose_job_fails_after_writing_it_leaves_no_file(tmp_path):
 
 
 def test_a_job_export_is_written_in_the_jobs_folder(tmp_path):
-    from tests.annotation.services.test_report_metrics import example_pool
+    from tests.annotation.services.reports.test_report_metrics import example_pool
 
     pool = example_pool(tmp_path)
     job = queued_job(kind="export_csv")

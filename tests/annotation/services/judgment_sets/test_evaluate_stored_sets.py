@@ -80,7 +80,7 @@ def test_a_stored_fire_set_takes_caption_texts_and_original_positives_from_the_d
                    "--measures", "AP", "P@5", "RR", "Bpref")["runA"]
     assert stored["measures"] == pytest.approx(direct["measures"])
     assert stored["per_query"] == {q: pytest.approx(v) for q, v in direct["per_query"].items()}
-    # The hand-worked FIRE layout of tests/annotation/services/test_evaluate_fire_rater_didemo.py:
+    # The hand-worked FIRE layout of tests/annotation/services/evaluation/test_evaluate_fire_rater_didemo.py:
     # AP 62.2 (34.4 + 27.8).
     assert stored["fire"]["map"]["text"] == direct["fire"]["map"]["text"] == "62.2 (34.4 + 27.8)"
 

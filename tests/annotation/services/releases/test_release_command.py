@@ -8,7 +8,7 @@ from django.core.management import CommandError, call_command
 
 from annotation.models import PooledPair
 from annotation.services.queue.labels import pair_adjudicate
-from tests.annotation.services.test_report_metrics import example_pool
+from tests.annotation.services.reports.test_report_metrics import example_pool
 from tests.factories import make_user
 
 pytestmark = pytest.mark.django_db

@@ -1,4 +1,4 @@
-"""Releases of the hand-worked example pool (tests/annotation/services/test_report_metrics.py):
+"""Releases of the hand-worked example pool (tests/annotation/services/reports/test_report_metrics.py):
 the archive's layout and checksums, Croissant and CITATION.cff, immutability, and what changed
 between two versions after an admin's adjudication."""
 from __future__ import annotations
@@ -22,7 +22,7 @@ from annotation.services.releases.diff import release_diff
 from annotation.services.exports.labels import EXPORTS
 from annotation.storage import stored_file_chunks
 from annotation.services.pools.build import pool_create
-from tests.annotation.services.test_report_metrics import example_pool, load_example
+from tests.annotation.services.reports.test_report_metrics import example_pool, load_example
 from tests.factories import make_user
 
 pytestmark = pytest.mark.django_db

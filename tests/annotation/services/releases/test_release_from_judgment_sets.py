@@ -12,7 +12,7 @@ import pytest
 from annotation.services.judgment_sets.imports import judgments_import
 from annotation.services.releases.create import release_create
 from tests.annotation.services.releases.test_release_create import release_archive_bytes
-from tests.annotation.services.test_report_metrics import load_example
+from tests.annotation.services.reports.test_report_metrics import load_example
 
 pytestmark = pytest.mark.django_db
 

@@ -19,7 +19,7 @@ from annotation.services.exports.labels import EXPORTS
 from annotation.services.pools.moments import moment_pool_create
 from annotation.services.releases.create import release_create
 from annotation.storage import stored_file_chunks
-from tests.annotation.services.test_moment_pools import moment_run
+from tests.annotation.services.pools.test_moment_pools import moment_run
 from tests.factories import label_pair, make_user, unique
 
 pytestmark = pytest.mark.django_db

@@ -15,8 +15,8 @@ from annotation.services.exports.labels import EXPORTS
 from annotation.services.pools.sampled import sampled_pool_create
 from annotation.services.releases.create import release_create
 from annotation.storage import stored_file_chunks
-from tests.annotation.services.test_report_corrected_leaderboard import _pool as leaderboard_pool
-from tests.annotation.services.test_sampled_pools import STRATA, dataset, runs  # noqa: F401 (fixtures)
+from tests.annotation.services.reports.test_report_corrected_leaderboard import _pool as leaderboard_pool
+from tests.annotation.services.pools.test_sampled_pools import STRATA, dataset, runs  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.django_db
 

@@ -14,7 +14,7 @@ from annotation.models import Pool, Release
 from annotation.services.exports.labels import EXPORTS
 from annotation.services.releases.create import release_create
 from annotation.storage import stored_file_chunks
-from tests.annotation.services.test_report_metrics import example_pool
+from tests.annotation.services.reports.test_report_metrics import example_pool
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 

@@ -1,4 +1,4 @@
-"""Exports of the hand-worked example pool (tests/annotation/services/test_report_metrics.py)."""
+"""Exports of the hand-worked example pool (tests/annotation/services/reports/test_report_metrics.py)."""
 from __future__ import annotations
 
 import csv
@@ -14,7 +14,7 @@ from annotation.selectors.exports import LABEL_EXPORT_KINDS, artefact_list
 from annotation.services.exports.labels import EXPORT_FORMATS, ExportError, artefact_file, export_create
 from annotation.services.judgment_sets.imports import judgments_import
 from annotation.services.pools.build import pool_create
-from tests.annotation.services.test_report_metrics import VERDICTS, example_pool, load_example
+from tests.annotation.services.reports.test_report_metrics import VERDICTS, example_pool, load_example
 
 pytestmark = pytest.mark.django_db
 

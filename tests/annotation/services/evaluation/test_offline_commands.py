@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[4]
 FIXTURES = ROOT / "tests" / "fixtures" / "evaluation"
 NEVER_NEEDED = ("api.views", "frontend.views", "crowdkit", "pandas", "sklearn")
 

@@ -9,7 +9,7 @@ from annotation.services.pools.moments import moment_pool_create
 from annotation.services.reports.kinds.moment_metrics import moment_metrics_report_create
 from annotation.services.accounts.raters import memberships_grant
 from annotation.services.reports.create import ReportError
-from tests.annotation.services.test_moment_pools import moment_run
+from tests.annotation.services.pools.test_moment_pools import moment_run
 from tests.factories import label_pair, make_user, unique
 
 pytestmark = pytest.mark.django_db

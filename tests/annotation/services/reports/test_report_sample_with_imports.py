@@ -18,7 +18,7 @@ from annotation.services.judgment_sets.imports import judgments_import
 from annotation.services.pools.build import pool_create
 from annotation.services.accounts.raters import memberships_grant
 from annotation.services.reports.create import report_create
-from tests.annotation.services.test_report_metrics import load_example, pair_of
+from tests.annotation.services.reports.test_report_metrics import load_example, pair_of
 from tests.factories import label_pair, make_user
 
 pytestmark = pytest.mark.django_db

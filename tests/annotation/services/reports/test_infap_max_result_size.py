@@ -8,8 +8,8 @@ from annotation.analysis.infap import xinfap
 from annotation.analysis.sampled_pools import build_sampled_pool
 from annotation.services.reports.kinds.infap import infap_report_create
 from annotation.services.pools.sampled import sampled_pool_create
-from tests.annotation.services.test_sampled_infap_report import STRATA, judgments_of, label, setting  # noqa: F401
-from tests.annotation.services.test_sampled_pools import rankings  # noqa: F401
+from tests.annotation.services.reports.test_sampled_infap_report import STRATA, judgments_of, label, setting  # noqa: F401
+from tests.annotation.services.pools.test_sampled_pools import rankings  # noqa: F401
 
 pytestmark = pytest.mark.django_db
 

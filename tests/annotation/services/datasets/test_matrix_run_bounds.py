@@ -18,7 +18,7 @@ import pytest
 from annotation.formats.errors import IssueCollector
 from annotation.formats.score_matrix import read_score_matrix
 from annotation.models import Run
-from tests.annotation.services.test_matrix_runs import dataset, one_issue, refused, runs_root, write_npz  # noqa: F401
+from tests.annotation.services.datasets.test_matrix_runs import dataset, one_issue, refused, runs_root, write_npz  # noqa: F401
 from annotation.services.datasets.runs import run_import
 
 pytestmark = pytest.mark.django_db

@@ -15,7 +15,7 @@ from annotation.services.datasets.runs import run_import
 from .judgment_sets.helpers import dataset_from_ids
 
 pytestmark = pytest.mark.django_db
-PRED = Path(__file__).resolve().parents[2] / "fixtures" / "moments" / "qvh_pred.jsonl"
+PRED = Path(__file__).resolve().parents[3] / "fixtures" / "moments" / "qvh_pred.jsonl"
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ from django.core.management import CommandError, call_command
 
 from tests.annotation.analysis.test_sample_eval import (AP9, EST9, EST10, IDEAL10_TRECVID, NDCG9, S10)
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "evaluation"
+FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "evaluation"
 
 
 def run_evaluate(*args) -> str:

@@ -18,7 +18,7 @@ from annotation.services.reports.create import report_create
 from tests.factories import label_pair, make_dataset, make_user, unique
 
 pytestmark = pytest.mark.django_db
-FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "tvr_ranking_excerpt.csv"
+FIXTURE = Path(__file__).resolve().parents[3] / "fixtures" / "tvr_ranking_excerpt.csv"
 
 
 def _pool_of_pairs(n_captions: int, clips_per_caption: int):

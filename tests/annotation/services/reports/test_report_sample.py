@@ -7,7 +7,7 @@ import pytest
 from scipy import stats
 
 from annotation.services.reports.create import ReportError, report_create
-from tests.annotation.services.test_report_metrics import example_pool
+from tests.annotation.services.reports.test_report_metrics import example_pool
 
 pytestmark = pytest.mark.django_db
 

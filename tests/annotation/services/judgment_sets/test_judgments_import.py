@@ -15,7 +15,7 @@ from annotation.services.exports.labels import artefact_file, export_create
 from annotation.services.judgment_sets.imports import judgments_import
 from annotation.services.pools.build import pool_create
 from annotation.services.reports.create import report_create
-from tests.annotation.services.test_report_metrics import example_pool, load_example
+from tests.annotation.services.reports.test_report_metrics import example_pool, load_example
 
 pytestmark = pytest.mark.django_db
 

@@ -9,7 +9,7 @@ from django.core.management import call_command
 
 from annotation.management.commands.import_judgments import counts_in_words
 from annotation.models.judgment_sets import ImportedJudgment
-from tests.annotation.services.test_report_metrics import load_example
+from tests.annotation.services.reports.test_report_metrics import load_example
 
 Label = ImportedJudgment.Label
 

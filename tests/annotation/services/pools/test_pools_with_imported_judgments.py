@@ -9,7 +9,7 @@ from annotation.services.judgment_sets.imports import judgments_import
 from annotation.selectors.pools import pool_pairs_left
 from annotation.services.pools.build import pool_add_run, pool_create
 from annotation.services.accounts.raters import memberships_grant
-from tests.annotation.services.test_report_metrics import load_example
+from tests.annotation.services.reports.test_report_metrics import load_example
 from tests.factories import label_pair, make_user
 
 pytestmark = pytest.mark.django_db

@@ -12,7 +12,7 @@ from django.core.management import call_command
 
 from annotation.management.commands._offline import run_without_setup
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[4]
 FIXTURES = REPO / "tests" / "fixtures" / "evaluation"
 ARGS = [str(FIXTURES / "trecvid_run_a.txt"), str(FIXTURES / "trecvid_run_b.txt"), "--judgments",
         str(FIXTURES / "trecvid.qrels"), "--judgments-format", "sample_eval", "--output", "sample_eval"]

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from django.core.management import CommandError, call_command
 
-FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "tvr_ranking_excerpt.csv"
+FIXTURE = Path(__file__).resolve().parents[3] / "fixtures" / "tvr_ranking_excerpt.csv"
 TVR_COLUMNS = "unit=pair_id,rater=worker,value=relevance"
 
 

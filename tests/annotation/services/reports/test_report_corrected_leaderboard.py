@@ -25,8 +25,8 @@ from annotation.services.exports.labels import artefact_file, export_create
 from annotation.services.pools.build import pool_create
 from annotation.services.reports.create import ReportError, report_create
 from annotation.services.reports.kinds.moment_metrics import moment_metrics_report_create
-from tests.annotation.services.test_moment_metrics_report import COLUMNS as MOMENT_COLUMNS
-from tests.annotation.services.test_moment_metrics_report import labelled_pool  # noqa: F401 (a fixture)
+from tests.annotation.services.reports.test_moment_metrics_report import COLUMNS as MOMENT_COLUMNS
+from tests.annotation.services.reports.test_moment_metrics_report import labelled_pool  # noqa: F401 (a fixture)
 from tests.factories import label_pair, make_user, unique
 
 pytestmark = pytest.mark.django_db

@@ -9,7 +9,7 @@ from django.core.management import CommandError, call_command
 
 from annotation.models import Artefact, Report
 from annotation.models.judgment_sets import ImportedJudgment
-from tests.annotation.services.test_report_metrics import example_pool, load_example
+from tests.annotation.services.reports.test_report_metrics import example_pool, load_example
 
 pytestmark = pytest.mark.django_db
 

@@ -26,7 +26,7 @@ from annotation.services.reports.kinds.infap import infap_report_create
 from annotation.services.accounts.raters import memberships_grant
 from annotation.services.pools.sampled import sampled_pool_create
 from tests.annotation.analysis.test_infap import sample_eval_reference
-from tests.annotation.services.test_sampled_pools import clip_run
+from tests.annotation.services.pools.test_sampled_pools import clip_run
 from tests.factories import label_pair, make_user
 
 pytestmark = pytest.mark.django_db

@@ -17,7 +17,7 @@ from annotation.services.reports.kinds.infap import infap_report_create, infap_r
 from annotation.services.reports.registry import POOL_REPORT_KINDS, REPORT_KINDS, kind_title, report_tables
 from api.views.moments import InfapApi
 
-ANNOTATION = Path(__file__).resolve().parents[3] / "annotation"
+ANNOTATION = Path(__file__).resolve().parents[4] / "annotation"
 KINDS_FOLDER = Path(kinds.__file__).parent
 
 
