@@ -12,7 +12,7 @@ from annotation.formats.errors import ImportRejected
 from annotation.models import Prediction, Run
 from annotation.services.datasets.runs import run_import
 
-from .judgment_sets.helpers import dataset_from_ids
+from tests.annotation.services.judgment_sets.helpers import dataset_from_ids
 
 pytestmark = pytest.mark.django_db
 PRED = Path(__file__).resolve().parents[3] / "fixtures" / "moments" / "qvh_pred.jsonl"
