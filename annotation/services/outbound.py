@@ -19,8 +19,10 @@ The rules, each named in the error that applies it:
   `localhost`, `[::1]`, `0x7f000001`, `2130706433`, `127.1`, `017700000001`, is read as the address
   it is, never matched as text), and every address it resolves to must be globally routable:
   loopback, private, link-local (with the cloud metadata range 169.254.0.0/16), unique-local,
-  shared (100.64/10), multicast, unspecified and reserved addresses are refused, IPv4-mapped IPv6
-  addresses as the IPv4 address they carry, unless the address lies in a network the operator
+  shared (100.64/10), multicast, unspecified and reserved addresses are refused, IPv6 addresses
+  that stand for an IPv4 one (mapped ::ffff:a.b.c.d, NAT64 64:ff9b::/96, SIIT, 6to4 2002::/16,
+  IPv4-compatible) as the IPv4 address they carry (a local-use NAT64 prefix 64:ff9b:1::/48
+  always), unless the address lies in a network the operator
   lists in REJUDGE_OUTBOUND_ALLOW (e.g. `10.0.0.0/8,127.0.0.1/32`: a model server on the private
   network; the test servers on 127.0.0.1).
 - **redirects** are not followed by the client; `download` follows them itself, each hop checked.
@@ -179,20 +181,43 @@ def url_check(url: str, *, policy: Policy, allow_query: bool = True, what: str =
     return Target(scheme, host, port, match.group("path"), match.group("query"))
 
 
+# IPv6 prefixes whose last 32 bits are an IPv4 address a gateway translates to (NAT64's
+# well-known prefix, RFC 6052; SIIT ::ffff:0:0:0/96), and the deprecated IPv4-compatible ::/96.
+_EMBEDDING_IPV4 = tuple(ipaddress.ip_network(n) for n in ("64:ff9b::/96", "::ffff:0:0:0/96", "::/96"))
+# NAT64 prefixes a network chooses itself (RFC 8215), where the IPv4 address may sit anywhere.
+_LOCAL_NAT64 = ipaddress.ip_network("64:ff9b:1::/48")
+
+
+def _carried_ipv4(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv6 address stands for (mapped, NAT64, SIIT, 6to4, IPv4-compatible):
+    the policy judges it as that address (:: and ::1 are themselves)."""
+    if not isinstance(ip, ipaddress.IPv6Address):
+        return None
+    if ip.ipv4_mapped is not None:
+        return ip.ipv4_mapped
+    if ip.sixtofour is not None:
+        return ip.sixtofour
+    if int(ip) > 1 and any(ip in net for net in _EMBEDDING_IPV4):
+        return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+    return None
+
+
 def address_refusal(address: str, policy: Policy) -> str | None:
     """Why `address` may not be reached (the rule's name), or None."""
     ip = ipaddress.ip_address(address.split("%", 1)[0])
     if policy.network_allowed(ip):
         return None
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
+    carried = _carried_ipv4(ip)
+    if carried is not None:
+        ip = carried
         if policy.network_allowed(ip):
             return None
     checks = (("unspecified", ip.is_unspecified), ("loopback", ip.is_loopback),
               ("link-local (the cloud metadata range 169.254.0.0/16 among them)", ip.is_link_local),
               ("multicast", ip.is_multicast),
               ("unique-local", isinstance(ip, ipaddress.IPv6Address) and ip in ipaddress.ip_network("fc00::/7")),
-              ("private", ip.is_private), ("not globally routable (reserved or shared)", not ip.is_global))
+              ("private", ip.is_private), ("not globally routable (reserved or shared)",
+                                           not ip.is_global or (ip.version == 6 and ip in _LOCAL_NAT64)))
     for rule, applies in checks:
         if applies:
             return rule
@@ -348,6 +373,8 @@ def download(url: str, dest: Path, *, max_bytes: int, deadline_seconds: float, p
                     return Download(Path(dest), size, response.headers.get("Content-Type", ""), hops)
             except httpx.TimeoutException:
                 raise OutboundRefused(f"{what}: no answer within the timeout") from None
+            except httpx.InvalidURL:  # a Location httpx cannot read (`data:,x`): no HTTPError
+                raise OutboundRefused(f"{what}: a redirect to a Location that is no http(s) URL") from None
             except httpx.HTTPError:
                 raise OutboundRefused(f"{what}: {NOT_HTTP}") from None
     raise OutboundRefused(f"{what}: more than {MAX_REDIRECTS} redirects")

@@ -228,6 +228,11 @@ def call_pair(*, client: httpx.Client, base_url: str, headers: dict, body: dict,
         except AnswerTooLarge:
             out.error, out.unreachable = f"answer larger than {max_bytes} bytes (not read further)", False
             return out
+        except httpx.InvalidURL:
+            # httpx reads a redirect's Location even when it follows none, and raises this (no
+            # HTTPError) for one such as `data:,x`: that pair's error, never the run's.
+            out.error = "answered a redirect to a Location that is no URL (redirects are not followed)"
+            return out
         except httpx.ConnectTimeout:
             out.error, out.unreachable = f"the judge endpoint {NOT_HTTP} (attempt {attempt + 1})", True
         except httpx.TimeoutException:

@@ -381,6 +381,7 @@ class MachineJudgeRunJob:
 
     def __init__(self) -> None:
         self._asked: _Asked | None = None
+        self._asked_endpoint: JudgeEndpoint | None = None
 
     def ask(self, job: Job, progress: Callable) -> None:
         endpoint, pool, judgment_set = _job_targets(job)
@@ -388,9 +389,13 @@ class MachineJudgeRunJob:
         if not pairs:
             raise JudgeRunError(f"'{pool if pool is not None else judgment_set}' has no pairs to judge")
         self._asked = _ask_all(job=job, endpoint=endpoint, pairs=pairs, progress=progress)
+        self._asked_endpoint = endpoint
 
     def store(self, job: Job, progress: Callable) -> dict:
-        if self._asked is None:
+        if self._asked is None or self._asked_endpoint is None:
             raise RuntimeError("MachineJudgeRunJob.store runs after ask")
-        endpoint, pool, judgment_set = _job_targets(job)
-        return _store(job=job, endpoint=endpoint, pool=pool, judgment_set=judgment_set, asked=self._asked)
+        _, pool, judgment_set = _job_targets(job)  # the judge still exists (else JudgeRunError)
+        # The endpoint as it was asked: a PATCH of its URL, key variable, model or prompt since
+        # then must not give this run the answers cached for the new values (another server's).
+        return _store(job=job, endpoint=self._asked_endpoint, pool=pool, judgment_set=judgment_set,
+                      asked=self._asked)
