@@ -137,16 +137,27 @@ class Client:
         for _ in range(MAX_REDIRECTS + 1):
             if httpx.URL(url).scheme not in ("http", "https"):
                 raise APIError(f"GET {url}: not an http(s) address; refused", url=url)
-            sent = dict(headers or {})
+            # identity: what is read is what the server sent, counted and capped as it arrives (a
+            # compressed body would be inflated a chunk at a time, each without bound)
+            sent = {"Accept-Encoding": "identity", **(headers or {})}
             if self._token and _origin(url) == self.origin:
                 sent["Authorization"] = f"Token {self._token}"
             try:
                 resp = self._http.send(self._http.build_request("GET", url, headers=sent), stream=True,
                                        follow_redirects=False)
+            except httpx.InvalidURL as exc:  # httpx reads a redirect's Location (`data:,x`) even unfollowed
+                raise APIError(f"GET {url}: answered a redirect to a Location that is no http(s) URL; refused",
+                               url=url) from exc
             except httpx.HTTPError as exc:
                 raise APIError(f"GET {url}: {exc}", url=url) from exc
             location = resp.headers.get("location")
             if resp.status_code not in _REDIRECT_STATUSES or not location:
+                encoding = resp.headers.get("content-encoding", "identity").strip().lower()
+                if encoding not in ("", "identity"):
+                    resp.close()
+                    raise APIError(f"GET {url}: the answer is compressed ({encoding[:40]!r}) although 'identity' "
+                                   f"was asked for; refused, so that it is never inflated", status=resp.status_code,
+                                   url=url)
                 return resp
             resp.close()
             url = urljoin(str(resp.url), location)

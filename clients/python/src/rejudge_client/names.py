@@ -36,9 +36,15 @@ def check_release_name(value: Any, where: str) -> str:
     return value
 
 
+#: The largest id or version the server stores (a 64-bit integer): a longer number would make a
+#: folder name the file system refuses.
+INT_MAX = 2**63 - 1
+
+
 def check_positive_int(value: Any, field: str, where: str) -> int:
-    if not _is_int(value) or value < 1:
-        raise APIError(f"{where}: field '{field}' is {str(value)[:100]!r}, not a positive integer; refused", url=where)
+    if not _is_int(value) or not 1 <= value <= INT_MAX:
+        raise APIError(f"{where}: field '{field}' is {str(value)[:100]!r}, not a positive integer of at most "
+                       f"{INT_MAX}; refused", url=where)
     return value
 
 
