@@ -3,9 +3,18 @@
 # Chromium, failing (not skipping) when one of them is missing.
 #   bash scripts/test.sh                 everything
 #   bash scripts/test.sh -k import       extra arguments go to pytest
+#   bash scripts/test.sh --quick         the inner loop, a few minutes: the domain and page tests
+#                                        without browser, worker, object store or PostgreSQL-only
+#                                        tests (quick_args below); no Chromium needed
 # On a machine without the services: REJUDGE_DB=sqlite bash scripts/test.sh (service tests skip).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# --quick may come anywhere among the arguments; everything else goes to pytest unchanged.
+quick=0
+pytest_args=()
+for arg in "$@"; do
+  if [ "$arg" = "--quick" ]; then quick=1; else pytest_args+=("$arg"); fi
+done
 bash scripts/setup.sh --dev
 
 if [ "${REJUDGE_DB:-postgres}" = "sqlite" ]; then
@@ -16,7 +25,7 @@ else
   export REJUDGE_REQUIRE_SERVICES=1 REJUDGE_REQUIRE_NLP=1
   export REJUDGE_TEST_S3_ENDPOINT=${REJUDGE_TEST_S3_ENDPOINT:-http://127.0.0.1:${REJUDGE_TEST_S3_PORT:-5055}}
   export DATABASE_URL=${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/rejudge}
-  [ -x /usr/bin/chromium ] || { echo "Chromium is missing (/usr/bin/chromium): apt-get install -y chromium" >&2; exit 1; }
+  [ "$quick" = 1 ] || [ -x /usr/bin/chromium ] || { echo "Chromium is missing (/usr/bin/chromium): apt-get install -y chromium" >&2; exit 1; }
 fi
 export REJUDGE_TEST_BROKER_URL=${REJUDGE_TEST_BROKER_URL:-redis://127.0.0.1:6379/15}
 # Each session gets its own queue so a stray worker from another run never takes its jobs.
@@ -35,4 +44,33 @@ parallel=()
 if [ "$workers" -gt 1 ]; then
   parallel=(-p tests.parallel -n "$workers" --dist load)
 fi
-exec .venv/bin/python -m pytest "${parallel[@]}" "$@"
+# The quick tier (the inner loop): the domain (tests/annotation: analysis, formats, selectors,
+# services), the pages (tests/frontend) and the repository checks (tests/test_*.py) that run on any
+# database without a server process of their own. Left out: the API layer (tests/api: the permission
+# table, the API fuzz, attack and concurrency tests), the walk of every operation's parameters, the
+# browser, the Celery worker, the object store, PostgreSQL-only tests (concurrency, prepared
+# statements), the machine-judge runs against judge server processes, observability, deployment,
+# multi-host, the researcher's client, and the longest statistical checks (QUICK_SKIPS: Monte Carlo
+# coverage and unbiasedness, crowd-kit's MACE as an oracle, Hypothesis properties over whole
+# releases). The full run (what CI runs) keeps them all. A caller's own paths narrow the tier
+# further; a caller's own -m or -k replaces the tier's.
+QUICK_SKIPS=(test_ap_and_ndcg_intervals_cover_with_few_relevant_per_query
+             test_r_hat_is_unbiased_only_with_each_documents_own_inclusion_probability
+             test_tvr_ranking_excerpt_equals_crowd_kit_called_directly
+             test_pool_aggregation_equals_crowd_kit_on_the_same_votes
+             test_the_release_leaderboard_equals_trec_eval_on_qrels_and_full_runs
+             test_release_json_and_the_datasheet_state_the_counts_the_pairs_were_given)
+quick_args=()
+if [ "$quick" = 1 ]; then
+  skips=$(IFS='|'; echo "${QUICK_SKIPS[*]}")
+  quick_args=(-m "not browser and not worker and not objectstore and not postgres"
+              -k "not (${skips//|/ or })"
+              --ignore=tests/api --ignore=tests/browser --ignore=tests/multihost --ignore=tests/storage
+              --ignore=tests/observability --ignore=tests/deploy
+              "--ignore-glob=*/machine_judges/test_judge_runner.py"
+              "--ignore-glob=*/machine_judges/test_judge_hostile_answers.py"
+              "--ignore-glob=*/operations/test_every_operation.py"
+              # a testpaths entry is collected whatever --ignore says; --deselect drops its tests
+              --deselect=clients/python/tests/)
+fi
+exec .venv/bin/python -m pytest "${parallel[@]}" "${quick_args[@]}" "${pytest_args[@]}"
