@@ -10,6 +10,7 @@ keyed by that field (`refused`).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 
 from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
@@ -32,19 +33,47 @@ class _DeclaredCheck:
             raise serializers.ValidationError(str(exc)) from None
 
 
-def _scalar(spec: Param, kind: type, **common) -> serializers.Field:
-    inclusive_low = spec.low if spec.low is not None and not (spec.open_interval or spec.open_low) else None
-    inclusive_high = spec.high if spec.high is not None and not spec.open_interval else None
+def _strict(field_class: type, name: str, spec: Param) -> type:
+    """`field_class` that takes a JSON value only of the declared type (DRF would read 5 as "5",
+    1 as true, 1.0 as 1). Text is still parsed as DRF does: a form sends every value as text."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            try:
+                param_value(name, spec, data)
+            except ParamInvalid as exc:
+                raise serializers.ValidationError(str(exc)) from None
+        return field_class.to_internal_value(self, data)
+
+    return type(f"Declared{field_class.__name__}", (field_class,), {"to_internal_value": to_internal_value})
+
+
+def _scalar(spec: Param, kind: type, name: str, **common) -> serializers.Field:
+    field = _field_class(spec, kind)
+    scalar = spec if spec.type is kind else replace(spec, type=kind)
+    return _strict(type(field), name, scalar)(**_field_kwargs(spec, kind), **common)
+
+
+def _field_class(spec: Param, kind: type) -> serializers.Field:
+    return (serializers.BooleanField() if kind is bool else serializers.IntegerField() if kind is int
+            else serializers.FloatField() if kind is float else serializers.ChoiceField(choices=[])
+            if spec.choices is not None else serializers.CharField())
+
+
+def _field_kwargs(spec: Param, kind: type) -> dict:
+    # The schema states both ends (an open end as its limit: the declaration's check, run as the
+    # field's validator, refuses the limit itself).
+    inclusive_low, inclusive_high = spec.low, spec.high
     if kind is bool:
-        return serializers.BooleanField(**common)
+        return {}
     if kind is int:
-        return serializers.IntegerField(min_value=inclusive_low, max_value=inclusive_high
-                                        if inclusive_high is not None else BIGGEST_WHOLE, **common)
+        return {"min_value": inclusive_low,
+                "max_value": inclusive_high if inclusive_high is not None else BIGGEST_WHOLE}
     if kind is float:
-        return serializers.FloatField(min_value=inclusive_low, max_value=inclusive_high, **common)
+        return {"min_value": inclusive_low, "max_value": inclusive_high}
     if spec.choices is not None:
-        return serializers.ChoiceField(choices=list(spec.choices), **common)
-    return serializers.CharField(max_length=spec.max_length, **common)
+        return {"choices": list(spec.choices)}
+    return {"max_length": spec.max_length}
 
 
 def param_field(name: str, spec: Param, *, source: str | None = None, allow_null: bool | None = None) -> serializers.Field:
@@ -66,12 +95,12 @@ def param_field(name: str, spec: Param, *, source: str | None = None, allow_null
         common["source"] = source
     validators = [_DeclaredCheck(name, spec)]
     if spec.type is list:
-        child = _scalar(spec, spec.items, required=True)
+        child = _scalar(spec, spec.items, name, required=True)
         return serializers.ListField(child=child, min_length=spec.min_items or None, max_length=spec.max_items,
                                      validators=validators, **common)
     if spec.type is dict:
         return serializers.DictField(**common)
-    return _scalar(spec, spec.type, validators=validators, **common)
+    return _scalar(spec, spec.type, name, validators=validators, **common)
 
 
 def declared_serializer(name: str, params: Mapping[str, Param], *, rename: Mapping[str, str] | None = None,

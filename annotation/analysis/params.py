@@ -40,7 +40,8 @@ class ParamInvalid(ValueError):
 class Param:
     """One parameter.
 
-    `type` is int, float, bool, str or list. A list holds `items` (int, float or str); with
+    `type` is int, float, bool, str, list or dict (an object of names and values, whose contents
+    the operation's check reads). A list holds `items` (int, float or str); with
     `unique_sorted` (the default) it is stored sorted without repeats, else in the order given.
     `default` may be a function of the target (a report's pool; None when there is none), or
     REQUIRED. A value of None means "the default" unless the parameter is `nullable`, whose None
@@ -149,6 +150,10 @@ def param_value(name: str, spec: Param, value: Any) -> Any:
             raise ParamInvalid(f"parameter '{name}' must be a list of at most {spec.max_items} {what}", param=name)
         items = [_item(name, spec, v) for v in value]
         return sorted(set(items)) if spec.unique_sorted else list(dict.fromkeys(items))
+    if spec.type is dict:
+        if not isinstance(value, Mapping):
+            raise ParamInvalid(f"parameter '{name}' must be an object of names and values, got {value!r}", param=name)
+        return dict(value)
     if spec.type is bool:
         if not isinstance(value, bool):
             raise ParamInvalid(f"parameter '{name}' must be true or false, got {value!r}", param=name)
