@@ -128,15 +128,20 @@ def answer_json(raw: bytes):
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
-        raise VerdictError(f"not UTF-8 text: {raw[:200]!r}") from None
+        raise VerdictError(f"not UTF-8 text ({len(raw)} bytes)") from None
     try:
         return json.loads(text)
     except RecursionError:
         raise VerdictError("nested deeper than the JSON parser goes") from None
     except ValueError as exc:  # JSONDecodeError, or an integer beyond Python's digit limit
-        raise VerdictError(f"{str(exc)[:200]}: {text[:200]!r}") from None
+        # The parser's own words say where (line, column), never the answer's text (QUOTING below).
+        raise VerdictError(f"not JSON ({str(exc)[:200]})") from None
 
 
+#: QUOTING: a pair's error names what was wrong with an answer, never the answer's own text. The
+#: error reaches the job page, logs and the database, and a judge server's text may carry anything:
+#: an echo of the key in some encoding that masking cannot recognise, or another service's reply
+#: (issue 36: messages say which rule refused, never what a remote service answered).
 _OBJECT = re.compile(r"\{.*?\}", re.DOTALL)
 
 
@@ -152,7 +157,7 @@ def _answer_object(text: str) -> dict:
             continue
         if isinstance(value, dict):
             return value
-    raise VerdictError(f"no JSON object in the answer: {text[:200]!r}")
+    raise VerdictError(f"no JSON object in the answer's {len(text)} characters")
 
 
 def _relevant(value) -> bool:
@@ -254,7 +259,7 @@ def parse_chat_response(body) -> Verdict:
         raise VerdictError("the answer's message has no text content")
     answer = _answer_object(text)
     if "relevant" not in answer:
-        raise VerdictError(f"the answer's JSON has no 'relevant': {text[:200]!r}")
+        raise VerdictError(f"the answer's JSON has no 'relevant' (its keys: {len(answer)})")
     relevant = _relevant(answer["relevant"])
     confidence = _confidence(answer.get("confidence"))
     usage = usage_counts(body)
