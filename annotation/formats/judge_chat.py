@@ -167,14 +167,14 @@ def _relevant(value) -> bool:
         return True
     if isinstance(value, str) and value.strip().lower() in ("false", "no", "not_relevant", "not relevant"):
         return False
-    raise VerdictError(f"'relevant' must be true or false, not {value!r}")
+    raise VerdictError(f"'relevant' must be true or false, not {_shown(value)}")
 
 
 def _confidence(value) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1 or math.isnan(value):
-        raise VerdictError(f"'confidence' must be a number from 0 to 1, not {value!r}")
+        raise VerdictError(f"'confidence' must be a number from 0 to 1, not {_shown(value)}")
     return float(value)
 
 
@@ -204,11 +204,17 @@ def _logprob(value, token: str) -> float:
 
 
 def _shown(value) -> str:
-    try:
-        text = repr(value)
-    except ValueError:  # an integer beyond Python's digit limit
-        return "an integer too long to show"
-    return text if len(text) <= 40 else f"{text[:20]}... ({len(text)} characters)"
+    """A value from an answer as an error may name it: numbers, booleans and null as they are (cut
+    to 40 characters), anything else by its type and size only, never its text (QUOTING above)."""
+    if value is None or isinstance(value, (bool, int, float)):
+        try:
+            text = repr(value)
+        except ValueError:  # an integer beyond Python's digit limit
+            return "an integer too long to show"
+        return text if len(text) <= 40 else f"a number of {len(text)} characters"
+    if isinstance(value, str):
+        return f"a string of {len(value)} characters"
+    return f"a JSON {'array' if isinstance(value, list) else 'object' if isinstance(value, dict) else 'value'}"
 
 
 def _p_true(lp_true: float, lp_false: float) -> float:

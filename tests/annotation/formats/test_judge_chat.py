@@ -167,6 +167,29 @@ def test_retry_after_in_seconds_or_as_a_date_and_capped():
     assert retry_after_seconds("9999") == 120.0 and retry_after_seconds("soon") is None and retry_after_seconds(None) is None
 
 
+
+@pytest.mark.parametrize("header", ["nan", "NaN", "inf", "-inf", "Infinity"])
+def test_a_retry_after_that_is_no_finite_number_is_ignored(header):
+    """BROKEN before: 'nan' parsed as a float, min/max kept it NaN, and sleeping NaN seconds raised
+    outside the request's error handling: one 429 ended the whole run."""
+    assert retry_after_seconds(header) is None
+
+
+@pytest.mark.parametrize("content", [
+    '{"relevant": "Incorrect API key provided: c2stc2VjcmV0LWtleS0xMjM0NTY3ODkw"}',
+    '{"relevant": true, "confidence": "10.0.0.5:6379 says -NOAUTH Authentication required"}',
+    '{"relevant": ["sk-secret"]}',
+])
+def test_a_verdict_s_bad_value_is_named_by_its_type_never_quoted(content):
+    """BROKEN before: 'relevant' and 'confidence' quoted the model's value in the pair's error,
+    which reaches the job page and the database (issue 36: never what a remote service answered)."""
+    with pytest.raises(VerdictError) as refused:
+        parse_chat_response(_answer(content))
+    message = str(refused.value)
+    assert "c2st" not in message and "NOAUTH" not in message and "sk-secret" not in message
+    assert "a string of" in message or "a JSON array" in message
+
+
 def _client(answers: list) -> tuple[httpx.Client, list]:
     seen = []
 

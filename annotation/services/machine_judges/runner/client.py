@@ -24,6 +24,7 @@ every second is cut at the deadline ("no answer within the deadline").
 """
 from __future__ import annotations
 
+import math
 import random
 import re
 import threading
@@ -192,6 +193,8 @@ def retry_after_seconds(value: str | None, now: float | None = None) -> float | 
             seconds = parsedate_to_datetime(value).timestamp() - (now if now is not None else time.time())
         except (TypeError, ValueError, IndexError):
             return None
+    if not math.isfinite(seconds):  # 'nan' and 'inf' parse as floats; a NaN sleep would raise
+        return None
     return min(max(seconds, 0.0), RETRY_AFTER_MAX)
 
 
@@ -257,7 +260,7 @@ def call_pair(*, client: httpx.Client, base_url: str, headers: dict, body: dict,
                 out.error = f"HTTP {status}"
                 return out
             elif raw is None:
-                out.error = f"the answer is compressed ({encoding[:40]!r}) although 'identity' was asked for"
+                out.error = "the answer is compressed (its Content-Encoding is not identity) although 'identity' was asked for"
                 return out
             else:
                 _read_answer(raw, out, budget)

@@ -105,7 +105,8 @@ def test_every_hostile_answer_is_that_pair_s_fate_and_the_run_goes_on(hostile_se
     assert all(calls[t].prompt_tokens == 0 and calls[t].completion_tokens == 12 for t in ANSWERED if t.startswith("usage"))
     assert calls["ok"].prompt_tokens == 100
     notes = " | ".join(job.result["notes"])
-    for shown in ("inf", "'abc'", str(10**30), str(-10**12)):
+    # Numbers as they are; a string by its size only (an answer's text is never quoted).
+    for shown in ("inf", "a string of 3 characters", str(10**30), str(-10**12)):
         assert f"usage.prompt_tokens ignored: {shown} is not a whole number" in notes
     judge = MachineJudge.objects.get(pk=job.result["judge_id"])
     assert judge.counts["judged"] == len(ANSWERED) and judge.counts["errors"] == len(FAILED)
