@@ -122,6 +122,11 @@ def test_rest_build_takes_the_strategy(world, django_capture_on_commit_callbacks
     assert PoolQuery.objects.filter(pool=built).count() == 2
     bad = world["admin"].post("/api/v1/pools/build/", body | {"name": "x", "strategy": "nope"}, format="json")
     assert bad.status_code == 400 and "strategy" in bad.json()
+    # A share near 0 weights each judged pair by 1/pi past any float: at least 0.001 (one declaration).
+    for rate in (1e-300, 0.0005, 0):
+        tiny = world["admin"].post("/api/v1/pools/build/", body | {"name": "y", "strategy": "sampled",
+                                                                   "sample_rate": rate}, format="json")
+        assert tiny.status_code == 400 and "sample_rate" in tiny.json(), (rate, tiny.content)
 
 
 def test_build_pool_command_takes_the_judging_options(world):

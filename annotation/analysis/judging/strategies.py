@@ -100,7 +100,9 @@ SAMPLE_WEIGHTS = ("ap_prior", "uniform", "c_at_k")
 #: read by the Pool column's default, the judging settings (services/judging/plan.py), the
 #: simulation's parameters and the API. Above 0 (a design that judges nothing has no inclusion
 #: probabilities to weigh by) and at most 1 (everything).
-SAMPLE_RATE = Param(float, 0.3, "'sampled' and 'active': expected share of the pool judged", 0, 1, open_low=True)
+# At least 0.001: the estimators weight a judged pair by 1/pi (and its variance by 1/pi^2), which a
+# share near 0 takes past any float (a rate of 1e-300 made intervals of inf and NaN).
+SAMPLE_RATE = Param(float, 0.3, "'sampled' and 'active': expected share of the pool judged", 0.001, 1)
 
 
 @dataclass(frozen=True)
