@@ -22,7 +22,8 @@ from .estimates import _parse_measure, estimate_metrics, pooled_queries, str_pai
 
 __all__ = ["ScenarioBounds", "unjudged_scenarios", "BOUNDS_NOTE", "bounds_truth"]
 
-BOUNDS_NOTE = ("C@K: the two scenarios bound the true value (C@K only rises when a pair turns relevant). AP and "
+BOUNDS_NOTE = ("C@K: the two scenarios bound the true value (C@K only rises when a pair turns relevant), when K is "
+               "within the depth the runs were cut at (ranks below it are in neither scenario). AP and "
                "nDCG: scenarios only, not bounds (the number of relevant pairs in their denominator rises with "
                "every pair that turns relevant, also pairs outside the run's list, so the true value can lie "
                "outside them)")
@@ -40,17 +41,22 @@ class ScenarioBounds:
     bounds_truth: bool             # True for C@K: the truth lies between low and high
 
 
-def bounds_truth(measure: str) -> bool:
-    return _parse_measure(measure)[0] == "C"
+def bounds_truth(measure: str, cut: int | None = None) -> bool:
+    """Whether the two scenarios bound the measure's true value: C@K's do, when the runs' lists were
+    not cut above K (ranks below a cut are in neither scenario, and could hold a relevant pair)."""
+    kind, k = _parse_measure(measure)
+    return kind == "C" and (cut is None or k <= cut)
 
 
 def unjudged_scenarios(rankings: Mapping[str, Mapping[str, Sequence[str]]],   # run -> query -> ranked items
                        verdicts: Mapping[tuple[str, str], bool],               # (query, item) -> relevant
                        *, known_relevant: Mapping[str, set[str]] | None = None,
-                       measures: Sequence[str] = ("C@1", "C@5", "C@10", "AP", "nDCG@10")) -> list[ScenarioBounds]:
+                       measures: Sequence[str] = ("C@1", "C@5", "C@10", "AP", "nDCG@10"),
+                       cut: int | None = None) -> list[ScenarioBounds]:
     """Per run and measure (runs sorted by name, measures in order) the two scenarios. A pair
     without a verdict: any (query, item) a run ranks that is neither in ``verdicts`` nor a known
-    relevant (original positive) item."""
+    relevant (original positive) item. ``cut``: the depth the lists were cut at, if any (then a
+    C@K above it is a scenario, not a bound: bounds_truth)."""
     verdicts = str_pair_keys(verdicts, "verdict")
     known, _ = pooled_queries(rankings, known_relevant)
     unjudged: set[tuple[str, str]] = set()
@@ -73,5 +79,5 @@ def unjudged_scenarios(rankings: Mapping[str, Mapping[str, Sequence[str]]],   # 
             depth = None if kind == "AP" else k
             n_open = sum(1 for q, items in lists.items() for item in items[:depth] if (q, item) in unjudged)
             a, b = sides["not"][(run, measure)], sides["relevant"][(run, measure)]
-            out.append(ScenarioBounds(run, measure, a, b, min(a, b), max(a, b), n_open, kind == "C"))
+            out.append(ScenarioBounds(run, measure, a, b, min(a, b), max(a, b), n_open, bounds_truth(measure, cut)))
     return out

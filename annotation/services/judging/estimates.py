@@ -76,13 +76,15 @@ class PoolDesign:
     inclusion: dict
     verdicts: dict            # resolved pairs only (not original positives): the label
     design: Design            # known inclusion probabilities or not, and why (services/judging/design.py)
+    depth: int                # the ranks of each run read (at most the pool's depth)
 
 
 def pool_design(*, pool: Pool, depth: int | None = None) -> PoolDesign:
     refuse_moment_pool(pool)
     captions, clips = dataset_external_ids(pool.dataset_id)
     runs = pool_runs(pool=pool)
-    rankings = runs_rankings(runs, depth or pool.depth, captions, clips)
+    depth = depth or pool.depth
+    rankings = runs_rankings(runs, depth, captions, clips)
     pairs = pool_pairs(pool=pool)
     queries = {q for lists in rankings.values() for q in lists}
     known = original_positives(dataset_id=pool.dataset_id, queries=queries, captions=captions, clips=clips)
@@ -90,7 +92,7 @@ def pool_design(*, pool: Pool, depth: int | None = None) -> PoolDesign:
     judged, inclusion, verdicts = pool_design_labels(pool=pool, pairs=pairs, decided=decided, captions=captions,
                                                      clips=clips, known=known)
     return PoolDesign(captions, clips, list(runs), rankings, pairs, queries, known, decided, judged, inclusion,
-                      verdicts, design_of_pool(pool))
+                      verdicts, design_of_pool(pool), depth)
 
 
 def estimator_counts(design: PoolDesign) -> dict:
@@ -139,7 +141,16 @@ def scenario_rows(design: PoolDesign, measures) -> list[dict]:
     from annotation.analysis.judging.bounds import unjudged_scenarios
 
     return [asdict(b) for b in unjudged_scenarios(design.rankings, design.verdicts, known_relevant=design.known,
-                                                  measures=measures)]
+                                                  measures=measures, cut=design.depth)]
+
+
+def cut_note(depth: int, measures) -> str:
+    """The estimates read each run's top `depth`: what that means for a cutoff above it."""
+    above = [m for m in measures if m != "AP" and int(m.split("@")[1]) > depth]
+    if not above:
+        return f"Each run is read to depth {depth}."
+    return (f"Each run is read to depth {depth} (the pool's ranks): {', '.join(above)} here "
+            f"{'is' if len(above) == 1 else 'are'} over the top {depth} only, not the top K its name says.")
 
 
 def judging_estimates_compute(*, pool: Pool, params: dict, progress: Callable | None = None) -> dict:
@@ -175,6 +186,7 @@ def judging_estimates_compute(*, pool: Pool, params: dict, progress: Callable | 
         "estimates": estimates, "ranking": ranking,
         "bounds": scenario_rows(design, MEASURES),
         "counts": counts,
+        "depth": design.depth, "cut": cut_note(design.depth, MEASURES),
         "note": (f"Design: {what.reason}. " + (f"Next time: {what.next_time}. " if what.next_time else "")
-                 + counts_note(counts)),
+                 + counts_note(counts) + " " + cut_note(design.depth, MEASURES)),
     }

@@ -23,8 +23,8 @@ from dataclasses import asdict
 from annotation.analysis.judging.estimates import estimate_metrics
 from annotation.analysis.judging.ppi import ppi_estimates
 from annotation.models import MachineJudge, MachineJudgment, Pool
-from annotation.services.judging.estimates import (COUNT_WORDS, NO_ESTIMATOR, counts_note, estimator_counts,
-                                                   pool_design, scenario_rows)
+from annotation.services.judging.estimates import (COUNT_WORDS, NO_ESTIMATOR, counts_note, cut_note,
+                                                   estimator_counts, pool_design, scenario_rows)
 from annotation.services.judging.inputs import refuse_moment_pool
 from annotation.services.machine_judges.errors import MachineJudgeError
 from annotation.services.machine_judges.lookup import judge_named
@@ -105,8 +105,10 @@ def ppi_estimates_compute(*, pool: Pool, params: dict, progress: Callable | None
                   "prompt_version": judge.prompt_version},
         "runs": [r.name for r in design.runs], "measures": measures, "estimates": estimates,
         "differences": differences, "bounds": scenario_rows(design, measures), "counts": counts,
+        "depth": design.depth, "cut": cut_note(design.depth, measures),
         "note": (("PPI++ with " if what.intervals else "No PPI++ estimate; ") + f"{machine}. Design: {what.reason}. "
-                 + (f"Next time: {what.next_time}. " if what.next_time else "") + counts_note(counts)),
+                 + (f"Next time: {what.next_time}. " if what.next_time else "") + counts_note(counts) + " "
+                 + cut_note(design.depth, measures)),
     }
 
 

@@ -56,6 +56,15 @@ def pool_depth(pool: Pool) -> int:
     return pool.depth
 
 
+def depth_within_pool_check(*, pool: Pool | None, params: dict) -> None:
+    """An estimate's `depth` stays within the pool's: ranks below it were never pooled, so an
+    estimator would count them judged not relevant with certainty (a census, zero-width intervals)."""
+    depth = params.get("depth")
+    if pool is not None and depth is not None and depth > pool.depth:
+        raise ReportError(f"parameter 'depth' must be at most the pool's depth ({pool.depth}): ranks below it were "
+                          f"never pooled, so nothing about them can be estimated")
+
+
 def kind_params_clean(*, kind: ReportKind, params: dict | None, pool: Pool | None) -> dict:
     """The full parameter set of a report of this kind: given values checked against the kind's
     declarations (analysis/params.py), defaults filled in, then the kind's own check."""

@@ -29,7 +29,7 @@ from annotation.selectors.reports import dataset_captions, pool_pairs, pool_runs
 from annotation.services.judging.estimates import MEASURES as ESTIMATED_MEASURES
 from annotation.services.judging.design import PROBABILITY_SAMPLE, design_of_pool
 from annotation.services.judging.estimates import judging_estimates_compute
-from annotation.services.reports.kind import Param, ReportError, ReportKind
+from annotation.services.reports.kind import Param, ReportError, ReportKind, depth_within_pool_check
 from annotation.services.reports.kinds.judging_estimates import WordedTable
 from annotation.services.reports.kinds.moment_metrics import moment_pool_inputs
 from annotation.services.reports.runs import report_runs
@@ -60,6 +60,7 @@ def leaderboard_check(*, pool: Pool | None, params: dict) -> None:
                               f"for its missing labels exist for clip pools only")
         return
     if _is_sampled(pool):
+        depth_within_pool_check(pool=pool, params=params)  # its corrected values are the estimates
         missing = [m for m in clip_measure_names(params["ks"]) if m not in ESTIMATED_MEASURES]
         if missing:
             raise ReportError(f"pool '{pool.name}' is sampled: its corrected values are the judging estimates, "

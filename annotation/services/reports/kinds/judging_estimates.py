@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from annotation.services.judging.estimates import COUNT_WORDS, judging_estimates_compute
-from annotation.services.reports.kind import Param, ReportKind, pool_depth
+from annotation.services.reports.kind import Param, ReportKind, depth_within_pool_check, pool_depth
 from annotation.services.reports.tables import COLUMN_LABELS, ReportTable
 
 
@@ -92,4 +92,5 @@ KIND = ReportKind(
     },
     compute=judging_estimates_compute,
     tables=judging_estimates_tables,
+    check=depth_within_pool_check,
 )

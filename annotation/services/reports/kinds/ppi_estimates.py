@@ -8,7 +8,7 @@ from __future__ import annotations
 from annotation.models import Pool
 from annotation.services.judging.inputs import SimulationError
 from annotation.services.judging.ppi import COUNT_WORDS_PPI, MachineJudgeError, ppi_estimates_compute
-from annotation.services.reports.kind import Param, ReportError, ReportKind, pool_depth
+from annotation.services.reports.kind import Param, ReportError, ReportKind, depth_within_pool_check, pool_depth
 from annotation.services.reports.kinds.judging_estimates import DESIGN_WORDS, WordedTable, bounds_table, design_rows
 from annotation.services.reports.tables import ReportTable
 
@@ -74,4 +74,5 @@ KIND = ReportKind(
     },
     compute=ppi_report_compute,
     tables=ppi_tables,
+    check=depth_within_pool_check,
 )

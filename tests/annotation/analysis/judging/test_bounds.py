@@ -68,3 +68,16 @@ def test_the_relevant_scenario_equals_trec_eval_on_the_completed_qrels():
         for measure, name in (("AP", "map"), ("nDCG@10", "ndcg_cut_10")):
             mean = sum(scored[q][name] for q in qrels) / len(qrels)
             assert rows[(run, measure)].unjudged_relevant == pytest.approx(mean, abs=1e-12), (run, measure)
+
+
+def test_a_cutoff_above_the_depth_the_lists_were_cut_at_is_a_scenario_not_a_bound():
+    """BROKEN before: lists cut at depth 2 still called C@5's two scenarios bounds of the truth, but a
+    relevant clip at rank 3 to 5, which neither scenario sees, makes the true C@5 1 where both say 0."""
+    rankings = {"X": {"q1": ["a", "b"]}}                    # the run's top 2 (cut); its rank 3 is unseen
+    verdicts = {("q1", "a"): False, ("q1", "b"): False}     # both judged not relevant
+    got = _by_key(unjudged_scenarios(rankings, verdicts, measures=["C@1", "C@2", "C@5"], cut=2))
+    assert (got[("X", "C@5")].unjudged_not_relevant, got[("X", "C@5")].unjudged_relevant) == (0.0, 0.0)
+    assert got[("X", "C@5")].bounds_truth is False
+    assert got[("X", "C@1")].bounds_truth is True and got[("X", "C@2")].bounds_truth is True
+    # Not cut: every C@K's scenarios bound it.
+    assert _by_key(unjudged_scenarios(rankings, verdicts, measures=["C@5"]))[("X", "C@5")].bounds_truth is True

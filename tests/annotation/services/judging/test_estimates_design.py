@@ -99,6 +99,26 @@ def test_census_only_when_every_pooled_pair_has_a_verdict():
     assert report_create(pool=pool, kind="judging_estimates").result["intervals"] is False
 
 
+@pytest.mark.parametrize("kind", ["judging_estimates", "ppi_estimates", "corrected_leaderboard"])
+def test_no_estimate_reads_ranks_below_the_pools_depth(kind):
+    """BROKEN before: a fully judged pool asked for depth 10 over a depth-2 pool printed a census and
+    zero-width intervals, counting ranks nobody pooled as judged not relevant."""
+    from annotation.services.reports.kind import ReportError
+
+    _, pool, _ = tiny_world()   # every pair resolved, pool_order
+    _strategy(pool, "sampled")
+    with pytest.raises(ReportError, match=f"'depth' must be at most the pool's depth \\({pool.depth}\\)"):
+        report_create(pool=pool, kind=kind, params={"depth": pool.depth + 1})
+
+
+def test_the_estimates_say_when_a_cutoff_is_above_the_depth_they_read():
+    _, pool, _ = tiny_world()
+    report = report_create(pool=pool, kind="judging_estimates")
+    assert report.result["depth"] == pool.depth < 10
+    assert f"over the top {pool.depth} only" in report.result["cut"] and "C@10" in report.result["cut"]
+    assert report.result["cut"] in report.result["note"]
+
+
 def test_a_sampled_pool_keeps_its_intervals_unchanged():
     _, pool, _ = tiny_world(judged={k: v for k, v in TRUTH.items() if k != ("q1", "b")})
     _strategy(pool, "sampled")
