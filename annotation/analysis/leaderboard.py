@@ -57,7 +57,9 @@ CONVENTIONS = SHARED_CONVENTIONS + (
     "scores the run file; a run is cut at a depth only when the report is asked to, and then every measure's "
     f"name says so. Unjudged clips: {UNJUDGED}. Judged@K = ir_measures' Judged@k against the corrected qrels: "
     "per query the share of the run's first K clips that have a verdict (divided by the list's length when it "
-    "holds fewer than K), averaged over the same queries as the measures. A run is averaged over the judged "
+    "holds fewer than K), averaged over the same queries as the measures; its top K is the measures' (ties "
+    "broken by clip id descending, trec_eval's rule; ir_measures' own provider breaks ties by id ascending, "
+    "so on tied scores the two may name different clips). A run is averaged over the judged "
     "queries it answered (trec_eval's rule, as `evaluate`)."
 )
 

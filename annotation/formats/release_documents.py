@@ -25,6 +25,16 @@ KNOWN_LIMITS = ("A caption's original clip stays relevant whatever raters said (
 #: How pairs without a verdict are scored: one sentence, quoted by the datasheet, release.json and the page.
 UNRESOLVED_SCORING = ("Pairs without a verdict (pooled but unresolved, or never pooled) are not in qrels.txt and "
                       "count as not relevant (trec_eval's convention: unjudged = not relevant).")
+#: The same where the leaderboard's corrected values are a probability sample's estimates.
+UNRESOLVED_ESTIMATED = ("Pairs without a verdict (pooled but unresolved or not sampled, or never pooled) are not in "
+                        "qrels.txt, so `evaluate` on it counts them not relevant; the leaderboard's corrected values "
+                        "are its pool's sampled-design estimates (Horvitz-Thompson), which estimate those pairs "
+                        "instead of counting them not relevant.")
+
+
+def unresolved_scoring(meta: dict[str, Any]) -> str:
+    """How pairs without a verdict were scored, as the release's leaderboard scored them."""
+    return UNRESOLVED_ESTIMATED if meta.get("leaderboard_estimated") else UNRESOLVED_SCORING
 #: What Judged@K is (ir_measures' Judged@k; docs/methodology.md section 6).
 JUDGED_AT_K = ("Judged@K is the share of a run's top K with a verdict (in qrels.txt), averaged over queries; "
                "1 - Judged@K of the top K was scored as not relevant without anyone judging it.")
@@ -137,7 +147,7 @@ def scoring(meta: dict[str, Any]) -> dict[str, Any]:
     totals = meta["counts"].get("pool_pairs")
     resolved = isinstance(totals, dict) and totals.get("pooled")
     return {"runs_cut": run_cut_sentence(meta.get("leaderboard_params")), "judged_at_k": JUDGED_AT_K,
-            "unresolved_pairs": UNRESOLVED_SCORING,
+            "unresolved_pairs": unresolved_scoring(meta),
             "resolved_share": round(totals["resolved"] / totals["pooled"], 4) if resolved else None,
             "unresolved_allowed": bool(meta["counts"].get("unresolved_allowed"))}
 
@@ -183,7 +193,7 @@ def _judged_lines(meta: dict[str, Any]) -> list[str]:
         lines += [f"- {words.get(key, key.replace('_', ' '))}: {value}" for key, value in totals.items()]
         lines += ["", resolved_share_sentence(totals, made=True) + "."]
         if totals.get("unresolved"):
-            lines += ["", "The release was made with unresolved pairs allowed by the admin. " + UNRESOLVED_SCORING]
+            lines += ["", "The release was made with unresolved pairs allowed by the admin. " + unresolved_scoring(meta)]
     lines += ["", f"- pairs in qrels.txt: {counts.get('qrels_pairs', 0)} ({counts.get('relevant', 0)} relevant, "
               f"{counts.get('not_relevant', 0)} not relevant), over {counts.get('queries', 0)} queries"]
     return lines
@@ -193,7 +203,7 @@ def _scoring_lines(meta: dict[str, Any]) -> list[str]:
     return ["## How runs were scored", "",
             f"- How runs were cut: {run_cut_sentence(meta.get('leaderboard_params'))}",
             f"- Judged@K: {JUDGED_AT_K}",
-            f"- Unresolved and unjudged pairs: {UNRESOLVED_SCORING}"]
+            f"- Unresolved and unjudged pairs: {unresolved_scoring(meta)}"]
 
 
 def datasheet(meta: dict[str, Any], files: list[str]) -> str:
@@ -277,7 +287,7 @@ def croissant(meta: dict[str, Any], files: list[dict]) -> str:
     document = {
         "@context": CROISSANT_CONTEXT, "@type": "sc:Dataset", "name": meta["slug"].replace("@", "-"),
         "description": f"{meta['title'] or meta['slug']}: corrected relevance judgments of caption-clip pairs of "
-                       f"the dataset {meta['dataset']} ({meta['aggregation']}). {UNRESOLVED_SCORING} "
+                       f"the dataset {meta['dataset']} ({meta['aggregation']}). {unresolved_scoring(meta)} "
                        f"Runs in the leaderboard: {run_cut_sentence(meta.get('leaderboard_params'))} {JUDGED_AT_K}",
         "conformsTo": "http://mlcommons.org/croissant/1.0", "version": f"{meta['version']}.0.0",
         "datePublished": meta["created_at"][:10], "license": meta.get("licence") or "unknown",

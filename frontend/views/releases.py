@@ -19,8 +19,8 @@ from django.utils.safestring import mark_safe
 from annotation import roles
 from annotation.query_numbers import id_or_none
 from annotation.analysis.leaderboard import leaderboard_svg
-from annotation.formats.release_documents import (JUDGED_AT_K, UNRESOLVED_SCORING, judgment_set_phrase,
-                                                  resolved_share_sentence, run_cut_sentence)
+from annotation.formats.release_documents import (JUDGED_AT_K, judgment_set_phrase, resolved_share_sentence,
+                                                  run_cut_sentence, unresolved_scoring)
 from annotation.models import Pool
 from annotation.selectors.pools import PAIR_COUNT_WORDS, pool_pair_counts
 from annotation.selectors.releases import release_list
@@ -157,7 +157,10 @@ def release_detail(request, release_id: int):
         "totals": totals if totals and sum(s["kind"] == "pool" for s in release.sources) > 1 else None,
         "pair_words": PAIR_COUNT_WORDS,
         "share": resolved_share_sentence(totals, made=True) if totals and totals.get("pooled") else None,
-        "unresolved": bool(totals and totals.get("unresolved")), "unresolved_scoring": UNRESOLVED_SCORING,
-        "run_cut": run_cut_sentence(board.get("params") if board else None), "judged_at_k": JUDGED_AT_K,
+        "unresolved": bool(totals and totals.get("unresolved")),
+        "unresolved_scoring": unresolved_scoring({"leaderboard_estimated": bool(board and board.get("estimator"))}),
+        # The depth the runs were cut at (a sampled design's leaderboard cuts at the pool's, asked or not).
+        "run_cut": run_cut_sentence({**board.get("params", {}), "depth": board.get("depth")} if board else None),
+        "judged_at_k": JUDGED_AT_K,
         "counts": _other_counts(counts), "changes": counts.get("changes", {}), "agreement": counts.get("agreement", {}),
         "leaderboard_left_out": counts.get("leaderboard_left_out"), "is_admin": roles.is_admin(request.user)})

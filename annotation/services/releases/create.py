@@ -256,18 +256,35 @@ def _agreement(pools, names: dict, step) -> tuple[dict, dict]:
     return whole, summary
 
 
-def _write_leaderboard(archive: ReleaseArchive, pools, step) -> dict | None:
+def _release_qrels(pools, judgment_sets, dataset_id) -> dict[int, dict[int, int]]:
+    """qrels.txt's verdicts as caption id -> clip id -> 0/1 (the same precedence: _resolved_pairs)."""
+    qrels: dict[int, dict[int, int]] = {}
+    for pair in _resolved_pairs(pools, judgment_sets, dataset_id):
+        qrels.setdefault(pair.caption, {})[pair.clip] = pair.relevance
+    return qrels
+
+
+def _write_leaderboard(archive: ReleaseArchive, pools, judgment_sets, dataset_id, step) -> dict | None:
     """The corrected leaderboard of the first pool's runs (the report kind corrected_leaderboard,
     with its declared defaults) as leaderboard.json, .csv and .svg; None when there is no pool or
-    the kind refuses it (the reason goes to the counts)."""
+    the kind refuses it (the reason goes to the counts). With more than one source it scores against
+    the release's whole qrels.txt, as `evaluate` on the archive's files does (a sampled pool's
+    corrected values are its own design's estimates, and a moment pool's its own spans: the result's
+    `scored_against` says which)."""
     if not pools:
         return None
     pool = pools[0]
     params = kind_params_clean(kind=leaderboard_kind.KIND, params={}, pool=pool)
     if leaderboard_kind.KIND.check:
         leaderboard_kind.KIND.check(pool=pool, params=params)
-    result = leaderboard_kind.KIND.compute(pool=pool, params=params, progress=None)
-    result = json_ready({"pool": pool.name, "params": params, **result})
+    whole = (len(pools) > 1 or judgment_sets) and not leaderboard_kind.pool_scored_by_design(pool)
+    qrels = _release_qrels(pools, judgment_sets, dataset_id) if whole else None
+    result = leaderboard_kind.KIND.compute(pool=pool, params=params, progress=None, corrected_qrels=qrels)
+    scored_against = ("qrels.txt: every source of the release" if whole else
+                      f"the verdicts of pool '{pool.name}' and the original positives"
+                      + (" (qrels.txt also holds the release's other sources)" if len(pools) > 1 or judgment_sets
+                         else " (qrels.txt)"))
+    result = json_ready({"pool": pool.name, "params": params, "scored_against": scored_against, **result})
     archive.write_text("leaderboard.json", json.dumps(result, indent=1, ensure_ascii=False) + "\n")
     with archive.text("leaderboard.csv") as out:
         writer = safe_csv_writer(out)
@@ -395,7 +412,7 @@ def release_create(*, pools: Sequence[Pool] = (), judgment_sets: Sequence[Judgme
                     if moment_files or moment_left_out:
                         counts["moment_files"], counts["moment_files_left_out"] = moment_files, moment_left_out
                     try:
-                        leaderboard = _write_leaderboard(archive, pools, step)
+                        leaderboard = _write_leaderboard(archive, pools, judgment_sets, dataset_id, step)
                     except ReportError as exc:
                         leaderboard, counts["leaderboard_left_out"] = None, str(exc)
                     counts["labels"] = Label.objects.filter(pair__pool__in=pools, pair__role=PooledPair.Role.POOL).count()
@@ -414,6 +431,7 @@ def release_create(*, pools: Sequence[Pool] = (), judgment_sets: Sequence[Judgme
                             # the pool's depth though its parameter asks for none.
                             "leaderboard_params": ({**leaderboard.get("params", {}), "depth": leaderboard.get("depth")}
                                                    if leaderboard else None),
+                            "leaderboard_estimated": bool(leaderboard and leaderboard.get("estimator")),
                             "archive_url": (f"{settings.REJUDGE_PUBLIC_URL}/releases/{name}/v{version}/"
                                             if settings.REJUDGE_PUBLIC_URL else "")}
                     data_files = list(archive.files)

@@ -51,6 +51,12 @@ def _is_sampled(pool: Pool) -> bool:
     return design_of_pool(pool).kind == PROBABILITY_SAMPLE
 
 
+def pool_scored_by_design(pool: Pool) -> bool:
+    """A pool whose corrected values come from its own design, not from verdicts alone: a moment pool
+    (its spans) or a probability sample (the judging estimates)."""
+    return _is_moment_pool(pool) or _is_sampled(pool)
+
+
 def leaderboard_check(*, pool: Pool | None, params: dict) -> None:
     if pool is None:
         return
@@ -138,7 +144,10 @@ def scored_depth(pool: Pool, params: dict) -> int | None:
     return pool.depth if _is_sampled(pool) else None
 
 
-def corrected_leaderboard_compute(*, pool: Pool, params: dict, progress: Callable | None = None) -> dict:
+def corrected_leaderboard_compute(*, pool: Pool, params: dict, progress: Callable | None = None,
+                                  corrected_qrels: dict[int, dict[int, int]] | None = None) -> dict:
+    """The leaderboard of the pool's runs. `corrected_qrels` (caption id -> clip id -> 0/1) replaces
+    the pool's own verdicts: a release of several sources scores against its whole qrels.txt."""
     step = progress or (lambda done, total: None)
     if _is_moment_pool(pool):
         return _moment_leaderboard(pool, params, step)
@@ -152,7 +161,8 @@ def corrected_leaderboard_compute(*, pool: Pool, params: dict, progress: Callabl
     judged_of = {labels[m]: judged_labels[int(m[2:])] for m in names if m.startswith("C@")} | {
         labels["nDCG@10"]: judged_labels[10]}
     replicates, seed, confidence = params["replicates"], params["seed"], params["confidence"]
-    original_qrels, corrected_qrels = pool_qrels(pool)
+    original_qrels, pool_verdicts = pool_qrels(pool)
+    corrected_qrels = pool_verdicts if corrected_qrels is None else corrected_qrels
     runs = pool_runs(pool=pool)
     total = len(runs) + 1 + int(sampled)
     step(0, total)
@@ -200,7 +210,9 @@ def corrected_leaderboard_compute(*, pool: Pool, params: dict, progress: Callabl
         cut = (f" Sampled pool: corrected values are Horvitz-Thompson estimates over the runs cut at depth {depth} "
                f"(the depth the estimates cover; original values and Judged@K use the same cut, named in every "
                f"measure), averaged over every query any run ranks (a run without a list for a query scores 0 "
-               f"there); unjudged pairs are estimated, not counted as not relevant.")
+               f"there); unjudged pairs are estimated, not counted as not relevant. The original values (B) are "
+               f"averaged over the queries each run answered, so where a run skips a query that another ranks, "
+               f"A and B are averages over different queries and C = A - B mixes the two.")
     elif sampled:
         cut = (f" Sampled pool whose design gives no estimates ({estimates.get('design')}): runs cut at depth "
                f"{depth} (the pool's), named in every measure; corrected values count unjudged pairs as not "

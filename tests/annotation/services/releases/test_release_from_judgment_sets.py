@@ -48,3 +48,36 @@ def test_a_release_of_one_judgment_set_holds_its_verdicts_and_the_originals(tmp_
     assert "judgment set `published`: 4 judgments (2 relevant, 2 not relevant)" in readme
     assert "leaderboard.json" not in files  # no pool, no runs to rank
 
+
+
+def test_a_release_of_a_pool_and_a_set_scores_its_leaderboard_against_its_whole_qrels(tmp_path):
+    """BROKEN before: the leaderboard scored the first pool's verdicts only, while qrels.txt (and the
+    datasheet's Judged@K, "with a verdict in qrels.txt") merge every source: `evaluate` on the
+    archive's files disagreed with leaderboard.json wherever the set judged what the pool had not."""
+    from annotation.services.pools.build import pool_create
+    from tests.annotation.services.releases.test_leaderboard_property import (TREC_NAMES, _judged_at_10, _qrels,
+                                                                              _trec_eval_means)
+    from tests.annotation.services.reports.test_report_metrics import RUN_A, RUN_B, trec
+
+    dataset, runs = load_example(tmp_path / "files")
+    path = tmp_path / "published.qrels"
+    path.write_text(PUBLISHED)
+    judgment_set = judgments_import(dataset=dataset, path=path).judgment_set
+    pool = pool_create(dataset=dataset, name="top one", runs=runs, depth=1, redundancy=0.0)  # nothing judged
+    release = release_create(pools=[pool], judgment_sets=[judgment_set], name="pool-and-set", allow_unresolved=True)
+    files = files_of(release)
+    board = json.loads(files["leaderboard.json"])
+    assert board["scored_against"] == "qrels.txt: every source of the release"
+    qrels = _qrels(files["qrels.txt"].decode())
+    assert qrels["q1"]["v2"] == 1 and qrels["q3"]["v4"] == 1  # the set's verdicts, which no pool pair has
+    rows = {row["run"]: row for row in board["runs"]}
+    for name, ranked, tied in (("A", RUN_A, None), ("B", RUN_B, "q1")):
+        full = {}
+        for line in trec(ranked, name, tied=tied).splitlines():
+            q, _, doc, _, score, _ = line.split()
+            full.setdefault(q, {})[doc] = float(score)
+        queries = sorted(q for q in full if q in qrels)
+        expected = _trec_eval_means(qrels, full, queries)
+        for measure, trec_name in TREC_NAMES.items():
+            assert rows[name]["corrected"][measure]["value"] == pytest.approx(expected[trec_name], abs=1e-12), measure
+        assert rows[name]["judged"]["Judged@10"] == pytest.approx(_judged_at_10(qrels, full, queries), abs=1e-12)

@@ -58,6 +58,10 @@ def test_a_sampled_designs_datasheet_says_its_runs_were_cut_at_the_pool_depth(tm
     with zipfile.ZipFile(io.BytesIO(b"".join(stored_file_chunks(EXPORTS, release.archive)))) as archive:
         readme = archive.read("sampled-cut-v1/README.md").decode()
     assert "- How runs were cut: Cut at depth 3" in readme and "Not cut" not in readme
+    # BROKEN before too: its pairs without a verdict were said to count as not relevant, but the
+    # leaderboard's corrected values are the design's estimates, which estimate them.
+    assert "sampled-design estimates (Horvitz-Thompson), which estimate those pairs" in readme
+    assert "count as not relevant (trec_eval's convention" not in readme
 
 
 def test_a_pool_judged_whole_says_its_runs_were_not_cut(tmp_path):
