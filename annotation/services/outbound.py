@@ -311,8 +311,9 @@ def pinned_backend(*, url: str | None = None, policy: Policy | None = None, allo
 
 class PinnedTransport(httpx.HTTPTransport):
     """httpx's transport over a connection pool that connects through `backend` (httpx 0.28 takes
-    no network backend, so the pool it made is replaced by one that does); no proxy or certificate
-    settings are read from the environment."""
+    no network backend, so the pool it made is replaced by one that does): the one place that
+    replaces it, for fetching clips and for the judge client (runner/client.py, whose backend also
+    keeps each request's deadline). No proxy or certificate settings are read from the environment."""
 
     def __init__(self, *, backend: httpcore.NetworkBackend, limits: httpx.Limits = httpx.Limits()) -> None:
         super().__init__(limits=limits, trust_env=False)

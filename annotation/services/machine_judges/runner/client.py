@@ -37,7 +37,7 @@ import httpx
 
 from annotation.formats.judge_chat import Verdict, VerdictError, answer_json, parse_chat_response, usage_counts
 from annotation.models.judges import JUDGE_CONCURRENCY_MAX
-from annotation.services.outbound import NOT_HTTP
+from annotation.services.outbound import NOT_HTTP, PinnedTransport
 
 BACKOFF_BASE = 0.5
 BACKOFF_MAX = 30.0
@@ -130,26 +130,16 @@ class _DeadlineBackend(httpcore.NetworkBackend):
         self._inner.sleep(seconds)
 
 
-class JudgeTransport(httpx.HTTPTransport):
-    """httpx's transport over a connection pool whose network backend keeps each request's deadline.
-    `network_backend` is the backend that opens the connections (httpcore's plain sockets when None);
-    httpx 0.28 (pinned) takes none, so the pool it made is replaced by one that does."""
-
-    def __init__(self, *, limits: httpx.Limits, network_backend: httpcore.NetworkBackend | None = None) -> None:
-        super().__init__(limits=limits)
-        self._pool = httpcore.ConnectionPool(
-            ssl_context=self._pool._ssl_context, max_connections=limits.max_connections,
-            max_keepalive_connections=limits.max_keepalive_connections, keepalive_expiry=limits.keepalive_expiry,
-            network_backend=_DeadlineBackend(network_backend))
-
-
 def judge_client(*, timeout_seconds: float, concurrency: int,
                  network_backend: httpcore.NetworkBackend | None = None) -> httpx.Client:
-    """The HTTP client of one run: one connection per concurrent pair, redirects not followed."""
+    """The HTTP client of one run: one connection per concurrent pair, redirects not followed, each
+    request within its deadline (_DeadlineBackend) over `network_backend` (the outbound policy's
+    pinned backend on a run; httpcore's plain sockets when None), through the outbound module's one
+    transport over a chosen backend."""
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
     return httpx.Client(timeout=httpx.Timeout(timeout_seconds, connect=min(10.0, timeout_seconds)),
-                        transport=JudgeTransport(limits=limits, network_backend=network_backend),
-                        follow_redirects=False)
+                        transport=PinnedTransport(backend=_DeadlineBackend(network_backend), limits=limits),
+                        follow_redirects=False, trust_env=False)
 
 
 class AnswerTooLarge(Exception):
