@@ -30,9 +30,10 @@ from __future__ import annotations
 import json
 import math
 import re
-import sys
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+
+from tests.server_process import ServerProcess, serve
 
 BIG = 150 * 1000 * 1000
 CHUNK = 64 * 1024
@@ -189,47 +190,14 @@ class Handler(BaseHTTPRequestHandler):
         self.close_connection = True
 
 
-class HostileJudgeServerProcess:
+class HostileJudgeServerProcess(ServerProcess):
     """The server as a child process of a test: `url`, `stats()`, `stop()`."""
 
-    def __init__(self) -> None:
-        import subprocess
-        from pathlib import Path
-
-        repo = Path(__file__).resolve().parent.parent
-        self.process = subprocess.Popen([sys.executable, "-m", "tests.hostile_judge_server"], cwd=repo,
-                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        line = self.process.stdout.readline()
-        if not line.startswith("PORT "):
-            self.process.kill()
-            raise RuntimeError(f"the hostile judge server did not start: {line}{self.process.stdout.read()}")
-        self.url = f"http://127.0.0.1:{int(line.split()[1])}"
-
-    def stats(self) -> dict:
-        import urllib.request
-
-        with urllib.request.urlopen(self.url + "/stats", timeout=30) as response:
-            return json.loads(response.read())
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=20)
-            except Exception:  # noqa: BLE001 - a handler stuck mid-drip: end it
-                self.process.kill()
-                self.process.wait(timeout=20)
-        self.process.stdout.close()
+    module = "tests.hostile_judge_server"
 
 
 def main() -> None:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    print(f"PORT {server.server_address[1]}", flush=True)
-    try:
-        server.serve_forever(poll_interval=0.2)
-    finally:
-        STATE.stop.set()
+    serve(Handler, on_stop=STATE.stop.set)
 
 
 if __name__ == "__main__":

@@ -19,12 +19,13 @@ from __future__ import annotations
 
 import json
 import socket
-import subprocess
 import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
+
+from tests.server_process import ServerProcess
 
 INTERNAL_BODY = "INTERNAL-BODY-7c1e: redis_version:7.2.4 role:master connected_clients:3"
 VIDEO: Path | None = None
@@ -128,36 +129,17 @@ def _raw_listener() -> socket.socket:
     return listener
 
 
-class HostileServerProcess:
+class HostileServerProcess(ServerProcess):
     """The server as a child process of a test: `url`, `raw_port`, `stats()`, `stop()`."""
 
+    module = "tests.hostile_outbound_server"
+
     def __init__(self, video: Path | None = None) -> None:
-        repo = Path(__file__).resolve().parent.parent
-        self.process = subprocess.Popen([sys.executable, "-m", "tests.hostile_outbound_server",
-                                         *([str(video)] if video else [])], cwd=repo, stdout=subprocess.PIPE,
-                                        stderr=subprocess.STDOUT, text=True)
-        line = self.process.stdout.readline().split()
-        if len(line) != 4 or line[0] != "PORT":
-            self.process.kill()
-            raise RuntimeError(f"the hostile server did not start: {line}{self.process.stdout.read()}")
-        self.port, self.raw_port = int(line[1]), int(line[3])
-        self.url = f"http://127.0.0.1:{self.port}"
-
-    def stats(self) -> dict:
-        import urllib.request
-
-        with urllib.request.urlopen(self.url + "/stats", timeout=30) as response:
-            return json.loads(response.read())
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=20)
-        self.process.stdout.close()
+        super().__init__(*([str(video)] if video else []))
+        if len(self.first_line) != 4:
+            self.stop()
+            raise RuntimeError(f"the hostile server named no raw port: {' '.join(self.first_line)}")
+        self.raw_port = int(self.first_line[3])
 
 
 def main() -> None:

@@ -37,13 +37,14 @@ import re
 import sys
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import numpy as np
 from PIL import Image
 
 from annotation.demo.scenes import BACKGROUNDS, COLOURS
 from tests.annotation.demo_truth import said
+from tests.server_process import ServerProcess, serve
 
 STRIP_ROWS = 6  # the demo's progress strip at the bottom of each frame
 
@@ -256,62 +257,21 @@ class Handler(BaseHTTPRequestHandler):
         self._json(200, answer)
 
 
-class JudgeServerProcess:
+class JudgeServerProcess(ServerProcess):
     """The server as a child process of a test: `url`, `stats()`, `release()`, `stop()`."""
+
+    module = "tests.judge_server"
 
     def __init__(self, port: int | None = None) -> None:
         """On a free port, or on `port` (a server taking over from one that died at the same URL)."""
-        import subprocess
-        from pathlib import Path
-
-        repo = Path(__file__).resolve().parent.parent
-        self.process = subprocess.Popen([sys.executable, "-m", "tests.judge_server", *([str(port)] if port else [])], cwd=repo,
-                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        line = self.process.stdout.readline()
-        if not line.startswith("PORT "):
-            self.process.kill()
-            raise RuntimeError(f"the judge server did not start: {line}{self.process.stdout.read()}")
-        self.port = int(line.split()[1])
-        self.url = f"http://127.0.0.1:{self.port}"
-
-    def _call(self, method: str, path: str, body: dict | None = None) -> dict:
-        import urllib.request
-
-        data = json.dumps(body).encode() if body is not None else None
-        request = urllib.request.Request(self.url + path, data=data, method=method,
-                                         headers={"Content-Type": "application/json"})
-        with urllib.request.urlopen(request, timeout=30) as response:
-            return json.loads(response.read())
-
-    def stats(self) -> dict:
-        return self._call("GET", "/stats")
+        super().__init__(*([str(port)] if port else []))
 
     def release(self) -> None:
-        self._call("POST", "/control", {"release": True})
-
-    @property
-    def alive(self) -> bool:
-        return self.process.poll() is None
-
-    def stop(self) -> None:
-        if self.alive:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=20)
-            except Exception:  # noqa: BLE001 - a handler stuck in a hang: end it
-                self.process.kill()
-                self.process.wait(timeout=20)
-        self.process.stdout.close()
+        self.call("POST", "/control", {"release": True})
 
 
 def main() -> None:
-    server = ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1]) if len(sys.argv) > 1 else 0), Handler)
-    server.daemon_threads = True
-    print(f"PORT {server.server_address[1]}", flush=True)
-    try:
-        server.serve_forever(poll_interval=0.2)
-    finally:
-        STATE.stop.set()
+    serve(Handler, port=int(sys.argv[1]) if len(sys.argv) > 1 else 0, on_stop=STATE.stop.set)
 
 
 if __name__ == "__main__":
