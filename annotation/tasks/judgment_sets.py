@@ -1,13 +1,15 @@
-"""Jobs over stored judgment sets: scoring stored runs, agreement, a set from a pool's labels."""
+"""Jobs over stored judgment sets: scoring stored runs, agreement, a set from a pool's labels, importing one."""
 from __future__ import annotations
 
 from celery import shared_task
 from django.urls import reverse
 
-from annotation.models import Pool, Run
+from annotation.models import Dataset, Pool, Run
 from annotation.models.judgment_sets import JudgmentSet
 from annotation.services.jobs import job_execute, task_names
 from annotation.services.judgment_sets.from_pool import judgment_set_from_pool
+from annotation.services.judgment_sets.imports import judgments_import
+from annotation.services.storage.uploads import upload_local_path
 from annotation.services.judgment_sets.scoring import (agreement_report_store, evaluation_report_store,
                                                        judgment_set_agreement, judgment_set_evaluate)
 
@@ -53,6 +55,23 @@ def judgment_set_from_pool_job(job_id: int) -> None:
         p = job.params
         outcome = judgment_set_from_pool(pool=Pool.objects.get(pk=p["pool_id"]), name=p.get("name") or None,
                                          originals=p.get("originals", True), created_by=job.created_by)
+        judgment_set = outcome.judgment_set
+        return {"judgment_set_id": judgment_set.pk, "name": judgment_set.name, "created": outcome.created,
+                "counts": judgment_set.counts}
+
+    job_execute(job_id=job_id, work=work)
+
+
+@shared_task(name=task_names.IMPORT_JUDGMENTS)
+def import_judgments(job_id: int) -> None:
+    def work(job, progress):
+        p = job.params
+        with upload_local_path(params=p) as path:
+            outcome = judgments_import(dataset=Dataset.objects.get(pk=p["dataset_id"]), path=path,
+                                       fmt=p.get("format") or None, name=p.get("name") or None,
+                                       source_name=p.get("source_name"), only_dataset=p.get("only_dataset") or None,
+                                       options=p.get("options"), seeds_pools=p.get("seeds_pools"),
+                                       created_by=job.created_by, progress=progress)
         judgment_set = outcome.judgment_set
         return {"judgment_set_id": judgment_set.pk, "name": judgment_set.name, "created": outcome.created,
                 "counts": judgment_set.counts}

@@ -17,7 +17,7 @@ from annotation.selectors.reports import judgment_set_list
 from annotation.services.evaluation import CONVENTIONS, EvaluationError
 from annotation.services.jobs.judgment_sets import (evaluation_start, judgment_set_agreement_start,
                                                     judgment_set_from_pool_start)
-from annotation.services.jobs.reports import judgments_import_start
+from annotation.services.jobs.judgment_sets import judgments_import_start
 from annotation.services.judgment_sets.agreement import LEVELS, AgreementOptionsError
 from annotation.services.judgment_sets.imports import JUDGMENT_FORMATS, REPEAT_RULES, JudgmentsImportError
 from api.downloads import stored_file_download

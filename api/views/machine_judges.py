@@ -21,7 +21,7 @@ from annotation.roles import is_admin
 from annotation.models.judgment_sets import JudgmentSet
 from annotation.selectors.reports import judgment_set_list
 from annotation.services.jobs.imports import machine_judgments_import_start
-from annotation.services.jobs.judgment_sets import machine_judge_set_report_start
+from annotation.services.jobs.machine_judge_runs import machine_judge_set_report_start
 from annotation.services.machine_judges.errors import MachineJudgeError
 from annotation.services.reports.create import ReportError
 from api.params import query_int

@@ -1,29 +1,28 @@
 """Judgment-set work started from the API or the pages, as background jobs: scoring stored runs
-against a set, the agreement of a rater_labels set, a set taken from a pool's labels, and a
-machine judge of the set measured against its verdicts.
+against a set, the agreement of a rater_labels set, a set taken from a pool's labels, and
+importing a judgment set from a file.
 
 Each start checks the request first (a mistake gets a 400, not a failed job), then creates the job
 and queues it once the transaction commits.
 """
 from __future__ import annotations
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 
-from annotation.models import Job, Pool, Run
+from annotation.models import Dataset, Job, Pool, Run
 from annotation.models.judgment_sets import JudgmentSet
 from annotation.services.evaluation import CONVENTIONS, EvaluationError
 from annotation.services.jobs import task_names
 from annotation.services.jobs.dispatch import job_enqueue
 from annotation.services.jobs.lifecycle import job_create
 from annotation.services.judgment_sets.agreement import LEVELS, AgreementOptionsError
-from annotation.services.judgment_sets.imports import REPEAT_RULES
+from annotation.services.judgment_sets.imports import REPEAT_RULES, JudgmentsImportError
 from annotation.services.judgment_sets.scoring import stored_runs_check
-from annotation.services.machine_judges.lookup import judgment_set_machine_judge
 from annotation.services.reports.create import report_job_start
 from annotation.services.reports.kinds.evaluation import KIND as EVALUATION
 from annotation.services.reports.kinds.judgment_set_agreement import KIND as JUDGMENT_SET_AGREEMENT
-from annotation.services.reports.kinds.machine_judge import KIND as MACHINE_JUDGE
-from annotation.services.reports.kinds.machine_judge import machine_judge_set_params_clean
+from annotation.services.storage import job_files as files
+from annotation.services.storage.uploads import upload_store
 
 
 @transaction.atomic
@@ -65,12 +64,30 @@ def judgment_set_from_pool_start(*, pool: Pool, name: str | None, originals: boo
     return job_enqueue(job=job, task=task_names.JUDGMENT_SET_FROM_POOL)
 
 
-@transaction.atomic
-def machine_judge_set_report_start(*, judgment_set: JudgmentSet, judge_id: int | None, params: dict | None,
-                                   created_by) -> Job:
-    """Raises MachineJudgeError (no such judge on the set) or ReportError (a bad parameter)."""
-    judge = judgment_set_machine_judge(judgment_set=judgment_set, judge_id=judge_id)
-    clean = machine_judge_set_params_clean(judge=judge, params=params)
-    return report_job_start(kind=MACHINE_JUDGE.name, job_kind="report_machine_judge", params={
-        "judgment_set_id": judgment_set.pk, "judge_id": judge.pk, "kind": MACHINE_JUDGE.name, "params": clean},
-        task=task_names.MACHINE_JUDGE_SET_REPORT, created_by=created_by)
+def judgments_import_start(*, dataset: Dataset, uploaded_file, fmt: str | None, name: str | None,
+                           only_dataset: str | None, created_by, options: dict | None = None,
+                           seeds_pools: bool | None = None, idempotency_key: str | None = None) -> tuple[Job, bool]:
+    """Stores the upload and queues its import. Returns (job, created): a request sent again with
+    the same idempotency key returns the first job."""
+    if idempotency_key:
+        existing = Job.objects.filter(created_by=created_by, idempotency_key=idempotency_key).first()
+        if existing:
+            return existing, False
+    if name and JudgmentSet.objects.filter(dataset=dataset, name=name).exists():
+        raise JudgmentsImportError(f"judgments named '{name}' already exist in '{dataset.name}'")
+    upload = upload_store(uploaded_file=uploaded_file)
+    params = {"dataset_id": dataset.pk, "upload": upload, "format": fmt or "", "name": name or "",
+              "only_dataset": only_dataset or "", "source_name": uploaded_file.name,
+              "options": {k: v for k, v in (options or {}).items() if v}, "seeds_pools": seeds_pools}
+    try:
+        with transaction.atomic():
+            job = job_create(kind="import_judgments", params=params, created_by=created_by)
+            job.idempotency_key = idempotency_key or None
+            job.save(update_fields=["idempotency_key"])
+            job_enqueue(job=job, task=task_names.IMPORT_JUDGMENTS)
+    except IntegrityError:
+        # The same request raced in twice; the first one's job stands, and this copy's upload
+        # belongs to no job.
+        files.job_upload_remove(job=Job(params=params))
+        return Job.objects.get(created_by=created_by, idempotency_key=idempotency_key), False
+    return job, True

@@ -4,14 +4,16 @@ sklearn/tests/test_public_functions.py, walked over annotation/services/operatio
 
 The invalid values are generated from each declaration (its type, bounds, choices, length), so a
 new operation or parameter is covered as soon as it is registered; an operation must only add a
-row to TARGETS (a valid target and its required parameters), which the first test enforces. Each
-value is sent through the one start service and, where the operation has a start endpoint, as
-JSON to that endpoint (as an admin): a 400 whose body names the field.
+row to its area's module in targets/ (a valid target and its required parameters), which the
+first test enforces. Each value is sent through the one start service and, where the operation
+has a start endpoint, as JSON to that endpoint (as an admin): a 400 whose body names the field.
 """
 from __future__ import annotations
 
+import importlib
 import json
 import math
+import pkgutil
 
 import pytest
 from rest_framework.test import APIClient
@@ -21,6 +23,7 @@ from annotation.models import Job
 from annotation.models.judgment_sets import JudgmentSet
 from annotation.services.operations.registry import OPERATIONS
 from annotation.services.operations.start import operation_start
+from tests.annotation.services.operations import targets
 from tests.factories import make_pool_with_runs, make_user
 
 HUGE = 10**400  # more digits than a float or a bigint holds
@@ -34,29 +37,24 @@ def _world():
     return pool, runs, judgment_set
 
 
-#: operation -> (target, valid required parameters) in the world above.
-TARGETS = {
-    "ping": lambda pool, runs, js: (None, {}),
-    "build_pool": lambda pool, runs, js: (pool.dataset, {"name": "another", "run_ids": [runs[0].pk]}),
-    "pool_add_run": lambda pool, runs, js: (pool, {"run_id": runs[0].pk}),
-    "judging_reorder": lambda pool, runs, js: (pool, {}),
-    "create_release": lambda pool, runs, js: (None, {"name": "bench", "pool_ids": [pool.pk]}),
-    "judging_simulation": lambda pool, runs, js: (js, {"run_ids": [runs[0].pk]}),
-}
+def _merged(name: str) -> dict | set:
+    """One table of every area's module in targets/ (TARGETS, ENDPOINTS or NOT_A_FIELD)."""
+    merged: dict | set = set() if name == "NOT_A_FIELD" else {}
+    for info in sorted(pkgutil.iter_modules(targets.__path__), key=lambda i: i.name):
+        table = getattr(importlib.import_module(f"{targets.__name__}.{info.name}"), name, None)
+        if table:
+            overlap = set(merged) & set(table)
+            assert not overlap, f"{sorted(overlap)} in two modules of targets/"
+            merged |= table
+    return merged
 
+
+#: operation -> f(pool, runs, judgment_set) giving (a valid target, its valid required parameters).
+TARGETS = _merged("TARGETS")
 #: operation -> (URL of its start endpoint, request field names that differ from the parameter's,
-#: other fields the request needs). The pool build takes its `judging` settings flat, each one a
-#: field of its own (api/views/pools.py JudgingSettingsFields), so that parameter is not a field.
-NOT_A_FIELD = {("build_pool", "judging")}
-ENDPOINTS = {
-    "build_pool": (lambda pool, runs, js: "/api/v1/pools/build/", {"run_ids": "runs"},
-                   lambda pool, runs, js: {"dataset": pool.dataset.pk}),
-    "create_release": (lambda pool, runs, js: "/api/v1/releases/", {"pool_ids": "pools",
-                                                                    "judgment_set_ids": "judgment_sets"},
-                       lambda pool, runs, js: {}),
-    "judging_simulation": (lambda pool, runs, js: f"/api/v1/judgment-sets/{js.pk}/judging-simulation/",
-                           {"run_ids": "runs"}, lambda pool, runs, js: {}),
-}
+#: other fields the request needs).
+ENDPOINTS = _merged("ENDPOINTS")
+NOT_A_FIELD = _merged("NOT_A_FIELD")
 
 
 def _numbers(spec: Param, kind: type) -> list:
