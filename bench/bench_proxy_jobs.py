@@ -35,7 +35,7 @@ def import_youcook2(path: Path):
 
 
 def bench_study(dataset, clips: int, mode: str):
-    from annotation.services.ranking import ranking_study_create
+    from annotation.services.ranking.study import ranking_study_create
 
     t0 = time.perf_counter()
     study = ranking_study_create(dataset=dataset, name="bench", proxies=["bow", "pos", "syn", "met"], n_clips=clips,
@@ -60,7 +60,9 @@ def bench_queue(study, n_raters: int) -> None:
 
     from annotation.models import RankingSubmission, RankingTask
     from annotation.selectors.ranking import ranking_task_display
-    from annotation.services.ranking import ranking_lease_next, ranking_memberships_grant, ranking_submission_create
+    from annotation.services.ranking.leases import ranking_lease_next
+    from annotation.services.ranking.study import ranking_memberships_grant
+    from annotation.services.ranking.submissions import ranking_submission_create
     from annotation.services.accounts.raters import rater_create
 
     raters = [rater_create(username=f"bench-ranker-{study.pk}-{k}") for k in range(n_raters)]

@@ -101,7 +101,7 @@ def lease_task_for(rater, task, *, seconds: int = 600):
     from django.utils import timezone
 
     from annotation.models import RankingLease, RankingTask
-    from annotation.services.ranking import TASK_FLAG_FIELDS, refresh_task_flags
+    from annotation.services.ranking.leases import TASK_FLAG_FIELDS, refresh_task_flags
 
     held = RankingLease.objects.filter(rater=rater, task_id=task.pk).order_by("-created_at", "-pk").first()
     if held is not None:

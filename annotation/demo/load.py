@@ -12,7 +12,7 @@ from annotation.models import Artefact, Dataset, Pool, RankingStudy
 from annotation.services.datasets.imports import dataset_import
 from annotation.services.exports.labels import export_create
 from annotation.services.pools.build import known_pairs_add, pool_create
-from annotation.services.ranking import ranking_memberships_grant, ranking_study_create
+from annotation.services.ranking.study import ranking_memberships_grant, ranking_study_create
 from annotation.services.accounts.raters import memberships_grant
 from annotation.services.reports.create import report_create
 from annotation.storage import stored_file_copy_in, stored_file_exists, stored_file_size

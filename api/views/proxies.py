@@ -7,17 +7,17 @@ from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
-from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.models import Artefact, Dataset, RankingStudy, Run
+from annotation.models import Artefact, Dataset, Run
 from annotation.selectors.ranking import proxy_matrix_list
-from annotation.services.proxies.matrices import (EMPTY_QUERY_RULES, GAINS, MATRIX_PROXIES, MAX_RANDOM_DRAWS,
-                                                  RANDOM_DRAWS_DEFAULT, RANDOM_SEED_DEFAULT, ProxyError,
-                                                  proxy_analysis_start, proxy_matrices_start, proxy_ndcg_start,
-                                                  proxy_random_baseline_table)
+from annotation.services.operations.start import operation_job
+from annotation.services.proxies.matrices import (MATRIX_PROXIES, MAX_RANDOM_DRAWS, RANDOM_DRAWS_DEFAULT,
+                                                  RANDOM_SEED_DEFAULT, ProxyError)
+from annotation.services.proxies.operations import PROXY_ANALYSIS, PROXY_MATRICES, PROXY_NDCG, proxy_ndcg_start
 from api.downloads import stored_file_download
+from api.operations import declared_serializer, given, refused
 from api.permissions import IsAdmin, IsAdminOrResearcherReadOnly
 from api.views.jobs import JobOutputSerializer, job_accepted_response
 
@@ -44,14 +44,9 @@ class DatasetProxyMatricesApi(APIView):
 
     permission_classes = [IsAdminOrResearcherReadOnly]
 
-    class InputSerializer(serializers.Serializer):
-        proxy = serializers.ChoiceField(choices=MATRIX_PROXIES + ("all",))
-        mode = serializers.ChoiceField(choices=RankingStudy.Mode.choices, default="modern")
-        synsets = serializers.ChoiceField(
-            choices=RankingStudy.Synsets.choices, required=False, allow_null=True, default=None,
-            help_text="SYN's synsets; default the mode's choice: paper mode uses the EPIC-KITCHENS-100 classes for "
-                      "a dataset imported as youcook2-json or epic100-csv, as the paper did, WordNet otherwise.")
-        min_fraction = serializers.FloatField(min_value=0, max_value=1, default=0.25)
+    # The declared parameters (services/proxies/operations.py), but one proxy (or all) by name.
+    InputSerializer = declared_serializer("ProxyMatricesInputSerializer", PROXY_MATRICES.params, exclude=("proxies",),
+                                          extra={"proxy": serializers.ChoiceField(choices=MATRIX_PROXIES + ("all",))})
 
     @extend_schema(responses=ProxyMatrixOutputSerializer(many=True))
     def get(self, request, dataset_id: int):
@@ -63,13 +58,13 @@ class DatasetProxyMatricesApi(APIView):
         dataset = get_object_or_404(Dataset, pk=dataset_id)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        v = data.validated_data
-        proxies = list(MATRIX_PROXIES) if v["proxy"] == "all" else [v["proxy"]]
+        v = dict(data.validated_data)
+        proxy = v.pop("proxy")
+        params = given(v) | {"proxies": list(MATRIX_PROXIES) if proxy == "all" else [proxy]}
         try:
-            job = proxy_matrices_start(dataset=dataset, proxies=proxies, mode=v["mode"], synsets=v["synsets"],
-                                       min_fraction=v["min_fraction"], created_by=request.user)
+            job = operation_job(PROXY_MATRICES, target=dataset, params=params, created_by=request.user)
         except ProxyError as exc:
-            raise ValidationError({"detail": str(exc)}) from exc
+            raise refused(exc, rename={"proxies": "proxy"}) from exc
         return job_accepted_response(job, True)
 
 
@@ -97,33 +92,30 @@ class RunProxyNdcgApi(APIView):
 
     permission_classes = [IsAdmin]
 
-    class InputSerializer(serializers.Serializer):
-        matrix = serializers.IntegerField(help_text="Id of a proxy matrix artefact of the run's dataset.")
-        gain = serializers.ChoiceField(choices=GAINS, default="linear")
-        empty = serializers.ChoiceField(choices=EMPTY_QUERY_RULES, default="skip")
-        random_baseline = serializers.BooleanField(default=False,
-                                                   help_text="Add the matrix's random-ranking nDCG to the answer.")
-        draws = serializers.IntegerField(min_value=1, max_value=MAX_RANDOM_DRAWS, default=RANDOM_DRAWS_DEFAULT,
-                                         help_text="With random_baseline: random rankings drawn.")
-        seed = serializers.IntegerField(min_value=0, default=RANDOM_SEED_DEFAULT,
-                                        help_text="With random_baseline: seed of numpy.random.default_rng.")
+    # The declared parameters (the proxy_ndcg report kind's), the matrix by its API name, and the
+    # random baseline's options, which start no job.
+    RENAME = {"artefact_id": "matrix"}
+    InputSerializer = declared_serializer("RunProxyNdcgInputSerializer", PROXY_NDCG.params, rename=RENAME, extra={
+        "random_baseline": serializers.BooleanField(default=False,
+                                                    help_text="Add the matrix's random-ranking nDCG to the answer."),
+        "draws": serializers.IntegerField(min_value=1, max_value=MAX_RANDOM_DRAWS, default=RANDOM_DRAWS_DEFAULT,
+                                          help_text="With random_baseline: random rankings drawn."),
+        "seed": serializers.IntegerField(min_value=0, default=RANDOM_SEED_DEFAULT,
+                                         help_text="With random_baseline: seed of numpy.random.default_rng.")})
 
     @extend_schema(request=InputSerializer, responses={202: JobOutputSerializer})
     def post(self, request, run_id: int):
         run = get_object_or_404(Run, pk=run_id)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        v = data.validated_data
-        artefact = Artefact.objects.filter(pk=v["matrix"], kind="proxy_matrix", dataset=run.dataset_id).first()
-        if artefact is None:
-            raise ValidationError({"matrix": [f"no proxy matrix {v['matrix']} for the run's dataset"]})
+        v = dict(data.validated_data)
+        wanted = v.pop("random_baseline")
+        baseline = {"draws": v.pop("draws"), "seed": v.pop("seed")}
         try:
-            baseline = proxy_random_baseline_table(
-                dataset=run.dataset, artefacts=[artefact], draws=v["draws"], seed=v["seed"], gain=v["gain"],
-                empty=v["empty"]) if v["random_baseline"] else None
-            job = proxy_ndcg_start(run=run, artefact=artefact, gain=v["gain"], empty=v["empty"], created_by=request.user)
+            job, baseline = proxy_ndcg_start(run=run, params=given(v), baseline=baseline if wanted else None,
+                                             created_by=request.user)
         except ProxyError as exc:
-            raise ValidationError({"detail": str(exc)}) from exc
+            raise refused(exc, rename=self.RENAME) from exc
         response = job_accepted_response(job, True)
         if baseline is not None:
             response.data["random_baseline"] = baseline
@@ -137,25 +129,18 @@ class DatasetProxyAnalysisApi(APIView):
 
     permission_classes = [IsAdmin]
 
-    class InputSerializer(serializers.Serializer):
-        matrices = serializers.ListField(child=serializers.IntegerField(), min_length=1, max_length=10)
-        thresholds = serializers.ListField(child=serializers.FloatField(min_value=0, max_value=2), required=False,
-                                           min_length=1, max_length=200)
+    # The declared parameters (the proxy_analysis report kind's), the matrices by their API name.
+    RENAME = {"artefact_ids": "matrices"}
+    InputSerializer = declared_serializer("DatasetProxyAnalysisInputSerializer", PROXY_ANALYSIS.params, rename=RENAME)
 
     @extend_schema(request=InputSerializer, responses={202: JobOutputSerializer})
     def post(self, request, dataset_id: int):
         dataset = get_object_or_404(Dataset, pk=dataset_id)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        v = data.validated_data
-        by_pk = Artefact.objects.filter(kind="proxy_matrix", dataset=dataset).in_bulk(v["matrices"])
-        missing = [pk for pk in v["matrices"] if pk not in by_pk]
-        if missing:
-            raise ValidationError({"matrices": [f"no proxy matrices {missing} for dataset '{dataset.name}'"]})
         try:
-            job = proxy_analysis_start(dataset=dataset, artefacts=[by_pk[pk] for pk in dict.fromkeys(v["matrices"])],
-                                       thresholds=sorted(v["thresholds"]) if v.get("thresholds") else None,
-                                       created_by=request.user)
+            job = operation_job(PROXY_ANALYSIS, target=dataset, params=given(data.validated_data),
+                                created_by=request.user)
         except ProxyError as exc:
-            raise ValidationError({"detail": str(exc)}) from exc
+            raise refused(exc, rename=self.RENAME) from exc
         return job_accepted_response(job, True)

@@ -17,11 +17,14 @@ from rest_framework.views import APIView
 from annotation.models import Dataset, RankingLease, RankingStudy, RankingSubmission
 from annotation.selectors.ranking import (rater_ranking_studies, ranking_study_list, ranking_study_progress,
                                           ranking_study_reports, ranking_task_display)
-from annotation.services.proxies.matrices import MATRIX_PROXIES, ProxyError
-from annotation.services.ranking import (RankingLeaseGone, RankingRefused, ranking_lease_next, ranking_lease_release,
-                                         ranking_lease_renew, ranking_memberships_grant, ranking_report_start,
-                                         ranking_study_start, ranking_submission_create)
+from annotation.services.proxies.matrices import ProxyError
+from annotation.services.ranking.leases import (RankingLeaseGone, ranking_lease_next, ranking_lease_release,
+                                                ranking_lease_renew)
+from annotation.services.ranking.operations import STUDY_BUILD, ranking_report_start, ranking_study_start
+from annotation.services.ranking.study import ranking_memberships_grant
+from annotation.services.ranking.submissions import RankingRefused, ranking_submission_create
 from api.bounds import answer_seconds_field
+from api.operations import declared_serializer, given, refused
 from api.params import query_int
 from api.permissions import IsAdmin, IsAdminOrResearcherReadOnly, IsRater
 from api.views.jobs import JobOutputSerializer, job_accepted_response
@@ -154,10 +157,10 @@ class RankingSubmissionApi(APIView):
         try:
             result = ranking_submission_create(rater=request.user, client_id=v["client_id"], lease=v["lease_id"],
                                                order=v["order"], seconds=v.get("seconds"))
-        except RankingRefused as refused:
-            if refused.code == "invalid":
-                raise ValidationError({refused.field: [str(refused)]}) from refused
-            return Response({"detail": str(refused), "code": refused.code}, status=self.REFUSAL_STATUS[refused.code])
+        except RankingRefused as refusal:
+            if refusal.code == "invalid":
+                raise ValidationError({refusal.field: [str(refusal)]}) from refusal
+            return Response({"detail": str(refusal), "code": refusal.code}, status=self.REFUSAL_STATUS[refusal.code])
         return Response({"submission": self.OutputSerializer(result.submission).data},
                         status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK)
 
@@ -179,18 +182,9 @@ class RankingStudyListCreateApi(APIView):
 
     permission_classes = [IsAdminOrResearcherReadOnly]
 
-    class InputSerializer(serializers.Serializer):
-        dataset = serializers.IntegerField()
-        name = serializers.CharField(max_length=200)
-        proxies = serializers.ListField(child=serializers.ChoiceField(choices=MATRIX_PROXIES), min_length=1,
-                                        max_length=len(MATRIX_PROXIES))
-        n_clips = serializers.IntegerField(min_value=1, max_value=10000, default=100)
-        seed = serializers.IntegerField(min_value=0, max_value=2**62, default=0)
-        mode = serializers.ChoiceField(choices=RankingStudy.Mode.choices, default="modern")
-        synsets = serializers.ChoiceField(choices=RankingStudy.Synsets.choices, default="wordnet")
-        min_fraction = serializers.FloatField(min_value=0, max_value=1, default=0.25)
-        raters_per_task = serializers.IntegerField(min_value=2, max_value=10, default=3)
-        lease_seconds = serializers.IntegerField(min_value=30, max_value=24 * 3600, default=600)
+    # The build's declared parameters (services/ranking/operations.py) and the dataset.
+    InputSerializer = declared_serializer("RankingStudyInputSerializer", STUDY_BUILD.params,
+                                          extra={"dataset": serializers.IntegerField()})
 
     @extend_schema(responses=RankingStudyOutputSerializer(many=True),
                    parameters=[OpenApiParameter("dataset", int, description="only this dataset's studies")])
@@ -205,9 +199,9 @@ class RankingStudyListCreateApi(APIView):
         v = dict(data.validated_data)
         dataset = get_object_or_404(Dataset, pk=v.pop("dataset"))
         try:
-            job = ranking_study_start(dataset=dataset, created_by=request.user, **v)
+            job = ranking_study_start(dataset=dataset, created_by=request.user, **given(v))
         except ProxyError as exc:
-            raise ValidationError({"detail": str(exc)}) from exc
+            raise refused(exc) from exc
         return job_accepted_response(job, True)
 
 
@@ -264,5 +258,5 @@ class RankingStudyReportApi(APIView):
         try:
             job = ranking_report_start(study=study, created_by=request.user)
         except ProxyError as exc:
-            raise ValidationError({"detail": str(exc)}) from exc
+            raise refused(exc) from exc
         return job_accepted_response(job, True)

@@ -20,7 +20,8 @@ from annotation.services.exports.labels import export_create
 from annotation.services.judgment_sets.imports import judgments_import
 from annotation.services.proxies.matrices import proxy_matrices_compute
 from annotation.services.queue.leases import item_id_for, lease_next
-from annotation.services.ranking import ranking_lease_next, ranking_memberships_grant, ranking_study_create
+from annotation.services.ranking.leases import ranking_lease_next
+from annotation.services.ranking.study import ranking_memberships_grant, ranking_study_create
 from annotation.services.accounts.raters import memberships_grant
 from annotation.services.reports.create import report_create
 from annotation.services.accounts.users import api_token_for

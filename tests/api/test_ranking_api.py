@@ -9,9 +9,10 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from annotation.models import Job, RankingLease, RankingStudy, RankingSubmission, RankingTask, Report
-from annotation.services.ranking import ranking_lease_next, ranking_leases_expire, ranking_memberships_grant
+from annotation.services.ranking.leases import ranking_lease_next, ranking_leases_expire
+from annotation.services.ranking.study import ranking_memberships_grant
 from annotation.services.accounts.raters import rater_set_paused
-from tests.annotation.services.test_ranking import make_benchmark, make_study
+from tests.annotation.services.ranking.test_ranking import make_benchmark, make_study
 from tests.conftest import wait_for_job
 from tests.factories import make_user
 

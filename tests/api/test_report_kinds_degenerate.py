@@ -304,7 +304,9 @@ def test_proxy_reports_of_a_dataset_whose_captions_are_all_equal():
 
 def test_human_proxy_report_of_a_study_nobody_answered():
     from annotation.services.proxies.matrices import ProxyError
-    from annotation.services.ranking import ranking_report_create, ranking_report_start, ranking_study_create
+    from annotation.services.ranking.operations import ranking_report_start
+    from annotation.services.ranking.report import ranking_report_create
+    from annotation.services.ranking.study import ranking_study_create
 
     dataset, _ = _uniform_dataset()
     study = ranking_study_create(dataset=dataset, name="nobody", proxies=["bow"], n_clips=2)

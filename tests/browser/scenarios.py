@@ -13,7 +13,7 @@ from annotation.demo.scenes import SCENES, demo_captions
 from annotation.demo.video import render_clip
 from annotation.models import Caption, Clip, Dataset, Pool, RankingStudy, RankingTask, RankingTaskCaption
 from annotation.services.pools.build import known_pairs_add, pool_create
-from annotation.services.ranking import ranking_memberships_grant
+from annotation.services.ranking.study import ranking_memberships_grant
 from annotation.services.accounts.raters import memberships_grant, rater_create
 from annotation.services.datasets.runs import run_import
 from annotation.services.accounts.users import user_create

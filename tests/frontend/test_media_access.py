@@ -11,7 +11,7 @@ from django.test.utils import CaptureQueriesContext
 
 from annotation.models import Clip, PoolMembership, RankingStudy, RankingTask
 from annotation.selectors.media import media_file_visible
-from annotation.services.ranking import ranking_memberships_grant
+from annotation.services.ranking.study import ranking_memberships_grant
 from annotation.services.accounts.raters import memberships_grant
 from tests.factories import make_pool_with_runs, make_rater, make_user
 

@@ -3,7 +3,7 @@ from django.db import IntegrityError
 
 from annotation.models import Dataset
 from annotation.services.proxies.matrices import MATRIX_PROXIES, MODES, SYNSET_SOURCES, ProxyError
-from annotation.services.ranking import ranking_study_create
+from annotation.services.ranking.study import ranking_study_create
 
 from ._progress import ConsoleProgress
 

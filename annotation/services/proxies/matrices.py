@@ -34,7 +34,6 @@ from pathlib import Path, PurePosixPath
 
 import numpy as np
 from django.conf import settings
-from django.db import transaction
 
 from annotation.analysis import ndcg as ndcg_analysis
 from annotation.analysis.proxies import CaptionAnalyzer, describe_pipeline, proxy_matrix, wordnet_available
@@ -43,10 +42,10 @@ from annotation.analysis.proxies.text import tagger_available
 from annotation.models import Artefact, Caption, Clip, Dataset, Job, Report, Run
 from annotation.selectors.ranking import proxy_inputs, proxy_matrix_list, run_similarity
 from annotation.selectors.score_matrix_runs import score_matrix_similarity
-from annotation.services.jobs import job_create, job_enqueue, task_names
+from annotation.services.reports.create import report_save
 from annotation.services.reports.kinds.proxy_analysis import KIND as PROXY_ANALYSIS
+from annotation.services.reports.kinds.proxy_ndcg import EMPTY_QUERY_RULES, GAINS
 from annotation.services.reports.kinds.proxy_ndcg import KIND as PROXY_NDCG
-from annotation.services.reports.create import report_job_start, report_save
 from annotation.storage import (StoredFileMissing, stored_file_delete, stored_file_local_path,
                                          stored_file_write)
 from annotation.services.storage.job_files import job_output_relative
@@ -56,8 +55,6 @@ MODES = ("paper", "modern")
 SYNSET_SOURCES = ("wordnet", "epic100")
 # Importers (annotation/formats/datasets.py) whose datasets are the cooking benchmarks.
 COOKING_SOURCE_FORMATS = ("youcook2-json", "epic100-csv")
-GAINS = ("linear", "exponential")
-EMPTY_QUERY_RULES = ("skip", "zero")
 #: Each draw sorts the whole matrix twice (a YouCook2-sized one: ~1 s): more draws than this is a mistake.
 MAX_RANDOM_DRAWS = 1000
 #: The random baseline's defaults, read by the CLI (proxy_ndcg --random-baseline), the REST option
@@ -80,7 +77,12 @@ NDCG_RULES = {
 
 
 class ProxyError(ValueError):
-    """A proxy request that cannot be carried out as asked (the API answers 400)."""
+    """A proxy request that cannot be carried out as asked (the API answers 400); `param` names the
+    parameter when one is to blame (the API's field)."""
+
+    def __init__(self, message: str = "", *, param: str | None = None) -> None:
+        super().__init__(message)
+        self.param = param
 
 
 def _version(dist: str) -> str | None:
@@ -103,11 +105,11 @@ def proxy_requirements_check(*, proxies: list[str], mode: str, synsets: str) -> 
     """Refuses, before any work starts, proxies whose offline NLP resources are not installed."""
     unknown = sorted(set(proxies) - set(MATRIX_PROXIES))
     if unknown or not proxies:
-        raise ProxyError(f"proxies must be some of {', '.join(MATRIX_PROXIES)}; got {proxies}")
+        raise ProxyError(f"proxies must be some of {', '.join(MATRIX_PROXIES)}; got {proxies}", param="proxies")
     if mode not in MODES:
-        raise ProxyError(f"mode must be one of {', '.join(MODES)}")
+        raise ProxyError(f"mode must be one of {', '.join(MODES)}", param="mode")
     if synsets not in SYNSET_SOURCES:
-        raise ProxyError(f"synsets must be one of {', '.join(SYNSET_SOURCES)}")
+        raise ProxyError(f"synsets must be one of {', '.join(SYNSET_SOURCES)}", param="synsets")
     needs_wordnet = "met" in proxies or "syn" in proxies or ("pos" in proxies and mode == "modern")
     if needs_wordnet and not wordnet_available():
         raise ProxyError("WordNet files are not installed (Debian packages wordnet-base and wordnet-sense-index)")
@@ -135,7 +137,7 @@ def synset_source_choose(*, dataset: Dataset, mode: str, synsets: str | None) ->
     return "wordnet", "modern mode: WordNet synsets chosen by Lesk for every dataset"
 
 
-def _synsets_checked(*, dataset: Dataset, proxies: list[str], mode: str, synsets: str | None) -> tuple[str, str]:
+def proxy_synsets_check(*, dataset: Dataset, proxies: list[str], mode: str, synsets: str | None) -> tuple[str, str]:
     """The chosen source and its reason, after `proxy_requirements_check`."""
     chosen, reason = synset_source_choose(dataset=dataset, mode=mode, synsets=synsets)
     if synsets is None and chosen == "epic100" and "syn" in proxies:
@@ -165,23 +167,10 @@ def staged_progress(progress, stages: int):
 
 # --- matrices --------------------------------------------------------------------------------
 
-@transaction.atomic
-def proxy_matrices_start(*, dataset: Dataset, proxies: list[str], mode: str, synsets: str | None, min_fraction: float,
-                         created_by) -> Job:
-    """`synsets` None: the mode's source for this dataset (`synset_source_choose`), resolved by the job."""
-    _synsets_checked(dataset=dataset, proxies=proxies, mode=mode, synsets=synsets)
-    if not Caption.objects.filter(dataset=dataset).exists():
-        raise ProxyError(f"dataset '{dataset.name}' has no captions")
-    job = job_create(kind="proxy_matrices", params={"dataset_id": dataset.pk, "proxies": proxies, "mode": mode,
-                                                    "synsets": synsets, "min_fraction": min_fraction},
-                     created_by=created_by)
-    return job_enqueue(job=job, task=task_names.COMPUTE_PROXY_MATRICES)
-
-
 def proxy_matrices_compute(*, dataset: Dataset, proxies: list[str], mode: str = "modern", synsets: str | None = None,
                            min_fraction: float = 0.25, job: Job | None = None, progress=None) -> list[Artefact]:
     """Computes each proxy's clips x captions matrix (one shared caption analyser) and stores it."""
-    synsets, synsets_reason = _synsets_checked(dataset=dataset, proxies=proxies, mode=mode, synsets=synsets)
+    synsets, synsets_reason = proxy_synsets_check(dataset=dataset, proxies=proxies, mode=mode, synsets=synsets)
     inputs = proxy_inputs(dataset=dataset)
     stage = staged_progress(progress, len(proxies))
     clip_external = list(Clip.objects.filter(pk__in=inputs.clip_ids).order_by("pk").values_list("external_id", flat=True))
@@ -271,17 +260,9 @@ def proxy_matrix_load(*, artefact: Artefact) -> LoadedMatrix:
 
 # --- graded nDCG of a run --------------------------------------------------------------------
 
-@transaction.atomic
-def proxy_ndcg_start(*, run: Run, artefact: Artefact, gain: str, empty: str, created_by) -> Job:
-    _ndcg_check(run=run, artefact=artefact, gain=gain, empty=empty)
-    return report_job_start(kind=PROXY_NDCG.name, job_kind="proxy_ndcg", params={
-        "run_id": run.pk, "artefact_id": artefact.pk, "gain": gain, "empty": empty},
-        task=task_names.PROXY_NDCG_REPORT, created_by=created_by)
-
-
-def _ndcg_check(*, run: Run, artefact: Artefact, gain: str, empty: str) -> None:
+def proxy_ndcg_check(*, run: Run, artefact: Artefact, gain: str, empty: str) -> None:
     if artefact.kind != "proxy_matrix" or artefact.dataset_id != run.dataset_id:
-        raise ProxyError(f"artefact {artefact.pk} is not a proxy matrix of the run's dataset")
+        raise ProxyError(f"artefact {artefact.pk} is not a proxy matrix of the run's dataset", param="artefact_id")
     if gain not in GAINS:
         raise ProxyError(f"gain must be one of {', '.join(GAINS)}")
     if empty not in EMPTY_QUERY_RULES:
@@ -303,7 +284,7 @@ def proxy_ndcg_reports_create(*, run: Run, artefacts: list[Artefact], gain: str 
     The run is read and each direction sorted once for all the matrices (the proxies of a dataset
     share their layout), which is most of the work for a full-ranking run."""
     for artefact in artefacts:
-        _ndcg_check(run=run, artefact=artefact, gain=gain, empty=empty)
+        proxy_ndcg_check(run=run, artefact=artefact, gain=gain, empty=empty)
     loaded = [proxy_matrix_load(artefact=a) for a in artefacts]
     layouts: dict[tuple, list[int]] = {}
     for k, m in enumerate(loaded):
@@ -376,7 +357,7 @@ def _loaded_together(artefacts: list[Artefact], dataset: Dataset) -> list[Loaded
     if not artefacts:
         raise ProxyError("choose at least one proxy matrix")
     if any(a.kind != "proxy_matrix" or a.dataset_id != dataset.pk for a in artefacts):
-        raise ProxyError(f"every matrix must be a proxy matrix of dataset '{dataset.name}'")
+        raise ProxyError(f"every matrix must be a proxy matrix of dataset '{dataset.name}'", param="artefact_ids")
     loaded = [proxy_matrix_load(artefact=a) for a in artefacts]
     first = loaded[0]
     for other in loaded[1:]:
@@ -401,16 +382,6 @@ def proxy_random_baseline(*, dataset: Dataset, artefacts: list[Artefact], draws:
     results = ndcg_analysis.random_ranking_ndcg([m.relevance for m in loaded], draws=draws, seed=seed, gain=gain,
                                                 empty=empty)
     return list(zip(loaded, results))
-
-
-@transaction.atomic
-def proxy_analysis_start(*, dataset: Dataset, artefacts: list[Artefact], thresholds: list[float] | None,
-                         created_by) -> Job:
-    if not artefacts or any(a.kind != "proxy_matrix" or a.dataset_id != dataset.pk for a in artefacts):
-        raise ProxyError(f"choose proxy matrices of dataset '{dataset.name}'")
-    return report_job_start(kind=PROXY_ANALYSIS.name, job_kind="proxy_analysis", params={
-        "dataset_id": dataset.pk, "artefact_ids": [a.pk for a in artefacts], "thresholds": thresholds},
-        task=task_names.PROXY_ANALYSIS_REPORT, created_by=created_by)
 
 
 def proxy_analysis_report_create(*, dataset: Dataset, artefacts: list[Artefact], thresholds: list[float] | None = None,

@@ -24,7 +24,8 @@ from annotation.models import Artefact, Caption, Clip, Dataset, Job, Prediction,
 from annotation.services.proxies import matrices as service
 from annotation.services.datasets.imports import dataset_import
 from annotation.services.proxies.matrices import (ProxyError, proxy_analysis_report_create, proxy_matrices_compute,
-                                                  proxy_matrices_start, proxy_matrix_load, proxy_ndcg_report_create)
+                                                  proxy_matrix_load, proxy_ndcg_report_create)
+from annotation.services.proxies.operations import proxy_matrices_start
 
 from tests.annotation.analysis.test_ndcg import _mean_over_all_rankings
 

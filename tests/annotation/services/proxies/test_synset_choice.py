@@ -13,7 +13,8 @@ from django.core.management import CommandError, call_command
 from annotation.models import Artefact, Dataset, Job
 from annotation.services.proxies import matrices as service
 from annotation.services.datasets.imports import dataset_import
-from annotation.services.proxies.matrices import ProxyError, proxy_matrices_compute, proxy_matrices_start, synset_source_choose
+from annotation.services.proxies.matrices import ProxyError, proxy_matrices_compute, synset_source_choose
+from annotation.services.proxies.operations import proxy_matrices_start
 from tests.annotation.services.proxies.test_proxy_matrices import entry, require_nlp
 
 pytestmark = pytest.mark.django_db

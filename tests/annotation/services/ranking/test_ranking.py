@@ -21,10 +21,12 @@ from annotation.models import (Caption, Clip, Dataset, RankingLease, RankingStud
 from annotation.services.datasets.imports import dataset_import
 from annotation.services.proxies.matrices import ProxyError
 from annotation.services.accounts.raters import rater_set_paused
-from annotation.services.ranking import (RankingLeaseGone, RankingRefused, ranking_lease_next, ranking_lease_release,
-                                         ranking_lease_renew, ranking_leases_expire, ranking_memberships_grant,
-                                         ranking_report_create, ranking_study_create, ranking_study_start,
-                                         ranking_submission_create)
+from annotation.services.ranking.leases import (RankingLeaseGone, ranking_lease_next, ranking_lease_release,
+                                                ranking_lease_renew, ranking_leases_expire)
+from annotation.services.ranking.operations import ranking_study_start
+from annotation.services.ranking.report import ranking_report_create
+from annotation.services.ranking.study import ranking_memberships_grant, ranking_study_create
+from annotation.services.ranking.submissions import RankingRefused, ranking_submission_create
 from annotation.selectors.ranking import ranking_study_progress, ranking_task_display
 from tests.annotation.services.proxies.test_proxy_matrices import require_nlp
 from tests.factories import lease_task_for, make_user
@@ -98,7 +100,7 @@ def test_study_request_checked_up_front():
     dataset = make_benchmark()
     with pytest.raises(ProxyError, match="between 1 and 7"):
         ranking_study_start(dataset=dataset, name="s", proxies=["bow"], n_clips=8)
-    with pytest.raises(ProxyError, match="proxies must be"):
+    with pytest.raises(ProxyError, match="parameter 'proxies' must be one of"):
         ranking_study_start(dataset=dataset, name="s", proxies=["nope"], n_clips=2)
     make_study(dataset, n_clips=2, name="taken")
     with pytest.raises(ProxyError, match="already exists"):
