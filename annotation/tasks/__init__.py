@@ -3,6 +3,5 @@
 Tasks are registered under the names in annotation/services/jobs/task_names.py; services start
 them by name (annotation/services/jobs/dispatch.py) and never import this package. Operations of
 the registry (annotation/services/operations/) all run under one task, operations.run_operation."""
-from .imports import import_dataset, import_run  # noqa: F401
 from .pools import release_expired_leases  # noqa: F401
-from . import operations, jobs, reports, proxies, moments, judgment_sets, machine_judges  # noqa: F401  (areas register their own tasks)
+from . import operations, jobs, reports, proxies, moments, judgment_sets  # noqa: F401  (areas register their own tasks)

@@ -6,10 +6,12 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.formats.datasets import DATASET_FORMATS, MediaTemplate
-from annotation.formats.runs import RUN_FORMATS
+from annotation.analysis.params import param_value
 from annotation.models import Dataset, Run
-from annotation.services.jobs.imports import dataset_import_start, run_import_start
+from annotation.services.datasets.operations import (DATASET_IMPORT, RUN_IMPORT, ImportRequestError,
+                                                     dataset_import_start, run_import_start)
+from annotation.services.datasets.runs import ALL_RANKS
+from api.operations import declared_serializer, given, refused
 from api.permissions import IsAdmin, IsAdminOrResearcherReadOnly
 from api.views.jobs import JobOutputSerializer, job_accepted_response
 
@@ -56,29 +58,21 @@ class DatasetImportApi(APIView):
     permission_classes = [IsAdmin]
     parser_classes = [MultiPartParser, FormParser]
 
-    class InputSerializer(serializers.Serializer):
-        file = serializers.FileField()
-        name = serializers.CharField(max_length=200)
-        format = serializers.ChoiceField(choices=DATASET_FORMATS, required=False, allow_blank=True)
-        media_template = serializers.CharField(required=False, allow_blank=True, default="", max_length=1000)
-        description = serializers.CharField(required=False, allow_blank=True, default="")
-
-        def validate_media_template(self, value: str) -> str:
-            # Refused now, naming the field, rather than by the job after the upload.
-            try:
-                MediaTemplate(value)
-            except ValueError as exc:
-                raise serializers.ValidationError(str(exc)) from exc
-            return value
+    InputSerializer = declared_serializer("DatasetImportInput", DATASET_IMPORT.params,
+                                          extra={"file": serializers.FileField()})
 
     @extend_schema(request=InputSerializer, responses={202: JobOutputSerializer})
     def post(self, request):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        v = data.validated_data
-        job, created = dataset_import_start(uploaded_file=v["file"], name=v["name"], fmt=v.get("format") or None,
-                                            media_template=v["media_template"], description=v["description"],
-                                            created_by=request.user, idempotency_key=_idempotency_key(request))
+        v = given(data.validated_data)
+        try:
+            job, created = dataset_import_start(uploaded_file=v["file"], name=v["name"],
+                                                fmt=v.get("format") or None, media_template=v.get("media_template", ""),
+                                                description=v.get("description", ""), created_by=request.user,
+                                                idempotency_key=_idempotency_key(request))
+        except ImportRequestError as exc:
+            raise refused(exc) from exc
         return job_accepted_response(job, created)
 
 
@@ -102,20 +96,23 @@ class RunListApi(ListAPIView):
 
 
 class MaxDepthField(serializers.CharField):
-    """A positive whole number, or "all" (also 0) for full rankings (given to the service as 0).
-    Left blank in a form, the default applies."""
+    """The declared `max_depth` (services/datasets/operations.py), or "all" for full rankings (given
+    to the service as 0). Left blank in a form, the default applies."""
+
+    SPEC = RUN_IMPORT.params["max_depth"]
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(required=False, help_text=f"{self.SPEC.description} 'all' also keeps full rankings.",
+                         **kwargs)
 
     def to_internal_value(self, data):
         text = super().to_internal_value(data).strip().lower()
         if text == "all":
-            return 0
+            return ALL_RANKS
         try:
-            value = int(text)
-        except ValueError:
-            value = -1
-        if not 0 <= value < 2**31:
-            raise serializers.ValidationError("a positive whole number, or 'all' (or 0) to keep full rankings")
-        return value
+            return param_value("max_depth", self.SPEC, int(text))
+        except ValueError:  # not a whole number (or too many digits to read), or out of the declared bounds
+            raise serializers.ValidationError("a positive whole number, or 'all' (or 0) to keep full rankings") from None
 
 
 class RunImportApi(APIView):
@@ -125,22 +122,19 @@ class RunImportApi(APIView):
     permission_classes = [IsAdmin]
     parser_classes = [MultiPartParser, FormParser]
 
-    class InputSerializer(serializers.Serializer):
-        file = serializers.FileField()
-        name = serializers.CharField(max_length=200, required=False, allow_blank=True)
-        format = serializers.ChoiceField(choices=RUN_FORMATS, required=False, allow_blank=True)
-        max_depth = MaxDepthField(required=False,
-                                  help_text="Line files: refuse ranks deeper than this (default REJUDGE_MAX_RUN_DEPTH, "
-                                            "1000); score matrices: keep each caption's top N (default all). 'all' or 0: "
-                                            "full rankings.")
+    InputSerializer = declared_serializer("RunImportInput", RUN_IMPORT.params, exclude=("max_depth",),
+                                          extra={"file": serializers.FileField(), "max_depth": MaxDepthField()})
 
     @extend_schema(request=InputSerializer, responses={202: JobOutputSerializer})
     def post(self, request, dataset_id: int):
         dataset = get_object_or_404(Dataset, pk=dataset_id)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        v = data.validated_data
-        job, created = run_import_start(dataset=dataset, uploaded_file=v["file"], name=v.get("name") or None,
-                                        fmt=v.get("format") or None, max_depth=v.get("max_depth"),
-                                        created_by=request.user, idempotency_key=_idempotency_key(request))
+        v = given(data.validated_data)
+        try:
+            job, created = run_import_start(dataset=dataset, uploaded_file=v["file"], name=v.get("name") or None,
+                                            fmt=v.get("format") or None, max_depth=v.get("max_depth"),
+                                            created_by=request.user, idempotency_key=_idempotency_key(request))
+        except ImportRequestError as exc:
+            raise refused(exc) from exc
         return job_accepted_response(job, created)

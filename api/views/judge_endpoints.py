@@ -17,11 +17,12 @@ from rest_framework.views import APIView
 
 from annotation.models import JudgeEndpoint, Pool
 from annotation.models.judgment_sets import JudgmentSet
-from annotation.services.jobs.machine_judge_runs import machine_judge_run_start
 from annotation.services.machine_judges.runner.endpoints import JudgeEndpointError, judge_endpoint_create, \
     judge_endpoint_update
 from annotation.services.machine_judges.runner.client import CONCURRENCY_MAX
+from annotation.services.machine_judges.operations import MACHINE_JUDGE_RUN, machine_judge_run_start
 from annotation.services.machine_judges.runner.run import JudgeRunError
+from api.operations import declared_serializer, refused
 from api.permissions import IsAdmin
 from api.views.jobs import JobOutputSerializer, job_accepted_response
 
@@ -121,20 +122,19 @@ class JudgeEndpointDetailApi(APIView):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
-class _RunInput(serializers.Serializer):
-    endpoint = serializers.IntegerField(min_value=1, max_value=2**63 - 1, help_text="The registered judge (GET /judge-endpoints/).")
+#: The request names the judge `endpoint`.
+_RUN_FIELDS = {"endpoint_id": "endpoint"}
+_RunInput = declared_serializer("MachineJudgeRunInput", MACHINE_JUDGE_RUN.params, rename=_RUN_FIELDS)
 
 
 def _start(request, *, pool=None, judgment_set=None) -> Response:
     data = _RunInput(data=request.data)
     data.is_valid(raise_exception=True)
-    endpoint = JudgeEndpoint.objects.filter(pk=data.validated_data["endpoint"]).first()
-    if endpoint is None:
-        raise ValidationError({"endpoint": "no registered judge has this id"})
     try:
-        job = machine_judge_run_start(endpoint=endpoint, pool=pool, judgment_set=judgment_set, created_by=request.user)
+        job = machine_judge_run_start(endpoint_id=data.validated_data["endpoint_id"], pool=pool,
+                                      judgment_set=judgment_set, created_by=request.user)
     except JudgeRunError as exc:
-        raise _refused(exc) from exc
+        raise refused(exc, rename=_RUN_FIELDS) from exc
     return job_accepted_response(job, True)
 
 

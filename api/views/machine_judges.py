@@ -10,7 +10,6 @@ from __future__ import annotations
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
-from rest_framework.exceptions import ValidationError
 from rest_framework.generics import ListAPIView, RetrieveAPIView
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
@@ -20,10 +19,11 @@ from annotation.models import MachineJudge, Pool
 from annotation.roles import is_admin
 from annotation.models.judgment_sets import JudgmentSet
 from annotation.selectors.reports import judgment_set_list
-from annotation.services.jobs.imports import machine_judgments_import_start
-from annotation.services.jobs.machine_judge_runs import machine_judge_set_report_start
 from annotation.services.machine_judges.errors import MachineJudgeError
-from annotation.services.reports.create import ReportError
+from annotation.services.machine_judges.operations import (MACHINE_JUDGE_SET_REPORT, MACHINE_JUDGMENTS_IMPORT,
+                                                           machine_judge_set_report_start,
+                                                           machine_judgments_import_start)
+from api.operations import declared_serializer, given, refused
 from api.params import query_int
 from api.permissions import IsAdmin, IsAdminOrResearcherReadOnly
 from api.views.jobs import JobOutputSerializer, job_accepted_response
@@ -53,20 +53,14 @@ class MachineJudgeOutputSerializer(serializers.Serializer):
         return judge.source_name
 
 
-class _UploadInput(serializers.Serializer):
-    file = serializers.FileField()
-    name = serializers.CharField(max_length=200, required=False, allow_blank=True)
-    file_format = serializers.ChoiceField(choices=("csv", "jsonl"), required=False, allow_blank=True)
-    model = serializers.CharField(max_length=300, required=False, allow_blank=True,
-                                  help_text="The model's name, if the file has no model column.")
-    prompt = serializers.CharField(max_length=300, required=False, allow_blank=True,
-                                   help_text="Prompt or version, if the file has no prompt column.")
+_UploadInput = declared_serializer("MachineJudgmentsUploadInput", MACHINE_JUDGMENTS_IMPORT.params,
+                                   extra={"file": serializers.FileField()})
 
 
 def _import(request, *, pool=None, judgment_set=None) -> Response:
     data = _UploadInput(data=request.data)
     data.is_valid(raise_exception=True)
-    v = data.validated_data
+    v = given(data.validated_data)
     key = (request.headers.get("Idempotency-Key") or "").strip()[:100] or None
     try:
         job, created = machine_judgments_import_start(
@@ -74,7 +68,7 @@ def _import(request, *, pool=None, judgment_set=None) -> Response:
             file_format=v.get("file_format") or None, model_name=v.get("model") or "",
             prompt_version=v.get("prompt") or "", created_by=request.user, idempotency_key=key)
     except MachineJudgeError as exc:
-        raise ValidationError({"detail": str(exc)}) from exc
+        raise refused(exc) from exc
     return job_accepted_response(job, created)
 
 
@@ -139,24 +133,18 @@ class JudgmentSetMachineJudgeReportApi(APIView):
 
     permission_classes = [IsAdmin]
 
-    class InputSerializer(serializers.Serializer):
-        judge = serializers.IntegerField(min_value=1, required=False, allow_null=True, default=None)
-        depth = serializers.IntegerField(min_value=1, max_value=1000, required=False, allow_null=True, default=None,
-                                         help_text="Ranks scored per caption (default 10).")
-        n_boot = serializers.IntegerField(min_value=0, max_value=20_000, required=False, allow_null=True, default=None)
-        seed = serializers.IntegerField(required=False, allow_null=True, default=None)
-        confidence = serializers.FloatField(required=False, allow_null=True, default=None, min_value=0, max_value=1)
+    InputSerializer = declared_serializer("MachineJudgeSetReportInput", MACHINE_JUDGE_SET_REPORT.params)
 
     @extend_schema(request=InputSerializer, responses={202: JobOutputSerializer})
     def post(self, request, judgment_set_id: int):
         judgment_set = get_object_or_404(judgment_set_list(), pk=judgment_set_id)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        params = dict(data.validated_data)
-        judge_id = params.pop("judge")
+        params = given(data.validated_data)
+        judge_id = params.pop("judge", None)
         try:
             job = machine_judge_set_report_start(judgment_set=judgment_set, judge_id=judge_id, params=params,
                                                  created_by=request.user)
-        except (MachineJudgeError, ReportError) as exc:
-            raise ValidationError({"detail": str(exc)}) from exc
+        except MachineJudgeError as exc:
+            raise refused(exc) from exc
         return job_accepted_response(job, True)

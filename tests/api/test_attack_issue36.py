@@ -484,8 +484,7 @@ from rest_framework.test import APIClient  # noqa: E402
 from annotation.models import Job, JudgeCall, JudgeEndpoint, MachineJudge, Pool, PooledPair  # noqa: E402
 from annotation.services.accounts.users import api_token_for  # noqa: E402
 from annotation.services.jobs.lifecycle import job_execute  # noqa: E402
-from annotation.services.jobs.machine_judge_runs import _job as machine_judge_job  # noqa: E402
-from annotation.services.jobs.machine_judge_runs import machine_judge_run_start  # noqa: E402
+from annotation.services.machine_judges.operations import machine_judge_run_job, machine_judge_run_start  # noqa: E402
 from annotation.services.machine_judges.runner.endpoints import judge_endpoint_update  # noqa: E402
 from annotation.services.machine_judges.runner.run import MachineJudgeRunJob  # noqa: E402
 from annotation.services.releases.create import release_create  # noqa: E402
@@ -606,7 +605,7 @@ def test_a_patch_between_a_run_s_asking_and_storing_does_not_give_it_another_ser
         run.ask(job, report)
         judge_endpoint_update(endpoint=JudgeEndpoint.objects.get(pk=real.pk), base_url=hostile.url + "/notrelevant")
 
-    job = machine_judge_job(real, pool, None, None)
+    job = machine_judge_run_job(endpoint=real, pool=pool)
     job.task_name = "h8"
     job.save(update_fields=["task_name"])
     job = job_execute(job_id=job.pk, work=run.store, outside=ask_then_an_admin_patches)

@@ -2,7 +2,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import JudgeEndpoint
 from annotation.models.judgment_sets import JudgmentSet
-from annotation.services.jobs.machine_judge_runs import machine_judge_run_here
+from annotation.services.machine_judges.operations import machine_judge_run_here
 from annotation.services.machine_judges.runner.run import JudgeRunError
 
 from ._progress import ConsoleProgress

@@ -8,7 +8,7 @@ import pytest
 from annotation.demo.scenes import SCENES
 from annotation.models import Job, JudgeCall, Label, MachineJudge, MachineJudgment
 from annotation.demo.load import demo_load
-from annotation.services.jobs.machine_judge_runs import machine_judge_run_start
+from annotation.services.machine_judges.operations import machine_judge_run_start
 from annotation.services.jobs.recovery import job_retry
 from tests.annotation.demo_truth import true_answer
 from tests.factories import make_user

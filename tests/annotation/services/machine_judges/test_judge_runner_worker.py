@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from annotation.models import Job, JudgeCall, MachineJudge
-from annotation.services.jobs.machine_judge_runs import machine_judge_run_start
+from annotation.services.machine_judges.operations import machine_judge_run_start
 from tests.factories import make_user
 from tests.worker_processes import job_workers_for
 

@@ -17,7 +17,7 @@ from annotation.demo.video import render_clip
 from annotation.formats.judge_chat import DEFAULT_PROMPT
 from annotation.models import Caption, Clip, Dataset, Job, JudgeCall, JudgeEndpoint, JudgeEndpointChange, MachineJudge, \
     Pool, PooledPair
-from annotation.services.jobs.machine_judge_runs import machine_judge_run_start
+from annotation.services.machine_judges.operations import machine_judge_run_start
 from tests.factories import make_user, unique
 from tests.hostile_outbound_server import INTERNAL_BODY, HostileServerProcess
 
