@@ -5,7 +5,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from annotation.analysis.judging.strategies import SAMPLE_RATE
+# The judging columns' defaults are the settings' declared defaults (analysis/judging/settings.py).
+from annotation.analysis.judging.settings import JUDGING_PARAMS
 
 from .datasets import Caption, Clip, Dataset
 from .runs import Run
@@ -24,9 +25,8 @@ class Pool(models.Model):
     broken_reports_limit = models.PositiveIntegerField(default=3, help_text="'Clip doesn't play' reports before a pair is set aside.")
     # Judging order and stopping (annotation/services/judging). "pool_order" is the seeded random
     # order every pool had before; the others rewrite queue_order per query as labels arrive.
-    judging_strategy = models.CharField(max_length=16, default="pool_order",
-                                        choices=[(s, s) for s in ("pool_order", "shallow_first", "move_to_front",
-                                                                  "bandit", "sampled", "active")])
+    judging_strategy = models.CharField(max_length=16, default=JUDGING_PARAMS["strategy"].default,
+                                        choices=[(s, s) for s in JUDGING_PARAMS["strategy"].choices])
     # 'active': the machine judge whose uncertainty draws the sample (its verdicts are read when
     # the design is drawn; the pairs keep their inclusion probabilities after).
     judging_machine_judge = models.ForeignKey("annotation.MachineJudge", on_delete=models.SET_NULL, null=True,
@@ -37,12 +37,14 @@ class Pool(models.Model):
     # drawn with the design over every query of the pool, so a query's pi need no other query.
     judging_active_scale = models.JSONField(null=True, blank=True,
                                             help_text="'active': [c0, c1], pi = min(1, c0 + c1 a) (drawn with the design).")
-    judging_warmup_depth = models.PositiveIntegerField(default=0, help_text="Pairs at rank <= this in any run go first.")
-    judging_bandit_variant = models.CharField(max_length=10, default="mm_ns",
+    judging_warmup_depth = models.PositiveIntegerField(default=JUDGING_PARAMS["warmup_depth"].default,
+                                                       help_text="Pairs at rank <= this in any run go first.")
+    judging_bandit_variant = models.CharField(max_length=10, default=JUDGING_PARAMS["bandit_variant"].default,
                                               choices=[("mm_ns", "MM-NS"), ("thompson", "Thompson sampling")])
-    judging_sample_rate = models.FloatField(default=SAMPLE_RATE.default,  # declared in analysis/judging/strategies.py
+    judging_sample_rate = models.FloatField(default=JUDGING_PARAMS["sample_rate"].default,
                                             help_text="'sampled': expected share of the pool judged.")
-    judging_top_stratum_depth = models.PositiveIntegerField(default=0, help_text="'sampled': ranks <= this always judged.")
+    judging_top_stratum_depth = models.PositiveIntegerField(default=JUDGING_PARAMS["top_stratum_depth"].default,
+                                                            help_text="'sampled': ranks <= this always judged.")
     judging_query_budget = models.PositiveIntegerField(null=True, blank=True, help_text="Judged pairs per query, then stop.")
     judging_pool_budget = models.PositiveIntegerField(null=True, blank=True, help_text="Judged pairs in the pool, then stop.")
     judging_stop_remaining_below = models.FloatField(null=True, blank=True,

@@ -11,7 +11,7 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.analysis.judging.strategies import BANDIT_VARIANTS, SAMPLE_RATE, STRATEGIES
+from annotation.analysis.judging.settings import JUDGING_PARAMS
 from annotation.models import Dataset, Pool, PooledPair, PoolMembership, Run
 from annotation.selectors.dashboard import pool_live
 from annotation.selectors.pools import pairs_needing_admin, pool_list, pool_progress, pool_throughput
@@ -30,21 +30,12 @@ from api.permissions import IsAdmin, IsAdminOrResearcherReadOnly
 from api.views.jobs import job_accepted_response
 
 
-class JudgingSettingsFields(serializers.Serializer):
-    """A pool's judging strategy and stopping rules (services/judging), as fields that the build
-    form takes flat and PATCH pools/{id}/ takes under `judging`; null = no such rule."""
-
-    strategy = serializers.ChoiceField(choices=STRATEGIES, required=False)
-    warmup_depth = serializers.IntegerField(min_value=0, max_value=1000, required=False)
-    bandit_variant = serializers.ChoiceField(choices=BANDIT_VARIANTS, required=False)
-    sample_rate = param_field("sample_rate", SAMPLE_RATE, allow_null=False)
-    top_stratum_depth = serializers.IntegerField(min_value=0, max_value=1000, required=False)
-    query_budget = serializers.IntegerField(min_value=1, required=False, allow_null=True)
-    pool_budget = serializers.IntegerField(min_value=1, required=False, allow_null=True)
-    stop_remaining_below = serializers.FloatField(min_value=0.0001, max_value=1_000_000, required=False, allow_null=True)
-    stop_misses_in_a_row = serializers.IntegerField(min_value=1, required=False, allow_null=True)
-    machine_judge = serializers.CharField(max_length=200, required=False, allow_null=True,
-                                          help_text="'active': name of a machine judge of the pool's dataset")
+#: A pool's judging strategy and stopping rules (services/judging), as fields that the build form
+#: takes flat and PATCH pools/{id}/ takes under `judging`. Declared once (analysis/judging/settings.py):
+#: null switches a rule off where the declaration allows it (a budget, a stopping rule) and is refused
+#: for the rest.
+JudgingSettingsFields = type("JudgingSettingsFields", (serializers.Serializer,), {
+    name: param_field(name, spec, allow_null=spec.nullable) for name, spec in JUDGING_PARAMS.items()})
 
 
 class JudgingSettingsSerializer(JudgingSettingsFields):

@@ -13,8 +13,8 @@ import numpy as np
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.analysis.judging.strategies import (BANDIT_VARIANTS, DESIGN_STRATEGIES, SAMPLE_RATE, STRATEGIES,
-                                                    inclusion_probabilities)
+from annotation.analysis.judging.settings import JUDGING_PARAMS
+from annotation.analysis.judging.strategies import DESIGN_STRATEGIES, inclusion_probabilities
 from annotation.analysis.params import ParamInvalid
 from annotation.analysis.pair_hashes import queue_positions
 from annotation.analysis.votes import has_room
@@ -28,55 +28,43 @@ from annotation.services.judging.order import (NOT_SAMPLED, OPEN, STOPPED, activ
 
 QUERY_BATCH = 500
 
-# API / command-line name -> Pool field.
-JUDGING_SETTINGS = {
-    "strategy": "judging_strategy",
-    "warmup_depth": "judging_warmup_depth",
-    "bandit_variant": "judging_bandit_variant",
-    "sample_rate": "judging_sample_rate",
-    "top_stratum_depth": "judging_top_stratum_depth",
-    "query_budget": "judging_query_budget",
-    "pool_budget": "judging_pool_budget",
-    "stop_remaining_below": "judging_stop_remaining_below",
-    "stop_misses_in_a_row": "judging_stop_misses_in_a_row",
-    "machine_judge": "judging_machine_judge",  # by name, a judge of the pool's dataset ("active")
-}
+# API / command-line name (declared in analysis/judging/settings.py) -> Pool field: the setting's
+# name prefixed, a `machine_judge` by name (a judge of the pool's dataset, for "active").
+JUDGING_SETTINGS = {name: f"judging_{name}" for name in JUDGING_PARAMS}
 # Settings that define a "sampled" or "active" design: fixed once judging started, or the
 # inclusion probabilities of pairs judged before and after would describe different designs.
 DESIGN_SETTINGS = ("sample_rate", "top_stratum_depth", "warmup_depth", "machine_judge")
 
 
 def judging_settings_check(settings: dict, *, dataset=None) -> dict:
-    """Field name -> value for the Pool, from API names; raises JudgingError naming the setting.
+    """Field name -> value for the Pool, from API names, each value checked against its declaration
+    (analysis/judging/settings.py); raises JudgingError naming the setting (`param`).
     `dataset`: where a `machine_judge` name is looked up (null clears it)."""
-    unknown = set(settings) - set(JUDGING_SETTINGS)
+    unknown = sorted(set(settings) - set(JUDGING_SETTINGS))
     if unknown:
-        raise JudgingError(f"unknown judging setting(s): {', '.join(sorted(unknown))}")
-    s = settings
-    if "strategy" in s and s["strategy"] not in STRATEGIES:
-        raise JudgingError(f"strategy: '{s['strategy']}' is not one of {', '.join(STRATEGIES)}")
-    if "bandit_variant" in s and s["bandit_variant"] not in BANDIT_VARIANTS:
-        raise JudgingError(f"bandit_variant: '{s['bandit_variant']}' is not one of {', '.join(BANDIT_VARIANTS)}")
-    if "sample_rate" in s:
-        try:
-            SAMPLE_RATE.check(s["sample_rate"], name="sample_rate")
-        except ParamInvalid:
-            raise JudgingError(f"sample_rate: must be {SAMPLE_RATE.bounds_text()}") from None
-    for name in ("warmup_depth", "top_stratum_depth"):
-        if name in s and not 0 <= s[name] <= 1000:
-            raise JudgingError(f"{name}: must be between 0 and 1000")
-    for name in ("query_budget", "pool_budget", "stop_misses_in_a_row"):
-        if s.get(name) is not None and s[name] < 1:
-            raise JudgingError(f"{name}: must be at least 1 (or null for no limit)")
-    if s.get("stop_remaining_below") is not None and s["stop_remaining_below"] <= 0:
-        raise JudgingError("stop_remaining_below: must be above 0 (or null for no rule)")
-    out = {JUDGING_SETTINGS[name]: value for name, value in s.items()}
-    if s.get("machine_judge") is not None:
-        judge = MachineJudge.objects.filter(dataset=dataset, name=s["machine_judge"]).first() if dataset else None
+        raise _refused(f"unknown judging setting(s): {', '.join(unknown)}", unknown[0])
+    out = {}
+    for name, value in settings.items():
+        spec = JUDGING_PARAMS[name]
+        if value is not None or not spec.nullable:
+            try:
+                value = spec.check(value, name=name)
+            except ParamInvalid as exc:
+                raise _refused(str(exc), name) from None
+        out[JUDGING_SETTINGS[name]] = value
+    if settings.get("machine_judge") is not None:
+        judge = MachineJudge.objects.filter(dataset=dataset, name=settings["machine_judge"]).first() if dataset else None
         if judge is None:
-            raise JudgingError(f"machine_judge: no machine judge named '{s['machine_judge']}' in this dataset")
+            raise _refused(f"machine_judge: no machine judge named '{settings['machine_judge']}' in this dataset",
+                           "machine_judge")
         out["judging_machine_judge"] = judge
     return out
+
+
+def _refused(message: str, param: str) -> JudgingError:
+    error = JudgingError(message)
+    error.param = param  # the API names the field from it
+    return error
 
 
 def active_judge_check(strategy: str, judge) -> None:
