@@ -2,25 +2,27 @@
 score stored runs against a set or measure a rater_labels set's agreement (each stores a report)."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import PurePosixPath
 
+from django.http import QueryDict
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
-from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.exceptions import NotFound
 from rest_framework.generics import ListAPIView, RetrieveAPIView
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.views import APIView
 
 from annotation.models import Dataset, Pool
 from annotation.selectors.reports import judgment_set_list
-from annotation.services.evaluation import CONVENTIONS, EvaluationError
-from annotation.services.jobs.judgment_sets import (evaluation_start, judgment_set_agreement_start,
-                                                    judgment_set_from_pool_start)
-from annotation.services.jobs.judgment_sets import judgments_import_start
-from annotation.services.judgment_sets.agreement import LEVELS, AgreementOptionsError
-from annotation.services.judgment_sets.imports import JUDGMENT_FORMATS, REPEAT_RULES, JudgmentsImportError
+from annotation.services.evaluation.errors import EvaluationError
+from annotation.services.judgment_sets.agreement import AgreementOptionsError
+from annotation.services.judgment_sets.imports import JudgmentsImportError
+from annotation.services.judgment_sets.operations import AGREEMENT, EVALUATE, FROM_POOL, IMPORT, judgments_import_start
+from annotation.services.operations.start import operation_job
 from api.downloads import stored_file_download
+from api.operations import declared_serializer, given, refused
 from api.permissions import IsAdmin, IsAdminOrResearcherReadOnly
 from api.views.jobs import JobOutputSerializer, job_accepted_response
 from api.views.reports import FILE_RENDERERS
@@ -83,6 +85,20 @@ class JudgmentSetDownloadApi(APIView):
                                     headers={"X-Content-SHA256": judgment_set.checksum})
 
 
+def _blank_is_default(data):
+    """The request's fields without the blank ones: a form's empty field chooses nothing, so the
+    declared default applies (a blank choice would be refused as none of the choices)."""
+    if isinstance(data, QueryDict):  # a form: a name may repeat (runs=1&runs=2)
+        kept = QueryDict(mutable=True)
+        for name, values in data.lists():
+            if values := [value for value in values if value != ""]:
+                kept.setlist(name, values)
+        return kept
+    if not isinstance(data, Mapping):
+        return data  # the serializer refuses a body that is not an object
+    return {name: value for name, value in data.items() if value != ""}
+
+
 class JudgmentsImportApi(APIView):
     """Admin: import a named judgment set for a dataset, as a job: TREC qrels, TRECVID sample_eval
     qrels, FIRE dataset JSON, raw multi-rater labels (`rater_labels`) or QVHighlights/TVR/DiDeMo
@@ -97,32 +113,23 @@ class JudgmentsImportApi(APIView):
     permission_classes = [IsAdmin]
     parser_classes = [MultiPartParser, FormParser]
 
-    class InputSerializer(serializers.Serializer):
-        file = serializers.FileField()
-        format = serializers.ChoiceField(choices=JUDGMENT_FORMATS, required=False, allow_blank=True)
-        name = serializers.CharField(max_length=200, required=False, allow_blank=True)
-        only_dataset = serializers.CharField(max_length=50, required=False, allow_blank=True)
-        columns = serializers.CharField(max_length=300, required=False, allow_blank=True,
-                                        help_text="rater_labels: e.g. unit=pair_id,rater=worker,value=relevance")
-        repeats = serializers.ChoiceField(choices=REPEAT_RULES, required=False, allow_blank=True)
-        file_format = serializers.ChoiceField(choices=("csv", "jsonl"), required=False, allow_blank=True)
-        seeds_pools = serializers.BooleanField(required=False, allow_null=True, default=None)
+    # The import's declared parameters (services/judgment_sets/operations.py) and the file.
+    InputSerializer = declared_serializer("JudgmentsImportInputSerializer", IMPORT.params,
+                                          extra={"file": serializers.FileField()})
 
     @extend_schema(request=InputSerializer, responses={202: JobOutputSerializer})
     def post(self, request, dataset_id: int):
         dataset = get_object_or_404(Dataset, pk=dataset_id)
-        data = self.InputSerializer(data=request.data)
+        data = self.InputSerializer(data=_blank_is_default(request.data))
         data.is_valid(raise_exception=True)
-        v = data.validated_data
+        params = given(data.validated_data)
+        upload = params.pop("file")
         key = (request.headers.get("Idempotency-Key") or "").strip()[:100] or None
         try:
-            options = {name: v.get(name) or None for name in ("columns", "repeats", "file_format")}
-            job, created = judgments_import_start(dataset=dataset, uploaded_file=v["file"], fmt=v.get("format") or None,
-                                                  name=v.get("name") or None, only_dataset=v.get("only_dataset") or None,
-                                                  options=options, seeds_pools=v.get("seeds_pools"),
+            job, created = judgments_import_start(dataset=dataset, uploaded_file=upload, params=params,
                                                   created_by=request.user, idempotency_key=key)
         except JudgmentsImportError as exc:
-            raise ValidationError({"detail": str(exc)}) from exc
+            raise refused(exc) from exc
         return job_accepted_response(job, created)
 
 
@@ -133,20 +140,17 @@ class JudgmentSetFromPoolApi(APIView):
 
     permission_classes = [IsAdmin]
 
-    class InputSerializer(serializers.Serializer):
-        name = serializers.CharField(max_length=200, required=False, allow_blank=True)
-        originals = serializers.BooleanField(default=True)
+    InputSerializer = declared_serializer("JudgmentSetFromPoolInputSerializer", FROM_POOL.params)
 
     @extend_schema(request=InputSerializer, responses={202: JobOutputSerializer})
     def post(self, request, pool_id: int):
         pool = get_object_or_404(Pool.objects.select_related("dataset"), pk=pool_id)
-        data = self.InputSerializer(data=request.data)
+        data = self.InputSerializer(data=_blank_is_default(request.data))
         data.is_valid(raise_exception=True)
         try:
-            job = judgment_set_from_pool_start(pool=pool, name=data.validated_data.get("name") or None,
-                                               originals=data.validated_data["originals"], created_by=request.user)
+            job = operation_job(FROM_POOL, target=pool, params=given(data.validated_data), created_by=request.user)
         except EvaluationError as exc:
-            raise ValidationError({"detail": str(exc)}) from exc
+            raise refused(exc) from exc
         return job_accepted_response(job, True)
 
 
@@ -161,22 +165,19 @@ class JudgmentSetEvaluateApi(APIView):
 
     permission_classes = [IsAdmin]
 
-    class InputSerializer(serializers.Serializer):
-        runs = serializers.ListField(child=serializers.IntegerField(min_value=1), min_length=1, max_length=50)
-        conventions = serializers.ChoiceField(choices=list(CONVENTIONS), required=False, allow_blank=True)
-        measures = serializers.ListField(child=serializers.CharField(max_length=50), required=False, max_length=50)
+    RENAME = {"run_ids": "runs"}
+    InputSerializer = declared_serializer("JudgmentSetEvaluateInputSerializer", EVALUATE.params, rename=RENAME)
 
     @extend_schema(request=InputSerializer, responses={202: JobOutputSerializer})
     def post(self, request, judgment_set_id: int):
         judgment_set = get_object_or_404(judgment_set_list(), pk=judgment_set_id)
-        data = self.InputSerializer(data=request.data)
+        data = self.InputSerializer(data=_blank_is_default(request.data))
         data.is_valid(raise_exception=True)
-        v = data.validated_data
         try:
-            job = evaluation_start(judgment_set=judgment_set, run_ids=v["runs"], conventions=v.get("conventions") or None,
-                                   measures=v.get("measures") or None, created_by=request.user)
+            job = operation_job(EVALUATE, target=judgment_set, params=given(data.validated_data),
+                                created_by=request.user)
         except EvaluationError as exc:
-            raise ValidationError({"detail": str(exc)}) from exc
+            raise refused(exc, rename=self.RENAME) from exc
         return job_accepted_response(job, True)
 
 
@@ -187,23 +188,16 @@ class JudgmentSetAgreementApi(APIView):
 
     permission_classes = [IsAdmin]
 
-    class InputSerializer(serializers.Serializer):
-        level = serializers.ChoiceField(choices=LEVELS, default="nominal")
-        # Grades are small numbers (0-3, 0-100): a threshold beyond a million binarizes nothing.
-        binarize_at = serializers.FloatField(required=False, allow_null=True, default=None, min_value=-1_000_000,
-                                             max_value=1_000_000)
-        repeats = serializers.ChoiceField(choices=REPEAT_RULES, required=False, allow_blank=True)
+    InputSerializer = declared_serializer("JudgmentSetAgreementInputSerializer", AGREEMENT.params)
 
     @extend_schema(request=InputSerializer, responses={202: JobOutputSerializer})
     def post(self, request, judgment_set_id: int):
         judgment_set = get_object_or_404(judgment_set_list(), pk=judgment_set_id)
-        data = self.InputSerializer(data=request.data)
+        data = self.InputSerializer(data=_blank_is_default(request.data))
         data.is_valid(raise_exception=True)
-        v = data.validated_data
         try:
-            job = judgment_set_agreement_start(judgment_set=judgment_set, level=v["level"],
-                                               binarize_at=v.get("binarize_at"), repeats=v.get("repeats") or None,
-                                               created_by=request.user)
+            job = operation_job(AGREEMENT, target=judgment_set, params=given(data.validated_data),
+                                created_by=request.user)
         except AgreementOptionsError as exc:
-            raise ValidationError({"detail": str(exc)}) from exc
+            raise refused(exc) from exc
         return job_accepted_response(job, True)

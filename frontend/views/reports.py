@@ -20,7 +20,7 @@ from annotation.models.judgment_sets import JudgmentSet
 from annotation.page_access import page_for
 from annotation.selectors.exports import artefact_list
 from annotation.selectors.reports import judgment_sets_listed, report_list, report_rater_names, scorable_runs
-from annotation.services.evaluation import CONVENTIONS
+from annotation.services.evaluation.conventions import CONVENTIONS
 from annotation.services.exports.labels import EXPORT_FORMATS
 from annotation.services.judgment_sets.agreement import LEVELS
 from annotation.services.judgment_sets.counts import counts_in_words

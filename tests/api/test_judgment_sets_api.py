@@ -10,7 +10,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from annotation.models import Job, Report, Run
 from annotation.models.judgment_sets import JudgmentSet
-from annotation.services.evaluation import evaluate
+from annotation.services.evaluation.evaluate import evaluate
 from annotation.services.judgment_sets.agreement import agreement_file_compute
 from tests.annotation.services.reports.test_report_metrics import example_pool
 

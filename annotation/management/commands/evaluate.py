@@ -8,8 +8,11 @@ from annotation.analysis.grades import AGGREGATES
 from annotation.analysis.repeats import REPEAT_RULES
 from annotation.formats.errors import ImportRejected
 from annotation.formats.text_lines import file_checksum
-from annotation.services.evaluation import (CONVENTIONS, JUDGMENT_FORMATS, RUN_READERS, WRITERS, EvaluationError,
-                                            evaluate)
+from annotation.services.evaluation.conventions import CONVENTIONS
+from annotation.services.evaluation.errors import EvaluationError
+from annotation.services.evaluation.evaluate import evaluate
+from annotation.services.evaluation.registry import JUDGMENT_FORMATS, RUN_READERS
+from annotation.services.evaluation.writers import WRITERS
 
 from ._offline import OfflineCommand
 from ._progress import rejected_to_command_error

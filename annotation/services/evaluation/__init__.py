@@ -1,92 +1,12 @@
-"""Scoring run files against judgment files the way the official tools do, nothing stored.
+"""Scoring run files against judgment files the way the official tools do (`manage.py evaluate`),
+nothing stored. Nothing is re-exported here; import from the module that holds the name:
 
-`evaluate()` reads the judgments (a format from judgments.JUDGMENT_FORMATS), reads each run,
-scores it with the measure family of the judgments' format (measures.FAMILIES) under the chosen
-conventions (conventions.CONVENTIONS, by default the format's own tool) and returns the scores; a
-writer of writers.WRITERS prints them. Each registry is a dict, so a new judgment format, run
-format, measure family or output layout is one entry.
+- evaluate.py     `evaluate()` and its result (`Evaluation`)
+- registry.py     every judgment format, run format and measure family, by name
+- conventions.py  the official tools' rules a score depends on (CONVENTIONS)
+- judgments.py, fire.py, rater_grades.py, moments.py   reading judgment files
+- runs.py, moments.py                                  reading run files
+- measures.py, moments.py                              the measure families
+- writers.py      the output layouts (WRITERS)
+- errors.py       EvaluationError
 """
-from __future__ import annotations
-
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
-
-from .conventions import CONVENTIONS, Conventions
-from .fire import read_fire_judgments
-from .judgments import JUDGMENT_FORMATS, JudgmentFormat, Judgments
-from .measures import FAMILIES, EvaluationError, RunScores
-from .moments import (DidemoMeasures, QvhighlightsMeasures, TvrMeasures, read_didemo_judgments, read_didemo_run,
-                      read_qvhighlights_judgments, read_qvhighlights_run, read_tvr_judgments, read_tvr_run)
-from .rater_grades import read_rater_judgments
-from .runs import RUN_READERS
-from .writers import WRITERS
-
-# Pair judgments that need a rule to become qrels; scored by trec_eval's measures like qrels.
-JUDGMENT_FORMATS["fire_json"] = JudgmentFormat("fire_json", read_fire_judgments, "trec_eval", "trec")
-JUDGMENT_FORMATS["rater_labels"] = JudgmentFormat("rater_labels", read_rater_judgments, "trec_eval", "trec")
-
-# Moment benchmarks: registered here because their module builds on judgments/measures/runs.
-# They print only table and json: trec_eval's and sample_eval.pl's layouts have no moment measures.
-_MOMENT_OUTPUTS = ("table", "json")
-FAMILIES["qvhighlights"] = QvhighlightsMeasures()
-FAMILIES["tvr"] = TvrMeasures()
-RUN_READERS["qvhighlights"] = read_qvhighlights_run
-RUN_READERS["tvr"] = read_tvr_run
-JUDGMENT_FORMATS["qvhighlights"] = JudgmentFormat("qvhighlights", read_qvhighlights_judgments, "qvhighlights",
-                                                  "qvhighlights", ("qvhighlights",), _MOMENT_OUTPUTS)
-JUDGMENT_FORMATS["tvr"] = JudgmentFormat("tvr", read_tvr_judgments, "tvr", "tvr", ("tvr",), _MOMENT_OUTPUTS)
-FAMILIES["didemo"] = DidemoMeasures()
-RUN_READERS["didemo"] = read_didemo_run
-JUDGMENT_FORMATS["didemo"] = JudgmentFormat("didemo", read_didemo_judgments, "didemo", "didemo", ("didemo",),
-                                            (*_MOMENT_OUTPUTS, "didemo"))
-
-__all__ = ["CONVENTIONS", "JUDGMENT_FORMATS", "RUN_READERS", "WRITERS", "Evaluation", "EvaluationError",
-           "RunScores", "evaluate"]
-
-
-@dataclass(frozen=True)
-class Evaluation:
-    judgments: Judgments
-    conventions: Conventions
-    runs: list[RunScores]
-
-    def write(self, output: str, stream) -> None:
-        WRITERS[output](self.runs, self.judgments, self.conventions, stream)
-
-
-def evaluate(run_paths: Sequence[Path], judgments_path: Path, judgments_format: str, *,
-             conventions: str | None = None, measures: Sequence[str] | None = None,
-             run_format: str | None = None, output: str | None = None,
-             judgments_options: Mapping[str, Any] | None = None) -> Evaluation:
-    """Scores every run file; raises ImportRejected (a bad file, with file/line/field of each
-    problem) or EvaluationError (a bad option or nothing to score) before printing anything.
-
-    ``run_format`` defaults to the first the judgments format scores (``trec``, or the moment
-    benchmark's own); ``output``, when given, is checked against the layouts the format prints.
-    ``judgments_options`` go to the format's reader (``JudgmentFormat.read``): ``queries`` and
-    ``originals`` for fire_json, ``columns``, ``repeats``, ``aggregate``, ``file_format`` and
-    ``originals`` for rater_labels, ``originals`` for qrels; None values count as not given."""
-    if judgments_format not in JUDGMENT_FORMATS:
-        raise EvaluationError(f"unknown judgments format '{judgments_format}' "
-                              f"(choose from {', '.join(JUDGMENT_FORMATS)})")
-    fmt = JUDGMENT_FORMATS[judgments_format]
-    run_format = run_format or fmt.run_formats[0]
-    if run_format not in RUN_READERS:
-        raise EvaluationError(f"unknown run format '{run_format}' (choose from {', '.join(RUN_READERS)})")
-    if run_format not in fmt.run_formats:
-        raise EvaluationError(f"--run-format {run_format} cannot be scored against {judgments_format} judgments "
-                              f"(choose from {', '.join(fmt.run_formats)})")
-    if output is not None and output not in fmt.outputs:
-        raise EvaluationError(f"--output {output} is not available for {judgments_format} judgments: its layout "
-                              f"has no {judgments_format} measures (choose from {', '.join(fmt.outputs)})")
-    name = conventions or fmt.default_conventions
-    if name not in CONVENTIONS:
-        raise EvaluationError(f"unknown conventions '{name}' (choose from {', '.join(CONVENTIONS)})")
-    conv = CONVENTIONS[name]
-    family = FAMILIES[fmt.measure_family]
-    chosen = family.parse(measures, conv)
-    judgments = fmt.read(Path(judgments_path), **dict(judgments_options or {}))
-    runs = [RUN_READERS[run_format](Path(p)) for p in run_paths]
-    return Evaluation(judgments, conv, [family.score(run, judgments, conv, chosen) for run in runs])

@@ -22,7 +22,8 @@ from annotation.formats.fields import MAX_ID_LENGTH, shown
 from annotation.formats.fire_json import FireJsonReader
 from annotation.formats.text_lines import LineSource
 
-from .judgments import EvaluationError, Judgments, read_originals
+from .errors import EvaluationError
+from .judgments import Judgments, read_originals
 
 RULES = ("FIRE labels: relevant = 1, irrelevant = 0, disagreements (no majority) = 0, judged not relevant "
          "as FIRE counts unresolved pairs")

@@ -1,7 +1,8 @@
 """Judgment files read for scoring only, by --judgments-format name.
 
 Each format says which measure family scores runs against it and which conventions apply by
-default (the official tool of that format). Add a format by adding a JudgmentFormat entry.
+default (the official tool of that format). Add a format by adding a JudgmentFormat entry to
+registry.JUDGMENT_FORMATS.
 
 A format's reader takes the file's path and keyword options (``--queries``, ``--columns`` ...),
 so a caller holding stored options calls every format alike: ``fmt.read(path, **options)``. An
@@ -20,9 +21,7 @@ from annotation.formats.sample_eval_qrels import (StratumRow, load_sample_eval_q
                                                   stratum_table)
 from annotation.formats.text_lines import LineSource
 
-
-class EvaluationError(ValueError):
-    """A request that cannot be scored (unknown measure or option, no query in common); the message says why."""
+from .errors import EvaluationError
 
 
 @dataclass(frozen=True)
@@ -120,9 +119,3 @@ class JudgmentFormat:
             raise EvaluationError(f"--{unknown[0].replace('_', '-')} does not apply to {self.name} judgments "
                                        f"(options of {self.name}: {takes})")
         return self.reader(Path(path), **given)
-
-
-JUDGMENT_FORMATS: dict[str, JudgmentFormat] = {
-    "qrels": JudgmentFormat("qrels", read_trec_qrels, "trec_eval", "trec"),
-    "sample_eval": JudgmentFormat("sample_eval", read_sample_eval, "sample_eval", "trecvid"),
-}

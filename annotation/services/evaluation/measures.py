@@ -2,7 +2,7 @@
 
 A family parses the names a user asks for (trec_eval's or ir_measures' spelling), scores one run
 and returns values under the names the official tool prints, in its print order. Add a family
-(moments, say) by writing a class with ``parse`` and ``score`` and registering it in FAMILIES.
+(moments, say) by writing a class with ``parse`` and ``score`` and registering it in registry.FAMILIES.
 """
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from annotation.analysis import sample_eval as se
 
 from .conventions import Conventions
-from .judgments import EvaluationError, Judgments
+from .errors import EvaluationError
+from .judgments import Judgments
 from .runs import ScoredRun
 
 
@@ -238,6 +239,3 @@ class SampleEvalMeasures:
         return RunScores(run.name, run.tag, per_names, all_names, per_query,
                          {n: result.all[n] for n in all_names}, frozenset({"num_ret"}),
                          result.topics_unanswered, result.topics_without_qrels)
-
-
-FAMILIES = {"trec_eval": TrecEvalMeasures(), "sample_eval": SampleEvalMeasures()}

@@ -19,7 +19,8 @@ from annotation.formats.moment_files import (load_didemo_ground_truth, load_dide
 
 from .conventions import Conventions
 from .judgments import Judgments
-from .measures import EvaluationError, RunScores
+from .errors import EvaluationError
+from .measures import RunScores
 
 #: Moment-DETR's standalone_eval keeps the first 10 predictions of a query, TVRetrieval's 100.
 QVH_MAX_PRED_WINDOWS = 10

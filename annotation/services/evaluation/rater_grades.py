@@ -32,7 +32,8 @@ from annotation.formats.errors import ImportRejected, FileIssue, IssueCollector
 from annotation.formats.fields import shown
 from annotation.formats.rater_labels import FILE_FORMATS, parse_columns, read_rater_labels
 
-from .judgments import EvaluationError, Judgments, read_originals
+from .errors import EvaluationError
+from .judgments import Judgments, read_originals
 
 #: Label words a rater_labels file may use instead of grades.
 LABEL_GRADES = {"relevant": 1, "not_relevant": 0, "irrelevant": 0}

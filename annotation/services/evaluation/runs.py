@@ -7,7 +7,6 @@ as the official tools ignore it: order comes from the scores (see analysis.sampl
 """
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -60,7 +59,3 @@ def read_trec_run(path: Path) -> ScoredRun:
     issues.raise_if_any()
     ranked = {q: trec_order(list(docs), list(docs.values())) for q, docs in scores.items()}
     return ScoredRun(path.name, tag, ranked, scores)
-
-
-#: Run formats `evaluate` reads, by --run-format name.
-RUN_READERS: dict[str, Callable[[Path], ScoredRun]] = {"trec": read_trec_run}

@@ -5,8 +5,8 @@ jobs whose worker was lost, and the files they leave.
 - dispatch.py   the one place jobs are sent to Celery, by registered task name (task_names.py)
 - recovery.py   the reaper (celery beat) and admins' retries
 - files.py      job output folders, uploads, and the periodic clean-up
-- reports.py, judgment_sets.py   starting the jobs not yet declared as operations
-  (services/operations/: pool builds, releases, simulations, imports, machine judges are)
+- reports.py   starting the jobs not yet declared as operations
+  (services/operations/: pool builds, releases, simulations, imports, machine judges, judgment sets are)
 - operations.py  the `ping` operation
 
 Only the lifecycle and dispatch are re-exported here: the "start" modules import other services,

@@ -144,7 +144,8 @@ def _counts(inputs: JudgingInputs) -> dict:
 def _read_judgment_set(judgment_set: JudgmentSet) -> dict[str, dict[str, int]]:
     """{caption external id: {clip external id: grade}}; -1 = pooled, not judged (sample_eval)."""
     # Imported here: the evaluation package pulls in pytrec_eval, which only this path needs.
-    from annotation.services.evaluation import JUDGMENT_FORMATS, EvaluationError
+    from annotation.services.evaluation.errors import EvaluationError
+    from annotation.services.evaluation.registry import JUDGMENT_FORMATS
     from annotation.services.judgment_sets.scoring import _write_dataset_tables, judgment_set_reading
 
     if judgment_set.source_format not in _PAIR_FORMATS:

@@ -30,7 +30,9 @@ from annotation.models.judgment_sets import JudgmentSet
 from annotation.models.reports import Report
 from annotation.provenance import json_ready
 from annotation.selectors.score_matrix_runs import score_matrix_load
-from annotation.services.evaluation import JUDGMENT_FORMATS, Evaluation, EvaluationError, evaluate
+from annotation.services.evaluation.errors import EvaluationError
+from annotation.services.evaluation.evaluate import Evaluation, evaluate
+from annotation.services.evaluation.registry import JUDGMENT_FORMATS
 from annotation.services.evaluation.writers import as_json
 from annotation.services.reports.kinds.evaluation import KIND as EVALUATION
 from annotation.services.reports.kinds.judgment_set_agreement import KIND as JUDGMENT_SET_AGREEMENT

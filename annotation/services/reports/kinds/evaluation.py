@@ -1,10 +1,25 @@
 """The `evaluation` report kind: stored runs scored against a judgment set under a tool's
 conventions. Created by annotation.services.judgment_sets.scoring (its options are the evaluate
-command's); this module lays the stored result out as tables."""
+command's) through the `evaluate_judgment_set` operation (services/judgment_sets/operations.py),
+whose parameters are the ones declared here; this module lays the stored result out as tables."""
 from __future__ import annotations
 
+from annotation.analysis.params import REQUIRED, Param
+from annotation.services.evaluation.conventions import CONVENTIONS
 from annotation.services.reports.kind import ReportKind
 from annotation.services.reports.tables import ReportTable, keys_in_order, natural_key
+
+#: What a caller chooses: the stored runs, the tool's conventions and the measures.
+PARAMS = {
+    "run_ids": Param(list, REQUIRED, "ids of stored runs of the set's dataset, scored in this order", 1, None,
+                     unique_sorted=False, max_items=50),
+    "conventions": Param(str, None, "the tool whose rules score the runs (null: the set's format's own tool: trec "
+                         "for qrels and pool sets, trecvid for sample_eval)", choices=tuple(CONVENTIONS),
+                         nullable=True, what="conventions"),
+    "measures": Param(list, None, "trec_eval / ir_measures names, or sample_eval's (null or empty: the format's "
+                      "default set)", items=str, unique_sorted=False, min_items=0, max_items=50, max_length=50,
+                      nullable=True),
+}
 
 
 def evaluation_tables(result: dict) -> list[ReportTable]:
@@ -45,4 +60,5 @@ def evaluation_tables(result: dict) -> list[ReportTable]:
     return tables
 
 
-KIND = ReportKind(name="evaluation", title="Evaluation against a judgment set", tables=evaluation_tables)
+KIND = ReportKind(name="evaluation", title="Evaluation against a judgment set", params=PARAMS,
+                  tables=evaluation_tables)

@@ -1,10 +1,24 @@
 """The `judgment_set_agreement` report kind: agreement of a rater_labels judgment set. Created by
-annotation.services.judgment_sets.scoring (computed in judgment_sets/agreement.py); this module lays
-the stored result out as tables."""
+annotation.services.judgment_sets.scoring (computed in judgment_sets/agreement.py) through the
+`judgment_set_agreement` operation (services/judgment_sets/operations.py), whose parameters are the
+ones declared here; this module lays the stored result out as tables."""
 from __future__ import annotations
 
+from annotation.analysis.params import Param
+from annotation.analysis.repeats import REPEAT_RULES
+from annotation.services.judgment_sets.agreement import LEVELS
 from annotation.services.reports.kind import ReportKind
 from annotation.services.reports.tables import ReportTable, interval_text, interval_words
+
+#: What a caller chooses.
+PARAMS = {
+    "level": Param(str, "nominal", "Krippendorff's level of measurement", choices=LEVELS, what="level"),
+    # Grades are small numbers (0-3, 0-100): a threshold beyond a million binarizes nothing.
+    "binarize_at": Param(float, None, "numeric values at or above it count as 1, the others as 0 (null: the "
+                         "values as they are)", -1_000_000, 1_000_000, nullable=True),
+    "repeats": Param(str, None, "one rater's repeated labels of a unit: keep the last, the first, or all (null: the "
+                     "rule the set was imported with)", choices=REPEAT_RULES, nullable=True, what="repeat rule"),
+}
 
 
 def judgment_set_agreement_tables(result: dict) -> list[ReportTable]:
@@ -52,5 +66,5 @@ def judgment_set_agreement_tables(result: dict) -> list[ReportTable]:
     ]
 
 
-KIND = ReportKind(name="judgment_set_agreement", title="Agreement of a judgment set",
+KIND = ReportKind(name="judgment_set_agreement", title="Agreement of a judgment set", params=PARAMS,
                   tables=judgment_set_agreement_tables)

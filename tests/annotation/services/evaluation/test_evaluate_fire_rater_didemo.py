@@ -64,7 +64,9 @@ import pytrec_eval
 from django.core.management import CommandError, call_command
 
 from annotation.formats.errors import ImportRejected
-from annotation.services.evaluation import JUDGMENT_FORMATS, EvaluationError, evaluate
+from annotation.services.evaluation.errors import EvaluationError
+from annotation.services.evaluation.evaluate import evaluate
+from annotation.services.evaluation.registry import JUDGMENT_FORMATS
 from tests.conftest import FIXTURES
 
 EVAL = FIXTURES / "evaluate"
