@@ -95,7 +95,8 @@ def param_field(name: str, spec: Param, *, source: str | None = None, allow_null
         common["source"] = source
     validators = [_DeclaredCheck(name, spec)]
     if spec.type is list:
-        child = _scalar(spec, spec.items, name, required=True)
+        child = (serializers.ListField(child=_scalar(spec, float, name, required=True), min_length=1)
+                 if spec.items is list else _scalar(spec, spec.items, name, required=True))
         return serializers.ListField(child=child, min_length=spec.min_items or None, max_length=spec.max_items,
                                      validators=validators, **common)
     if spec.type is dict:

@@ -41,8 +41,9 @@ class Param:
     """One parameter.
 
     `type` is int, float, bool, str, list or dict (an object of names and values, whose contents
-    the operation's check reads). A list holds `items` (int, float or str); with
-    `unique_sorted` (the default) it is stored sorted without repeats, else in the order given.
+    the operation's check reads). A list holds `items` (int, float or str, or list: rows of
+    numbers, each number within the bounds); with `unique_sorted` (the default) it is stored
+    sorted without repeats, else in the order given (rows: always in the order given).
     `default` may be a function of the target (a report's pool; None when there is none), or
     REQUIRED. A value of None means "the default" unless the parameter is `nullable`, whose None
     is kept (a rule switched off). `choices` limits a str (or the items of a list of str).
@@ -136,19 +137,28 @@ def _text(name: str, spec: Param, value: Any) -> str:
 def _item(name: str, spec: Param, value: Any) -> Any:
     if spec.items is str:
         return _text(name, spec, value)
+    if spec.items is list:
+        # A row of numbers (a sampled pool's stratum: first rank, last rank, share); what the row
+        # means together is the operation's check.
+        if not isinstance(value, (list, tuple)) or not value:
+            raise ParamInvalid(f"parameter '{name}' must be a list of non-empty lists of numbers, got {value!r}",
+                               param=name)
+        return [_number(name, spec, v, float) for v in value]
     return _number(name, spec, value, spec.items)
 
 
 def param_value(name: str, spec: Param, value: Any) -> Any:
     """One given (not None) value checked against its declaration."""
     if spec.type is list:
-        what = {int: "whole numbers", float: "numbers", str: "names"}[spec.items]
+        what = {int: "whole numbers", float: "numbers", str: "names", list: "lists of numbers"}[spec.items]
         if not isinstance(value, (list, tuple)) or len(value) < max(spec.min_items, 1 if spec.min_items else 0):
             raise ParamInvalid(f"parameter '{name}' must be a non-empty list of {what}" if spec.min_items
                                else f"parameter '{name}' must be a list of {what}", param=name)
         if spec.max_items is not None and len(value) > spec.max_items:
             raise ParamInvalid(f"parameter '{name}' must be a list of at most {spec.max_items} {what}", param=name)
         items = [_item(name, spec, v) for v in value]
+        if spec.items is list:
+            return items
         return sorted(set(items)) if spec.unique_sorted else list(dict.fromkeys(items))
     if spec.type is dict:
         if not isinstance(value, Mapping):

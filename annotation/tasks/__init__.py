@@ -4,4 +4,4 @@ Tasks are registered under the names in annotation/services/jobs/task_names.py; 
 them by name (annotation/services/jobs/dispatch.py) and never import this package. Operations of
 the registry (annotation/services/operations/) all run under one task, operations.run_operation."""
 from .pools import release_expired_leases  # noqa: F401
-from . import operations, jobs, reports, proxies, moments  # noqa: F401  (areas register their own tasks)
+from . import operations, jobs, proxies  # noqa: F401  (areas register their own tasks)

@@ -15,23 +15,51 @@ from rest_framework.generics import ListAPIView
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.analysis.sample_eval import TRECVID_MAX_RESULT_SIZE
 from annotation.models import Dataset, MomentMember, Pool, PooledPair, Report
 from annotation.selectors.moments import (infap_csv, moment_metrics_csv, moment_pool_summary, moment_spans, pool_reports,
                                           query_chart_svg, sampled_pool_summary)
-from annotation.services.pools.moments import moment_pool_build_start
-from annotation.services.reports.kinds.infap import INFAP, infap_report_start
-from annotation.services.reports.kinds.moment_metrics import MOMENT_METRICS, moment_metrics_report_start
+from annotation.services.operations.start import operation_job
 from annotation.services.pools.build import PoolError
-from annotation.services.reports.create import ReportError
-from annotation.services.pools.sampled import sampled_pool_build_start
+from annotation.services.pools.operations import MOMENT_POOL_BUILD, SAMPLED_POOL_BUILD
+from annotation.services.reports.kind import ReportError
+from annotation.services.reports.kinds.infap import INFAP
+from annotation.services.reports.kinds.moment_metrics import MOMENT_METRICS
+from annotation.services.reports.operations import INFAP_REPORT, MOMENT_METRICS_REPORT
 from api.bounds import id_field
+from api.operations import declared_serializer, refused
 from api.permissions import IsAdmin, IsAdminOrResearcherReadOnly
 from api.views.jobs import JobOutputSerializer, job_accepted_response
 
 
-def _refusal(exc: Exception) -> ValidationError:
-    return ValidationError({"detail": str(exc)})
+#: The request calls the runs `runs` (the operations: `run_ids`).
+RUNS = {"run_ids": "runs"}
+
+
+def _validated(serializer, request) -> dict:
+    """The request's declared fields. A refused field is answered as the start service's refusal
+    is (api/operations.py `refused`): keyed by the field, with the reason also as `detail`."""
+    data = serializer(data=request.data)
+    if not data.is_valid():
+        field, reasons = next(iter(data.errors.items()))
+        raise ValidationError({**data.errors, "detail": f"{field}: {_first(reasons)}"})
+    return dict(data.validated_data)
+
+
+def _first(reasons) -> str:
+    while isinstance(reasons, (list, dict)) and reasons:
+        reasons = next(iter(reasons.values())) if isinstance(reasons, dict) else reasons[0]
+    return str(reasons)
+
+
+def _build(request, operation, serializer):
+    """A pool build of `operation` from the request: the dataset by id, the declared fields."""
+    params = _validated(serializer, request)
+    dataset = get_object_or_404(Dataset, pk=params.pop("dataset"))
+    try:
+        job = operation_job(operation, target=dataset, params=params, created_by=request.user)
+    except PoolError as exc:
+        raise refused(exc, rename=RUNS) from exc
+    return job_accepted_response(job, True)
 
 
 class MomentPoolBuildApi(APIView):
@@ -39,28 +67,12 @@ class MomentPoolBuildApi(APIView):
     and clip whose temporal IoU reaches `iou_threshold` (a background job; 202 + status URL)."""
 
     permission_classes = [IsAdmin]
-
-    class InputSerializer(serializers.Serializer):
-        dataset = serializers.IntegerField()
-        name = serializers.CharField(max_length=200)
-        runs = serializers.ListField(child=serializers.IntegerField(), min_length=1)
-        depth = serializers.IntegerField(min_value=1, max_value=1000, default=10)
-        iou_threshold = serializers.FloatField(min_value=0, max_value=1, default=0.7)
-        redundancy = serializers.FloatField(min_value=0, max_value=1, default=0.1)
-        seed = serializers.IntegerField(min_value=0, max_value=2**62, default=0)
+    InputSerializer = declared_serializer("MomentPoolBuildInputSerializer", MOMENT_POOL_BUILD.params, rename=RUNS,
+                                          extra={"dataset": id_field()})
 
     @extend_schema(request=InputSerializer, responses={202: JobOutputSerializer})
     def post(self, request):
-        data = self.InputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        v = dict(data.validated_data)
-        dataset = get_object_or_404(Dataset, pk=v.pop("dataset"))
-        name, run_ids = v.pop("name"), v.pop("runs")
-        try:
-            job = moment_pool_build_start(dataset=dataset, name=name, run_ids=run_ids, options=v, created_by=request.user)
-        except PoolError as exc:
-            raise _refusal(exc) from exc
-        return job_accepted_response(job, True)
+        return _build(request, MOMENT_POOL_BUILD, self.InputSerializer)
 
 
 class SampledPoolBuildApi(APIView):
@@ -68,30 +80,22 @@ class SampledPoolBuildApi(APIView):
     strata [[1, 10, 1.0], [11, 100, 0.2], [101, 1000, 0.05]] (a background job; 202 + status URL)."""
 
     permission_classes = [IsAdmin]
-
-    class InputSerializer(serializers.Serializer):
-        dataset = serializers.IntegerField()
-        name = serializers.CharField(max_length=200)
-        runs = serializers.ListField(child=serializers.IntegerField(), min_length=1)
-        strata = serializers.ListField(child=serializers.ListField(child=serializers.FloatField(min_value=0, max_value=1_000_000),
-                                                                  min_length=3, max_length=3),
-                                       min_length=1, help_text="[[first rank, last rank, share judged], ...] from rank 1")
-        seed = serializers.IntegerField(min_value=0, max_value=2**62, default=0)
-        redundancy = serializers.FloatField(min_value=0, max_value=1, default=0.1)
+    InputSerializer = declared_serializer("SampledPoolBuildInputSerializer", SAMPLED_POOL_BUILD.params, rename=RUNS,
+                                          extra={"dataset": id_field()})
 
     @extend_schema(request=InputSerializer, responses={202: JobOutputSerializer})
     def post(self, request):
-        data = self.InputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        v = dict(data.validated_data)
-        dataset = get_object_or_404(Dataset, pk=v.pop("dataset"))
-        name, run_ids, strata = v.pop("name"), v.pop("runs"), v.pop("strata")
-        try:
-            job = sampled_pool_build_start(dataset=dataset, name=name, run_ids=run_ids, strata=strata, options=v,
-                                           created_by=request.user)
-        except PoolError as exc:
-            raise _refusal(exc) from exc
-        return job_accepted_response(job, True)
+        return _build(request, SAMPLED_POOL_BUILD, self.InputSerializer)
+
+
+def _report(request, pool: Pool, operation, serializer):
+    """A report of `operation` on `pool` from the request's declared fields."""
+    params = _validated(serializer, request)
+    try:
+        job = operation_job(operation, target=pool, params=params, created_by=request.user)
+    except ReportError as exc:
+        raise refused(exc, rename=RUNS) from exc
+    return job_accepted_response(job, True)
 
 
 def _moment_pool(pool_id: int) -> Pool:
@@ -184,11 +188,7 @@ class MomentMetricsApi(APIView):
 
     permission_classes = [IsAdminOrResearcherReadOnly]
 
-    class InputSerializer(serializers.Serializer):
-        runs = serializers.ListField(child=serializers.IntegerField(), min_length=1, required=False)
-        ks = serializers.ListField(child=serializers.IntegerField(min_value=1, max_value=1000), min_length=1, default=[1, 5, 10])
-        iou_thresholds = serializers.ListField(child=serializers.FloatField(min_value=0.01, max_value=1), min_length=1,
-                                               default=[0.5, 0.7])
+    InputSerializer = declared_serializer("MomentMetricsInputSerializer", MOMENT_METRICS_REPORT.params, rename=RUNS)
 
     @extend_schema(responses=ReportSummarySerializer(many=True))
     def get(self, request, pool_id: int):
@@ -196,16 +196,7 @@ class MomentMetricsApi(APIView):
 
     @extend_schema(request=InputSerializer, responses={202: JobOutputSerializer})
     def post(self, request, pool_id: int):
-        pool = _moment_pool(pool_id)
-        data = self.InputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        v = data.validated_data
-        try:
-            job = moment_metrics_report_start(pool=pool, run_ids=v.get("runs"), ks=v["ks"], iou_thresholds=v["iou_thresholds"],
-                                              created_by=request.user)
-        except ReportError as exc:
-            raise _refusal(exc) from exc
-        return job_accepted_response(job, True)
+        return _report(request, _moment_pool(pool_id), MOMENT_METRICS_REPORT, self.InputSerializer)
 
 
 class InfapApi(APIView):
@@ -217,10 +208,7 @@ class InfapApi(APIView):
 
     permission_classes = [IsAdminOrResearcherReadOnly]
 
-    class InputSerializer(serializers.Serializer):
-        runs = serializers.ListField(child=serializers.IntegerField(), min_length=1, required=False)
-        max_result_size = serializers.IntegerField(min_value=1, max_value=1_000_000, allow_null=True, required=False,
-                                                   default=TRECVID_MAX_RESULT_SIZE)
+    InputSerializer = declared_serializer("InfapInputSerializer", INFAP_REPORT.params, rename=RUNS)
 
     @extend_schema(responses=ReportSummarySerializer(many=True))
     def get(self, request, pool_id: int):
@@ -228,18 +216,10 @@ class InfapApi(APIView):
 
     @extend_schema(request=InputSerializer, responses={202: JobOutputSerializer})
     def post(self, request, pool_id: int):
-        pool = _sampled_pool(pool_id)
-        data = self.InputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        try:
-            job = infap_report_start(pool=pool, run_ids=data.validated_data.get("runs"), created_by=request.user,
-                                     max_result_size=data.validated_data["max_result_size"])
-        except ReportError as exc:
-            raise _refusal(exc) from exc
-        return job_accepted_response(job, True)
+        return _report(request, _sampled_pool(pool_id), INFAP_REPORT, self.InputSerializer)
 
 
-def _report(pool_id: int, kind: str, report_id: int) -> Report:
+def _stored_report(pool_id: int, kind: str, report_id: int) -> Report:
     return get_object_or_404(pool_reports(pool=get_object_or_404(Pool, pk=pool_id), kind=kind), pk=report_id)
 
 
@@ -256,7 +236,7 @@ class MomentMetricsDetailApi(APIView):
 
     @extend_schema(responses=ReportDetailSerializer)
     def get(self, request, pool_id: int, report_id: int):
-        return Response(ReportDetailSerializer(_report(pool_id, MOMENT_METRICS, report_id)).data)
+        return Response(ReportDetailSerializer(_stored_report(pool_id, MOMENT_METRICS, report_id)).data)
 
 
 class MomentMetricsCsvApi(APIView):
@@ -266,7 +246,7 @@ class MomentMetricsCsvApi(APIView):
 
     @extend_schema(responses={(200, "text/csv"): OpenApiTypes.STR})
     def get(self, request, pool_id: int, report_id: int):
-        report = _report(pool_id, MOMENT_METRICS, report_id)
+        report = _stored_report(pool_id, MOMENT_METRICS, report_id)
         return _download(moment_metrics_csv(report=report), "text/csv; charset=utf-8", f"moment-metrics-{report.pk}.csv")
 
 
@@ -277,7 +257,7 @@ class InfapDetailApi(APIView):
 
     @extend_schema(responses=ReportDetailSerializer)
     def get(self, request, pool_id: int, report_id: int):
-        return Response(ReportDetailSerializer(_report(pool_id, INFAP, report_id)).data)
+        return Response(ReportDetailSerializer(_stored_report(pool_id, INFAP, report_id)).data)
 
 
 class InfapCsvApi(APIView):
@@ -287,7 +267,7 @@ class InfapCsvApi(APIView):
 
     @extend_schema(responses={(200, "text/csv"): OpenApiTypes.STR})
     def get(self, request, pool_id: int, report_id: int):
-        report = _report(pool_id, INFAP, report_id)
+        report = _stored_report(pool_id, INFAP, report_id)
         return _download(infap_csv(report=report), "text/csv; charset=utf-8", f"infap-{report.pk}.csv")
 
 
@@ -310,7 +290,7 @@ class QueryChartApi(APIView):
         data = self.InputSerializer(data=request.query_params)
         data.is_valid(raise_exception=True)
         v = data.validated_data
-        report = _report(pool_id, INFAP, v["report"])
+        report = _stored_report(pool_id, INFAP, v["report"])
         try:
             svg = query_chart_svg(report=report, run_id=v["run"])
         except LookupError as exc:

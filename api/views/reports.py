@@ -13,7 +13,7 @@ from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import renderers, serializers
-from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.exceptions import NotFound
 from rest_framework.generics import ListAPIView
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -22,12 +22,13 @@ from annotation.formats.csv_safe import safe_csv_writer
 from annotation.models import Artefact, Pool, Report
 from annotation.selectors.exports import artefact_list
 from annotation.selectors.reports import report_list
-from annotation.services.aggregation.pool_labels import AGGREGATION_MODELS
-from annotation.services.exports.labels import EXPORT_FORMATS, ExportError
-from annotation.services.jobs.reports import export_start
-from annotation.services.reports.create import ReportError, report_start
-from annotation.services.reports.registry import POOL_REPORT_KINDS, report_tables
+from annotation.services.exports.labels import AGGREGATION, ExportError
+from annotation.services.exports.operations import EXPORT_LABELS, export_start
+from annotation.services.reports.kind import ReportError
+from annotation.services.reports.operations import COMPUTE_REPORT, report_start
+from annotation.services.reports.registry import report_tables
 from api.downloads import stored_file_download
+from api.operations import declared_serializer, param_field, refused
 from api.params import query_int
 from api.renderers import JSONRenderer
 from api.permissions import IsAdmin, IsAdminOrResearcherReadOnly
@@ -77,6 +78,13 @@ class ReportDetailOutputSerializer(ReportOutputSerializer):
         fields = ReportOutputSerializer.Meta.fields + ["result"]
 
 
+def _inside_params(exc: Exception, top_level: str) -> dict:
+    """A refused parameter other than `top_level` was sent inside the `params` object: that is the
+    request field the 400 names (its message names the parameter)."""
+    param = getattr(exc, "param", None)
+    return {param: "params"} if param and param != top_level else {}
+
+
 class PoolReportCreateApi(APIView):
     """Admin: compute a report of a pool as a background job (202 + job status URL).
 
@@ -85,9 +93,8 @@ class PoolReportCreateApi(APIView):
 
     permission_classes = [IsAdmin]
 
-    class InputSerializer(serializers.Serializer):
-        kind = serializers.ChoiceField(choices=POOL_REPORT_KINDS)
-        params = serializers.DictField(required=False, default=dict)
+    # The fields are those of the report operation that takes any kind (services/reports/operations.py).
+    InputSerializer = declared_serializer("PoolReportInputSerializer", COMPUTE_REPORT.params)
 
     @extend_schema(request=InputSerializer, responses={202: JobOutputSerializer})
     def post(self, request, pool_id: int):
@@ -95,10 +102,10 @@ class PoolReportCreateApi(APIView):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         try:
-            job = report_start(pool=pool, kind=data.validated_data["kind"], params=data.validated_data["params"],
+            job = report_start(pool=pool, kind=data.validated_data["kind"], params=data.validated_data.get("params"),
                                created_by=request.user)
         except ReportError as exc:
-            raise ValidationError({"detail": str(exc)}) from exc
+            raise refused(exc, rename=_inside_params(exc, "kind")) from exc
         return job_accepted_response(job, True)
 
 
@@ -180,23 +187,24 @@ class PoolExportCreateApi(APIView):
 
     permission_classes = [IsAdmin]
 
-    class InputSerializer(serializers.Serializer):
-        format = serializers.ChoiceField(choices=list(EXPORT_FORMATS))
-        params = serializers.DictField(required=False, default=dict)
-        aggregation = serializers.ChoiceField(choices=AGGREGATION_MODELS, default="majority")
+    # The fields are those of the export operation that takes any format (services/exports/operations.py),
+    # and the aggregation rule every format declares, also accepted beside the params.
+    InputSerializer = declared_serializer("PoolExportInputSerializer", EXPORT_LABELS.params,
+                                          extra={"aggregation": param_field("aggregation", AGGREGATION["aggregation"])})
 
     @extend_schema(request=InputSerializer, responses={202: JobOutputSerializer})
     def post(self, request, pool_id: int):
         pool = get_object_or_404(Pool.objects.select_related("dataset"), pk=pool_id)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        params = {**data.validated_data["params"]}
-        params.setdefault("aggregation", data.validated_data["aggregation"])
+        v = data.validated_data
+        params = dict(v.get("params") or {})
+        if v.get("aggregation") is not None:
+            params.setdefault("aggregation", v["aggregation"])
         try:
-            job = export_start(pool=pool, fmt=data.validated_data["format"], params=params,
-                               created_by=request.user)
+            job = export_start(pool=pool, fmt=v["format"], params=params, created_by=request.user)
         except ExportError as exc:
-            raise ValidationError({"detail": str(exc)}) from exc
+            raise refused(exc, rename=_inside_params(exc, "format")) from exc
         return job_accepted_response(job, True)
 
 

@@ -1,8 +1,8 @@
 """Issue 26: one place creates a report or starts its job (annotation/services/reports/create.py).
 
 Read from the source, like test_import_graph.py: outside services/reports/, no module creates a
-Report row or calls report_store; report jobs are started with create.report_job_start, which
-refuses a kind the registry does not list."""
+Report row or calls report_store; report_save refuses a kind the registry does not list, and a
+pool report's start (reports/operations.py report_start) a kind that is not a pool report's."""
 from __future__ import annotations
 
 import ast
@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from annotation.models import Job
-from annotation.services.jobs import task_names
-from annotation.services.reports.create import ReportError, report_job_start, report_save
+from annotation.services.reports.create import ReportError, report_save
+from annotation.services.reports.operations import report_start
 
 ROOT = Path(__file__).resolve().parents[2]
 REPORTS = ROOT / "annotation" / "services" / "reports"
@@ -53,7 +53,7 @@ def test_the_store_is_called_from_create_and_the_two_kinds_that_start_themselves
 @pytest.mark.django_db
 def test_an_unknown_kind_is_refused_before_anything_is_made():
     with pytest.raises(ReportError, match="unknown report kind 'nope'"):
-        report_job_start(kind="nope", job_kind="nope", params={}, task=task_names.PING, created_by=None)
+        report_start(pool=None, kind="nope", params={}, created_by=None)
     with pytest.raises(ReportError, match="unknown report kind 'nope'"):
         report_save(kind="nope", dataset_id=1, title="t", params={}, result={})
     assert Job.objects.count() == 0

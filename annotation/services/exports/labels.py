@@ -48,6 +48,7 @@ from annotation.formats.csv_safe import safe_csv_writer
 from annotation.formats.fire_json import FireJsonWriter
 from annotation.formats.qrels import write_qrels
 from annotation.analysis.aggregation import MODEL_NOTES
+from annotation.analysis.params import Param, ParamInvalid, params_clean
 from annotation.models import Artefact, Caption, Clip, Job, Pool, PooledPair
 from annotation.selectors.exports import (export_fire_pair_rows, export_fire_provenance_rows, export_fire_vote_rows,
                                           export_label_rows, export_provenance_rows, export_qrels_rows, json_value)
@@ -61,7 +62,12 @@ EXPORTS = "exports"
 
 
 class ExportError(ValueError):
-    """An export request that cannot be carried out; the message says why."""
+    """An export request that cannot be carried out; the message says why (and `param` names the
+    parameter when one is to blame)."""
+
+    def __init__(self, message: str = "", *, param: str | None = None) -> None:
+        super().__init__(message)
+        self.param = param
 
 
 @dataclass(frozen=True)
@@ -69,16 +75,28 @@ class ExportFormat:
     kind: str  # Artefact.kind
     extension: str
     content_type: str
-    params: dict  # accepted parameters and their defaults
+    params: dict[str, Param]  # the format's own parameters (every format also takes AGGREGATION)
+
+
+def _dataset_name(pool: Pool | None) -> str | None:
+    return pool.dataset.name if pool is not None else None
 
 
 EXPORT_FORMATS = {
-    "qrels": ExportFormat("qrels", "qrels", "text/plain; charset=utf-8", {"originals": True}),
-    "fire_json": ExportFormat("fire_json", "json", "application/json",
-                              {"dataset_tag": None, "license": "", "creator": "Rejudge"}),
+    "qrels": ExportFormat("qrels", "qrels", "text/plain; charset=utf-8", {
+        "originals": Param(bool, True, "every caption's original clip is listed as relevant"),
+    }),
+    "fire_json": ExportFormat("fire_json", "json", "application/json", {
+        "dataset_tag": Param(str, _dataset_name, "the dataset's name in the file (default: the pool's dataset's name)"),
+        "license": Param(str, "", "the licence the file states"),
+        "creator": Param(str, "Rejudge", "who made the file, as the file states it"),
+    }),
     "csv": ExportFormat("labels_csv", "csv", "text/csv; charset=utf-8", {}),
     "jsonl": ExportFormat("labels_jsonl", "jsonl", "application/x-ndjson", {}),
 }
+#: Every format names the rule that turns votes into labels (see the module docstring).
+AGGREGATION = {"aggregation": Param(str, "majority", "how votes become a pair's label: majority (the stored "
+                                    "resolution), or a model over the same human votes", choices=AGGREGATION_MODELS)}
 LABEL_COLUMNS = ["pool_id", "pair_id", "caption_id", "caption_text", "clip_id", "video_id", "start", "end",
                  "is_original_positive", "pair_state", "resolved_label", "resolved_by", "label_id", "rater",
                  "value", "counted", "vote_number", "surplus_reason", "seconds", "created_at", "proposed_by",
@@ -112,29 +130,28 @@ class HashingTextFile:
         self._parts, self._pending = [], 0
 
 
-def export_params_clean(*, fmt: str, params: dict | None, pool: Pool) -> dict:
+def export_format_params(fmt: str) -> dict[str, Param]:
+    """The parameters an export in `fmt` takes: the format's own and AGGREGATION."""
     if fmt not in EXPORT_FORMATS:
-        raise ExportError(f"unknown export format '{fmt}'; use one of {', '.join(EXPORT_FORMATS)}")
-    params = dict(params or {})
-    # Every format can name the rule that turns votes into labels (see the module docstring).
-    accepted = {**EXPORT_FORMATS[fmt].params, "aggregation": "majority"}
-    unknown = sorted(set(params) - set(accepted))
-    if unknown:
-        raise ExportError(f"unknown parameter(s) {', '.join(unknown)} for {fmt} exports; "
-                          f"known: {', '.join(accepted) or 'none'}")
-    clean = {}
-    for name, default in accepted.items():
-        value = params.get(name, default)
-        if name == "originals" and not isinstance(value, bool):
-            raise ExportError("parameter 'originals' must be true or false")
-        if name in ("dataset_tag", "license", "creator") and value is not None and not isinstance(value, str):
-            raise ExportError(f"parameter '{name}' must be text")
-        if name == "aggregation" and value not in AGGREGATION_MODELS:
-            raise ExportError(f"parameter 'aggregation' must be one of {', '.join(AGGREGATION_MODELS)}, got {value!r}")
-        clean[name] = value
-    if fmt == "fire_json" and not clean["dataset_tag"]:
-        clean["dataset_tag"] = pool.dataset.name
-    return clean
+        raise ExportError(f"unknown export format '{fmt}'; use one of {', '.join(EXPORT_FORMATS)}", param="format")
+    return {**EXPORT_FORMATS[fmt].params, **AGGREGATION}
+
+
+def export_params_complete(*, fmt: str, params: dict, pool: Pool) -> dict:
+    """Checked parameters completed: a FIRE file's empty dataset tag is the dataset's name."""
+    if fmt == "fire_json" and not params["dataset_tag"]:
+        return params | {"dataset_tag": pool.dataset.name}
+    return params
+
+
+def export_params_clean(*, fmt: str, params: dict | None, pool: Pool) -> dict:
+    """The full parameters of an export: given values checked against the declarations, defaults
+    filled in (the export operations, services/exports/operations.py, check them the same way)."""
+    try:
+        clean = params_clean(export_format_params(fmt), params, target=pool, owner=f"{fmt} exports")
+    except ParamInvalid as exc:
+        raise ExportError(str(exc), param=exc.param) from None
+    return export_params_complete(fmt=fmt, params=clean, pool=pool)
 
 
 def _when(value) -> str | None:

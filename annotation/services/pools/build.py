@@ -33,7 +33,12 @@ BATCH = 5000
 
 
 class PoolError(ValueError):
-    """A pool request that cannot be carried out; the message says why."""
+    """A pool request that cannot be carried out; the message says why (and `param` names the
+    parameter when one is to blame)."""
+
+    def __init__(self, message: str = "", *, param: str | None = None) -> None:
+        super().__init__(message)
+        self.param = param
 
 
 @transaction.atomic

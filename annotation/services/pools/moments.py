@@ -17,10 +17,19 @@ from django.db import transaction
 
 from annotation.analysis import moments as analysis
 from annotation.analysis.pair_hashes import needs_second_label, queue_positions
-from annotation.models import (Caption, Clip, Dataset, Job, MomentMember, MomentPoolDesign, PairProvenance, Pool,
+from annotation.analysis.params import Param, ParamInvalid
+from annotation.models import (Caption, Clip, Dataset, MomentMember, MomentPoolDesign, PairProvenance, Pool,
                                PooledPair, PoolRun, Prediction, Run)
-from annotation.services.jobs import job_create, job_enqueue, task_names
 from annotation.services.pools.build import BATCH, PoolError
+
+
+#: A moment pool's own parameters (the build operation, services/pools/operations.py, declares them
+#: beside those every pool takes); checked here too, for the command line's direct build.
+MOMENT_POOL_PARAMS = {
+    "depth": Param(int, 10, "k: each run's top-k moments per caption are pooled", 1, 1000),
+    "iou_threshold": Param(float, 0.7, "spans of one caption and clip whose temporal IoU reaches it are merged "
+                           "(touching spans have IoU 0)", 0, 1, open_low=True),
+}
 
 
 def span_key(clip_external_id: str, start: float, end: float) -> str:
@@ -29,20 +38,22 @@ def span_key(clip_external_id: str, start: float, end: float) -> str:
     return f"{clip_external_id}\x1f{start!r}\x1f{end!r}"
 
 
-def _check_request(dataset: Dataset, name: str, runs: list[Run], depth: int, iou_threshold: float) -> None:
+def moment_request_check(dataset: Dataset, name: str, runs: list[Run], depth: int, iou_threshold: float) -> None:
     if not runs:
-        raise PoolError("a moment pool needs at least one run")
+        raise PoolError("a moment pool needs at least one run", param="run_ids")
     for run in runs:
         if run.dataset_id != dataset.pk:
-            raise PoolError(f"run '{run.name}' belongs to another dataset")
+            raise PoolError(f"run '{run.name}' belongs to another dataset", param="run_ids")
         if run.kind != Run.Kind.MOMENT:
-            raise PoolError(f"run '{run.name}' is not a moment run (its predictions have no start and end)")
-    if not 1 <= depth <= 1000:
-        raise PoolError("depth must be between 1 and 1000")
-    if not 0 < iou_threshold <= 1:
-        raise PoolError("iou_threshold must be above 0 and at most 1 (touching spans have IoU 0)")
+            raise PoolError(f"run '{run.name}' is not a moment run (its predictions have no start and end)",
+                            param="run_ids")
+    for param, value in (("depth", depth), ("iou_threshold", iou_threshold)):
+        try:
+            MOMENT_POOL_PARAMS[param].check(value, name=param)
+        except ParamInvalid as exc:
+            raise PoolError(str(exc), param=param) from None
     if Pool.objects.filter(dataset=dataset, name=name).exists():
-        raise PoolError(f"a pool named '{name}' already exists for '{dataset.name}'")
+        raise PoolError(f"a pool named '{name}' already exists for '{dataset.name}'", param="name")
 
 
 @transaction.atomic
@@ -50,7 +61,7 @@ def moment_pool_create(*, dataset: Dataset, name: str, runs: Iterable[Run], dept
                        redundancy: float = 0.1, seed: int = 0,
                        progress: Callable[[int, int | None], None] | None = None) -> Pool:
     runs = list(runs)
-    _check_request(dataset, name, runs, depth, iou_threshold)
+    moment_request_check(dataset, name, runs, depth, iou_threshold)
     rows = Prediction.objects.filter(run__in=runs, rank__lte=depth).values_list(
         "run_id", "caption_id", "clip_id", "rank", "score", "start", "end")
     try:
@@ -144,16 +155,3 @@ def _record_pool_runs(pool: Pool, runs: list[Run], spans: list[_JudgedSpan]) -> 
     for span in spans:
         added[min(position[r] for r in span.runs)] += 1
     PoolRun.objects.bulk_create([PoolRun(pool=pool, run=run, pairs_added=added[i]) for i, run in enumerate(runs)])
-
-
-@transaction.atomic
-def moment_pool_build_start(*, dataset: Dataset, name: str, run_ids: list[int], options: dict, created_by) -> Job:
-    """Checks the request up front (mistakes get a 400, not a failed job) and queues the build."""
-    runs = list(Run.objects.filter(pk__in=run_ids, dataset=dataset))
-    missing = sorted(set(run_ids) - {r.pk for r in runs})
-    if missing:
-        raise PoolError(f"runs {missing} do not exist in dataset '{dataset.name}'")
-    _check_request(dataset, name, runs, options.get("depth", 10), options.get("iou_threshold", 0.7))
-    job = job_create(kind="build_moment_pool", params={"dataset_id": dataset.pk, "name": name, "run_ids": run_ids, **options},
-                     created_by=created_by)
-    return job_enqueue(job=job, task=task_names.BUILD_MOMENT_POOL)

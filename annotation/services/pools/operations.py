@@ -1,7 +1,8 @@
 """The pools area's background operations (services/operations/): building a pool from runs'
-top-k pairs, adding a run to a pool, and recomputing a large pool's judging order after its
-settings changed. Each is declared once here: its parameters, the check that refuses a request
-before a job exists (a mistake is a 400, not a failed job), and the run that calls the service."""
+top-k pairs, adding a run to a pool, recomputing a large pool's judging order after its settings
+changed, and building a moment pool or a sampled pool of deep runs. Each is declared once here:
+its parameters, the check that refuses a request before a job exists (a mistake is a 400, not a
+failed job), and the run that calls the service."""
 from __future__ import annotations
 
 from annotation.analysis.params import REQUIRED, Param
@@ -12,6 +13,8 @@ from annotation.services.judging.plan import JudgingError, active_judge_check, j
 from annotation.services.operations.operation import Operation
 from annotation.services.operations.start import operation_job
 from annotation.services.pools.build import PoolError, known_pairs_add, pool_add_run, pool_create
+from annotation.services.pools.moments import MOMENT_POOL_PARAMS, moment_pool_create, moment_request_check
+from annotation.services.pools.sampled import STRATA, sampled_pool_create, sampled_request_check, strata_validate
 
 # --- build a pool ------------------------------------------------------------------------------
 
@@ -139,4 +142,87 @@ def judging_reorder_start(*, pool: Pool, design: bool, created_by) -> Job:
     return operation_job(JUDGING_REORDER, target=pool, params={"design": design}, created_by=created_by)
 
 
-OPERATIONS = (POOL_BUILD, POOL_ADD_RUN, JUDGING_REORDER)
+# --- build a moment pool, a sampled pool -------------------------------------------------------
+
+def _request_runs(dataset: Dataset, run_ids: list[int]) -> list[Run]:
+    """The named runs of the dataset, in the order asked (a run 'adds' what no run before it did)."""
+    found = Run.objects.in_bulk(run_ids)
+    runs = [found[pk] for pk in run_ids if pk in found and found[pk].dataset_id == dataset.pk]
+    missing = sorted(set(run_ids) - {r.pk for r in runs})
+    if missing:
+        raise PoolError(f"runs {missing} do not exist in dataset '{dataset.name}'", param="run_ids")
+    return runs
+
+
+MOMENT_BUILD_PARAMS = {
+    "name": BUILD_PARAMS["name"], "run_ids": BUILD_PARAMS["run_ids"], **MOMENT_POOL_PARAMS,
+    "redundancy": BUILD_PARAMS["redundancy"], "seed": BUILD_PARAMS["seed"],
+}
+
+
+def _moment_build_check(*, target: Dataset, params: dict) -> None:
+    moment_request_check(target, params["name"], _request_runs(target, params["run_ids"]), params["depth"],
+                         params["iou_threshold"])
+
+
+def _moment_build_run(job: Job, progress) -> dict:
+    p = job.params
+    dataset = Dataset.objects.get(pk=p["dataset_id"])
+    pool = moment_pool_create(dataset=dataset, name=p["name"], runs=_request_runs(dataset, p["run_ids"]),
+                              depth=p.get("depth", 10), iou_threshold=p.get("iou_threshold", 0.7),
+                              redundancy=p.get("redundancy", 0.1), seed=p.get("seed", 0), progress=progress)
+    return {"pool_id": pool.pk, "name": pool.name, "spans": pool.pairs.filter(role="pool").count(),
+            "double_labelled": pool.pairs.filter(role="pool", required_labels__gte=2).count()}
+
+
+MOMENT_POOL_BUILD = Operation(
+    name="build_moment_pool", title="Build a moment pool", params=MOMENT_BUILD_PARAMS, check=_moment_build_check,
+    run=_moment_build_run, target=Dataset, target_field="dataset_id", error=PoolError,
+    legacy_task=task_names.BUILD_MOMENT_POOL)
+
+
+def moment_pool_build_start(*, dataset: Dataset, name: str, run_ids: list[int], options: dict, created_by) -> Job:
+    """Checks the request up front (mistakes get a 400, not a failed job) and queues the build.
+    `options`: the other declared parameters."""
+    return operation_job(MOMENT_POOL_BUILD, target=dataset, params={"name": name, "run_ids": list(run_ids), **options},
+                         created_by=created_by)
+
+
+SAMPLED_BUILD_PARAMS = {
+    "name": BUILD_PARAMS["name"], "run_ids": BUILD_PARAMS["run_ids"], "strata": STRATA,
+    "seed": BUILD_PARAMS["seed"], "redundancy": BUILD_PARAMS["redundancy"],
+}
+
+
+def _sampled_build_check(*, target: Dataset, params: dict) -> dict:
+    sampled_request_check(target, params["name"], _request_runs(target, params["run_ids"]))
+    return params | {"strata": strata_validate(params["strata"])}
+
+
+def _sampled_build_run(job: Job, progress) -> dict:
+    p = job.params
+    dataset = Dataset.objects.get(pk=p["dataset_id"])
+    pool = sampled_pool_create(dataset=dataset, name=p["name"], runs=_request_runs(dataset, p["run_ids"]),
+                               strata=p["strata"], seed=p.get("seed", 0), redundancy=p.get("redundancy", 0.1),
+                               progress=progress)
+    design = pool.sampled_design
+    return {"pool_id": pool.pk, "name": pool.name, "full_pool_size": design.full_pool_size,
+            "sampled": design.sampled_count, "judgments_saved": design.judgments_saved}
+
+
+SAMPLED_POOL_BUILD = Operation(
+    name="build_sampled_pool", title="Build a sampled pool of deep runs", params=SAMPLED_BUILD_PARAMS,
+    check=_sampled_build_check, run=_sampled_build_run, target=Dataset, target_field="dataset_id", error=PoolError,
+    legacy_task=task_names.BUILD_SAMPLED_POOL)
+
+
+def sampled_pool_build_start(*, dataset: Dataset, name: str, run_ids: list[int], strata: list, options: dict,
+                             created_by) -> Job:
+    """Checks the request up front (mistakes get a 400, not a failed job) and queues the build.
+    `options`: the other declared parameters."""
+    return operation_job(SAMPLED_POOL_BUILD, target=dataset,
+                         params={"name": name, "run_ids": list(run_ids), "strata": strata, **options},
+                         created_by=created_by)
+
+
+OPERATIONS = (POOL_BUILD, POOL_ADD_RUN, JUDGING_REORDER, MOMENT_POOL_BUILD, SAMPLED_POOL_BUILD)

@@ -27,16 +27,22 @@ from collections.abc import Callable, Iterable, Sequence
 from django.db import transaction
 
 from annotation.analysis.pair_hashes import needs_second_label, queue_positions
+from annotation.analysis.params import REQUIRED, Param
 from annotation.analysis.sampled_pools import PooledDocument, build_sampled_pool, validate_strata
-from annotation.models import (Caption, Clip, Dataset, Job, PairProvenance, Pool, PooledPair, PoolRun, Run,
+from annotation.models import (Caption, Clip, Dataset, PairProvenance, Pool, PooledPair, PoolRun, Run,
                                SampledDocument, SampledPoolDesign)
 from annotation.models.judgment_sets import ImportedJudgment
 from annotation.selectors.score_matrix_runs import run_prediction_rows
 from annotation.bulk import rows_insert
-from annotation.services.jobs import job_create, job_enqueue, task_names
 from annotation.services.pools.build import BATCH, PoolError, _apply_imported_judgments
 
 MAX_DEPTH = 1000
+
+#: A sampled pool's strata, declared once (the build operation, services/pools/operations.py, reads
+#: it); strata_validate checks what the rows mean together.
+STRATA = Param(list, REQUIRED, "[[first rank, last rank, share judged], ...] contiguous from rank 1, e.g. "
+               "[[1, 10, 1.0], [11, 100, 0.2], [101, 1000, 0.05]]", 0, 1_000_000, items=list, unique_sorted=False,
+               max_items=MAX_DEPTH)
 
 
 def _whole(value: float) -> float | int:
@@ -49,22 +55,23 @@ def strata_validate(strata: Sequence[Sequence[float]]) -> list[list]:
         # JSON numbers may arrive as floats (10.0): show and store whole ranks as integers.
         checked = validate_strata([(_whole(lo), _whole(hi), float(rate)) for lo, hi, rate in strata])
     except (TypeError, ValueError) as exc:
-        raise PoolError(f"strata: {exc}") from exc
+        raise PoolError(f"strata: {exc}", param="strata") from exc
     if checked[-1][1] > MAX_DEPTH:
-        raise PoolError(f"strata: the deepest stratum ends at rank {checked[-1][1]}, deeper than {MAX_DEPTH}")
+        raise PoolError(f"strata: the deepest stratum ends at rank {checked[-1][1]}, deeper than {MAX_DEPTH}",
+                        param="strata")
     return [list(s) for s in checked]
 
 
-def _check_request(dataset: Dataset, name: str, runs: list[Run]) -> None:
+def sampled_request_check(dataset: Dataset, name: str, runs: list[Run]) -> None:
     if not runs:
-        raise PoolError("a sampled pool needs at least one run")
+        raise PoolError("a sampled pool needs at least one run", param="run_ids")
     for run in runs:
         if run.dataset_id != dataset.pk:
-            raise PoolError(f"run '{run.name}' belongs to another dataset")
+            raise PoolError(f"run '{run.name}' belongs to another dataset", param="run_ids")
         if run.kind == Run.Kind.MOMENT:
-            raise PoolError(f"run '{run.name}' is a moment run; sampled pools judge whole clips")
+            raise PoolError(f"run '{run.name}' is a moment run; sampled pools judge whole clips", param="run_ids")
     if Pool.objects.filter(dataset=dataset, name=name).exists():
-        raise PoolError(f"a pool named '{name}' already exists for '{dataset.name}'")
+        raise PoolError(f"a pool named '{name}' already exists for '{dataset.name}'", param="name")
 
 
 @transaction.atomic
@@ -72,7 +79,7 @@ def sampled_pool_create(*, dataset: Dataset, name: str, runs: Iterable[Run], str
                         seed: int = 0, redundancy: float = 0.1,
                         progress: Callable[[int, int | None], None] | None = None) -> Pool:
     runs = list(runs)
-    _check_request(dataset, name, runs)
+    sampled_request_check(dataset, name, runs)
     strata = strata_validate(strata)
     depth = strata[-1][1]
     caption_ext = dict(Caption.objects.filter(dataset=dataset).values_list("pk", "external_id"))
@@ -136,18 +143,3 @@ def _record_pool_runs(pool: Pool, runs: list[Run], judged: list[PooledDocument])
     for document in judged:
         added[min(position[run] for run, _ in document.proposed_by)] += 1
     PoolRun.objects.bulk_create([PoolRun(pool=pool, run=run, pairs_added=added[i]) for i, run in enumerate(runs)])
-
-
-@transaction.atomic
-def sampled_pool_build_start(*, dataset: Dataset, name: str, run_ids: list[int], strata: Sequence[Sequence[float]],
-                             options: dict, created_by) -> Job:
-    """Checks the request up front (mistakes get a 400, not a failed job) and queues the build."""
-    runs = list(Run.objects.filter(pk__in=run_ids, dataset=dataset))
-    missing = sorted(set(run_ids) - {r.pk for r in runs})
-    if missing:
-        raise PoolError(f"runs {missing} do not exist in dataset '{dataset.name}'")
-    _check_request(dataset, name, runs)
-    job = job_create(kind="build_sampled_pool", params={"dataset_id": dataset.pk, "name": name, "run_ids": run_ids,
-                                                        "strata": strata_validate(strata), **options},
-                     created_by=created_by)
-    return job_enqueue(job=job, task=task_names.BUILD_SAMPLED_POOL)

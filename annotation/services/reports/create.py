@@ -1,12 +1,12 @@
-"""The one place a report is created or its job started: numbers stored with the parameters and
-library versions that produced them, so every published figure can be traced to a report id.
+"""The one place a report is created: numbers stored with the parameters and library versions
+that produced them, so every published figure can be traced to a report id.
 
 Each kind declares its parameters, computation and tables in kinds/ (registry.py lists them).
 Pool kinds: `report_create` computes and stores one (the `report` command, the job, a pool's
-machine judge); `report_start` checks the request and queues the job (the API and the pages).
+machine judge); each is also an operation (operations.py, whose `report_start` queues its job).
 Kinds computed by their own area (a judgment set's evaluation and agreement, a machine judge's
 set report, judging simulations, proxy nDCG and statistics, human-to-proxy agreement) store their
-result with `report_save` and queue their job with `report_job_start`, both here.
+result with `report_save` here; their jobs are their area's operations.
 """
 from __future__ import annotations
 
@@ -17,14 +17,11 @@ from django.db import transaction
 from annotation.models import Job, Pool, Report
 from annotation.selectors.reports import pool_raters_without_profile
 from annotation.services.accounts.raters import rater_profile
-from annotation.services.jobs import task_names
-from annotation.services.jobs.dispatch import job_enqueue
-from annotation.services.jobs.lifecycle import job_create
 from annotation.services.reports.kind import ReportError, ReportKind, kind_params_clean
 from annotation.services.reports.registry import POOL_REPORT_KINDS, REPORT_KINDS
 from annotation.services.reports.store import report_store
 
-__all__ = ["ReportError", "report_create", "report_job_start", "report_params_clean", "report_save", "report_start"]
+__all__ = ["ReportError", "report_create", "report_params_clean", "report_save"]
 
 
 def _registered(kind: str) -> ReportKind:
@@ -40,15 +37,6 @@ def report_save(*, kind: str, dataset_id: int, title: str, params: dict, result,
     _registered(kind)
     return report_store(kind=kind, dataset_id=dataset_id, title=title, params=params, result=result, pool=pool,
                         job=job, created_by=created_by, versions=versions)
-
-
-def report_job_start(*, kind: str, job_kind: str, params: dict, task: str, created_by) -> Job:
-    """Creates the job that computes a report of a registered kind (`job_kind` names the job as
-    the job pages list it, `task` the Celery task of task_names) and queues it once the
-    transaction commits. The caller has checked the request, so a mistake is a 400, not a failed job."""
-    _registered(kind)
-    job = job_create(kind=job_kind, params=params, created_by=created_by)
-    return job_enqueue(job=job, task=task)
 
 
 def _pool_kind(kind: str) -> ReportKind:
@@ -79,13 +67,3 @@ def report_create(*, pool: Pool, kind: str, params: dict | None = None, created_
     with transaction.atomic():
         return report_save(kind=kind, dataset_id=pool.dataset_id, pool=pool, title=f"{report_kind.title}: {pool.name}",
                            params=clean | report_kind.fixed_params, result=result, job=job, created_by=created_by)
-
-
-@transaction.atomic
-def report_start(*, pool: Pool, kind: str, params: dict | None, created_by) -> Job:
-    """Checks the request first (so a mistake gets a 400, not a failed job), then creates the job and
-    queues it once the transaction commits."""
-    clean = report_params_clean(kind=kind, params=params, pool=pool)
-    return report_job_start(kind=kind, job_kind=f"report_{kind}", params={"pool_id": pool.pk, "kind": kind,
-                                                                          "params": clean},
-                            task=task_names.COMPUTE_REPORT, created_by=created_by)

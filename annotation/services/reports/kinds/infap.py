@@ -9,8 +9,8 @@ The stratified estimator xinfAP is reported for every design; trec_eval's infAP 
 only when every stratum has the same rate and no pair came from imports, because it assumes one
 uniform sample and is biased on stratified pools.
 
-`max_result_size` defaults to NIST's (annotation.analysis.sample_eval.TRECVID_MAX_RESULT_SIZE); the
-API view checks the other parameters. Its own pages and CSV show it, so it lays out no tables here.
+`max_result_size` defaults to NIST's (annotation.analysis.sample_eval.TRECVID_MAX_RESULT_SIZE). The
+parameters are declared on KIND; the report is computed as an operation (reports/operations.py). Its own pages and CSV show it, so it lays out no tables here.
 """
 from __future__ import annotations
 
@@ -26,15 +26,14 @@ from annotation.analysis.sampled_pools import cell_label
 from annotation.models import Caption, Job, Pool, PooledPair, Report, Run, SampledDocument, SampledPoolDesign
 from annotation.selectors.reports import FETCH
 from annotation.selectors.score_matrix_runs import run_prediction_rows
-from annotation.services.jobs import job_create, job_enqueue, task_names
-from annotation.services.reports.kind import ReportError, ReportKind
+from annotation.services.reports.kind import Param, ReportError, ReportKind
 from annotation.services.reports.runs import report_runs
 from annotation.services.reports.store import report_store
 
 INFAP = "infap"
 
 
-def _sampled_design(pool: Pool) -> SampledPoolDesign:
+def sampled_design(pool: Pool) -> SampledPoolDesign:
     design = SampledPoolDesign.objects.filter(pool=pool).first()
     if design is None:
         raise ReportError(f"pool '{pool.name}' is not a sampled pool")
@@ -82,7 +81,7 @@ def infap_report_create(*, pool: Pool, run_ids: Sequence[int] | None = None, cre
                         job: Job | None = None, max_result_size: int | None = TRECVID_MAX_RESULT_SIZE) -> Report:
     """`max_result_size`: NIST's rule (default 1,000, as TRECVID scores); None scores every rank
     without rescaling, as trec_eval does."""
-    design = _sampled_design(pool)
+    design = sampled_design(pool)
     runs = report_runs(pool, run_ids, Run.Kind.CLIP)
     caption_ext = dict(Caption.objects.filter(dataset=pool.dataset_id).values_list("pk", "external_id"))
     qrels, strata = _sampled_qrels(pool, design, caption_ext)
@@ -135,16 +134,10 @@ def infap_report_create(*, pool: Pool, run_ids: Sequence[int] | None = None, cre
                         params=params, result=result, job=job, created_by=created_by)
 
 
-@transaction.atomic
-def infap_report_start(*, pool: Pool, run_ids: list[int] | None, created_by,
-                       max_result_size: int | None = TRECVID_MAX_RESULT_SIZE) -> Job:
-    _sampled_design(pool)
-    report_runs(pool, run_ids, Run.Kind.CLIP)
-    if max_result_size is not None and max_result_size < 1:
-        raise ReportError("max_result_size must be a positive number of results, or null for none")
-    job = job_create(kind=INFAP, params={"pool_id": pool.pk, "run_ids": run_ids, "max_result_size": max_result_size},
-                     created_by=created_by)
-    return job_enqueue(job=job, task=task_names.INFAP_REPORT)
-
-
-KIND = ReportKind(name=INFAP, title=None)
+KIND = ReportKind(name=INFAP, title=None, params={
+    "run_ids": Param(list, None, "ids of the clip runs of the dataset scored (null: the pool's runs)", 1, None,
+                     nullable=True, unique_sorted=False),
+    "max_result_size": Param(int, TRECVID_MAX_RESULT_SIZE, "NIST's rule: AP rescaled by R_hat/max_result_size when the "
+                             "estimated relevant count exceeds it (null: every rank scored, no rescaling)", 1,
+                             1_000_000, nullable=True),
+})

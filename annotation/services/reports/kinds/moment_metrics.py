@@ -7,8 +7,8 @@ clip matches an original moment stored as a segment clip of that video. A captio
 moment is its original clip's span, or the whole clip [0, duration] when the clip has no span;
 an original clip with neither gives no original moment.
 
-Its parameters (runs, ks, IoU thresholds) are checked by its API view; its own pages and CSV show it,
-so it lays out no tables here.
+Its parameters (runs, ks, IoU thresholds) are declared on KIND; the report is computed as an
+operation (reports/operations.py). Its own pages and CSV show it, so it lays out no tables here.
 """
 from __future__ import annotations
 
@@ -21,8 +21,7 @@ from django.db import transaction
 from annotation.analysis.moments import MomentGroup, moment_recall_table, positive_moments_from_labels
 from annotation.models import Caption, Clip, Job, MomentPoolDesign, Pool, PooledPair, Prediction, Report, Run
 from annotation.selectors.reports import FETCH
-from annotation.services.jobs import job_create, job_enqueue, task_names
-from annotation.services.reports.kind import ReportError, ReportKind
+from annotation.services.reports.kind import Param, ReportError, ReportKind
 from annotation.services.reports.runs import report_runs
 from annotation.services.reports.store import report_store
 
@@ -117,14 +116,9 @@ def moment_metrics_report_create(*, pool: Pool, run_ids: Sequence[int] | None = 
                         params=params, result=result, job=job, created_by=created_by)
 
 
-@transaction.atomic
-def moment_metrics_report_start(*, pool: Pool, run_ids: list[int] | None, ks: list[int], iou_thresholds: list[float],
-                                created_by) -> Job:
-    moment_design(pool)
-    report_runs(pool, run_ids, Run.Kind.MOMENT)
-    job = job_create(kind=MOMENT_METRICS, params={"pool_id": pool.pk, "run_ids": run_ids, "ks": ks,
-                                                  "iou_thresholds": iou_thresholds}, created_by=created_by)
-    return job_enqueue(job=job, task=task_names.MOMENT_METRICS_REPORT)
-
-
-KIND = ReportKind(name=MOMENT_METRICS, title=None)
+KIND = ReportKind(name=MOMENT_METRICS, title=None, params={
+    "run_ids": Param(list, None, "ids of the moment runs of the dataset scored (null: the pool's runs)", 1, None,
+                     nullable=True, unique_sorted=False),
+    "ks": Param(list, [1, 5, 10], "the cut-offs K of R@K", 1, 1000),
+    "iou_thresholds": Param(list, [0.5, 0.7], "temporal IoU thresholds a prediction must reach", 0.01, 1, items=float),
+})
