@@ -328,9 +328,10 @@ def _read_moments(path: Path, fmt: str, display: str, stage: _Stage) -> None:
     stage.counts["queries_with_several_windows"] = sum(1 for t in truths.values() if len(t.windows) > 1)
 
 
-def _options_clean(fmt: str, options: dict | None, display: str) -> dict:
+def import_options_clean(fmt: str, options: dict | None, display: str) -> dict:
     """The reading options a format takes, checked; stored with the set so it is read the same way
-    each time it is used."""
+    each time it is used. The import job's start checks them too when the format is named (a 400
+    instead of a failed job)."""
     options = dict(options or {})
     clean: dict = {}
     if options.get("only_dataset"):
@@ -359,6 +360,18 @@ def _options_clean(fmt: str, options: dict | None, display: str) -> dict:
     return clean
 
 
+def seeds_pools_clean(fmt: str, seeds_pools: bool | None, display: str) -> bool:
+    """Whether a set of this format seeds pools: by default when it holds verdicts; a file of raw
+    labels or moment windows cannot."""
+    if seeds_pools is None:
+        return fmt in VERDICT_FORMATS
+    if seeds_pools and fmt not in VERDICT_FORMATS:
+        what = "raw labels" if fmt == JudgmentSet.Format.RATER_LABELS else "moment windows"
+        raise ImportRejected([FileIssue(display, None, "seeds_pools",
+                                        f"a {fmt} file holds {what}, not verdicts on pairs, so it cannot seed pools")])
+    return seeds_pools
+
+
 def judgments_import(*, dataset: Dataset, path: Path, fmt: str | None = None, name: str | None = None,
                      source_name: str | None = None, only_dataset: str | None = None, options: dict | None = None,
                      seeds_pools: bool | None = None, created_by=None,
@@ -376,13 +389,8 @@ def judgments_import(*, dataset: Dataset, path: Path, fmt: str | None = None, na
     if fmt not in JUDGMENT_FORMATS:
         raise ImportRejected([FileIssue(display, None, "format",
                                         f"unknown judgments format '{fmt}'; use one of {', '.join(JUDGMENT_FORMATS)}")])
-    params = _options_clean(fmt, {**(options or {}), "only_dataset": only_dataset}, display)
-    if seeds_pools is None:
-        seeds_pools = fmt in VERDICT_FORMATS
-    elif seeds_pools and fmt not in VERDICT_FORMATS:
-        what = "raw labels" if fmt == JudgmentSet.Format.RATER_LABELS else "moment windows"
-        raise ImportRejected([FileIssue(display, None, "seeds_pools",
-                                        f"a {fmt} file holds {what}, not verdicts on pairs, so it cannot seed pools")])
+    params = import_options_clean(fmt, {**(options or {}), "only_dataset": only_dataset}, display)
+    seeds_pools = seeds_pools_clean(fmt, seeds_pools, display)
     checksum = file_checksum(path)
     existing = JudgmentSet.objects.filter(dataset=dataset, checksum=checksum).first()
     if existing:

@@ -12,6 +12,7 @@ from django.urls import reverse
 
 from annotation.analysis.params import Param
 from annotation.analysis.repeats import REPEAT_RULES
+from annotation.formats.errors import ImportRejected
 from annotation.formats.rater_labels import FILE_FORMATS
 from annotation.models import Dataset, Job, Pool, Run
 from annotation.models.judgment_sets import JudgmentSet
@@ -19,7 +20,8 @@ from annotation.services.evaluation.errors import EvaluationError
 from annotation.services.jobs import task_names
 from annotation.services.judgment_sets.agreement import AgreementOptionsError
 from annotation.services.judgment_sets.from_pool import judgment_set_from_pool
-from annotation.services.judgment_sets.imports import JUDGMENT_FORMATS, JudgmentsImportError, judgments_import
+from annotation.services.judgment_sets.imports import (JUDGMENT_FORMATS, JudgmentsImportError, import_options_clean,
+                                                       judgments_import, seeds_pools_clean)
 from annotation.services.judgment_sets.scoring import (agreement_report_store, evaluation_report_store,
                                                        judgment_set_agreement, judgment_set_evaluate,
                                                        stored_runs_check)
@@ -165,6 +167,16 @@ IMPORT_PARAMS = {
 
 def _import_check(*, target: Dataset, params: dict) -> None:
     _name_free(target, params["name"], JudgmentsImportError)
+    fmt = params["format"]
+    if not fmt:
+        return  # guessed from the file when the job reads it, which then checks the rest
+    options = {k: params[k] for k in (*READING_OPTIONS, "only_dataset")}
+    try:
+        import_options_clean(fmt, options, "the upload")
+        seeds_pools_clean(fmt, params["seeds_pools"], "the upload")
+    except ImportRejected as exc:
+        issue = exc.issues[0]
+        raise _named(JudgmentsImportError(issue.message), issue.field) from None
 
 
 def _import_pack(target: Dataset, params: dict) -> dict:
