@@ -1,9 +1,15 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Dataset
-from annotation.services.proxies.matrices import MATRIX_PROXIES, MODES, SYNSET_SOURCES, ProxyError, proxy_matrices_compute
+from annotation.services.proxies.matrices import MATRIX_PROXIES, ProxyError, proxy_matrices_compute
+from annotation.services.proxies.operations import MATRIX_PARAMS
 
+from ._declared import add_declared_arguments, declared_clean, declared_given
 from ._progress import ConsoleProgress
+
+# How the rows are computed, declared once with the proxy_matrices operation
+# (services/proxies/operations.py); the proxies are named one (or all) by --proxy.
+MATRIX_OPTIONS = ("mode", "synsets", "min_fraction")
 
 
 class Command(BaseCommand):
@@ -13,27 +19,19 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--dataset", required=True, help="Name of the dataset.")
         parser.add_argument("--proxy", required=True, choices=MATRIX_PROXIES + ("all",))
-        parser.add_argument("--mode", choices=MODES, default="modern",
-                            help="paper: the published scripts and NLTK 3.5 behaviour; modern: the cleaned-up pipeline.")
-        parser.add_argument("--synsets", choices=SYNSET_SOURCES, default=None,
-                            help="SYN only: WordNet synsets (Lesk) or the EPIC-KITCHENS-100 verb/noun classes "
-                                 "(files from $REJUDGE_EPIC100_DIR). Default: the mode's choice, i.e. epic100 in paper "
-                                 "mode for a dataset imported as youcook2-json or epic100-csv (as the paper did), "
-                                 "wordnet otherwise.")
-        parser.add_argument("--min-fraction", type=float, default=0.25,
-                            help="Clips with several captions: share of them a word must appear in (default 0.25).")
+        add_declared_arguments(parser, MATRIX_PARAMS, names=MATRIX_OPTIONS)
 
     def handle(self, *args, **opts):
         try:
             dataset = Dataset.objects.get(name=opts["dataset"])
         except Dataset.DoesNotExist as exc:
             raise CommandError(f"no dataset named '{opts['dataset']}'") from exc
-        if not 0 <= opts["min_fraction"] <= 1:
-            raise CommandError("--min-fraction must be between 0 and 1")
         proxies = list(MATRIX_PROXIES) if opts["proxy"] == "all" else [opts["proxy"]]
+        clean = declared_clean(MATRIX_PARAMS, {"proxies": proxies, **declared_given(opts, MATRIX_PARAMS,
+                                                                                    names=MATRIX_OPTIONS)})
         try:
-            artefacts = proxy_matrices_compute(dataset=dataset, proxies=proxies, mode=opts["mode"], synsets=opts["synsets"],
-                                               min_fraction=opts["min_fraction"],
+            artefacts = proxy_matrices_compute(dataset=dataset, proxies=clean["proxies"], mode=clean["mode"],
+                                               synsets=clean["synsets"], min_fraction=clean["min_fraction"],
                                                progress=ConsoleProgress(f"computing {', '.join(proxies)}"))
         except ProxyError as exc:
             raise CommandError(str(exc)) from exc

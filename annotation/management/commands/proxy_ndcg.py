@@ -3,10 +3,16 @@ import json
 from django.core.management.base import CommandError
 
 from annotation.models import Dataset
-from annotation.services.proxies.matrices import (EMPTY_QUERY_RULES, GAINS, MATRIX_PROXIES, RANDOM_DRAWS_DEFAULT,
-                                                  RANDOM_SEED_DEFAULT, ProxyError, proxy_random_baseline_table)
+from annotation.services.proxies.matrices import (MATRIX_PROXIES, RANDOM_DRAWS_DEFAULT, RANDOM_SEED_DEFAULT, ProxyError,
+                                                  proxy_random_baseline_table)
+from annotation.services.reports.kinds.proxy_ndcg import PARAMS as NDCG_PARAMS
 
+from ._declared import add_declared_arguments, declared_clean, declared_given
 from ._offline import OfflineCommand
+
+# The baseline is scored as a run's proxy nDCG is: its gain and empty-query rule are the report's
+# declared parameters (services/reports/kinds/proxy_ndcg.py).
+SCORING_OPTIONS = ("gain", "empty")
 
 
 class Command(OfflineCommand):
@@ -25,19 +31,19 @@ class Command(OfflineCommand):
                             help=f"Random rankings drawn (default {RANDOM_DRAWS_DEFAULT}).")
         parser.add_argument("--seed", type=int, default=RANDOM_SEED_DEFAULT,
                             help=f"Seed of numpy.random.default_rng (default {RANDOM_SEED_DEFAULT}).")
-        parser.add_argument("--gain", choices=GAINS, default="linear",
-                            help="linear: S (the reference code's); exponential: 2^S - 1.")
-        parser.add_argument("--empty", choices=EMPTY_QUERY_RULES, default="skip",
-                            help="Queries with no S > 0: left out of the means (skip) or scored 0 (zero).")
+        add_declared_arguments(parser, NDCG_PARAMS, names=SCORING_OPTIONS)
         parser.add_argument("--json", action="store_true", help="Print JSON instead of a table.")
 
     def handle(self, *args, **opts):
         dataset = Dataset.objects.filter(name=opts["dataset"]).first()
         if dataset is None:
             raise CommandError(f"no dataset named '{opts['dataset']}'")
+        scoring = declared_clean({name: NDCG_PARAMS[name] for name in SCORING_OPTIONS},
+                                 declared_given(opts, NDCG_PARAMS, names=SCORING_OPTIONS))
+        opts |= scoring
         try:
             table = proxy_random_baseline_table(dataset=dataset, proxies=opts["proxy"], draws=opts["draws"],
-                                                seed=opts["seed"], gain=opts["gain"], empty=opts["empty"])
+                                                seed=opts["seed"], **scoring)
         except ProxyError as exc:
             raise CommandError(str(exc)) from exc
         if opts["json"]:

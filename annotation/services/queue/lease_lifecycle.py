@@ -1,5 +1,5 @@
 """How a lease ends, for every kind of leased item: a pool pair (queue/leases.py) and a ranking
-task (services/ranking.py). Both keep one invariant under the item's row lock: the item's
+task (services/ranking/leases.py). Both keep one invariant under the item's row lock: the item's
 `active_leases` counts its live leases, and its queue flags follow from its counters. Ending a lease
 (completed aside, which the submit services do with their own bookkeeping) is the same for both:
 
