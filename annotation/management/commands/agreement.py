@@ -3,13 +3,13 @@ from pathlib import Path
 
 from django.core.management.base import CommandError
 
-from annotation.analysis.repeats import REPEAT_RULES
 from annotation.formats.errors import ImportRejected
 from annotation.formats.rater_labels import FILE_FORMATS, parse_columns
-from annotation.services.judgment_sets.agreement import (AGREEMENT_FORMATS, LEVELS, AgreementOptionsError,
-                                                         agreement_file_compute)
+from annotation.services.judgment_sets.agreement import AGREEMENT_FORMATS, AgreementOptionsError, agreement_file_compute
+from annotation.services.judgment_sets.operations import AGREEMENT
 from annotation.services.judgment_sets.scoring import agreement_report_store, judgment_set_agreement
 
+from ._declared import add_declared_arguments, declared_clean, declared_given
 from ._judgment_sets import stored_judgment_set
 from ._offline import OfflineCommand
 from ._progress import ConsoleProgress
@@ -50,14 +50,9 @@ class Command(OfflineCommand):
                                  "Names: query, item, unit, rater, value, time.")
         parser.add_argument("--file-format", choices=FILE_FORMATS,
                             help="Default: jsonl for .jsonl/.ndjson files or a file starting with '{', else csv.")
-        parser.add_argument("--level", choices=LEVELS, default="nominal",
-                            help="Krippendorff's level of measurement (default nominal).")
-        parser.add_argument("--binarize-at", type=float, metavar="V",
-                            help="Numeric values >= V count as 1, the others as 0.")
-        parser.add_argument("--repeats", choices=REPEAT_RULES, default=None,
-                            help="One rater's repeated labels of a unit: keep the last (default for a file; by the "
-                                 "time column when there is one, else file order), the first, or all. A stored set "
-                                 "uses the rule it was imported with unless this is given.")
+        # --level, --binarize-at, --repeats: as the agreement job of a stored set declares them (a
+        # file's repeat rule defaults to last: by the time column when there is one, else file order).
+        add_declared_arguments(parser, AGREEMENT.params)
         parser.add_argument("--n-boot", type=int, default=1000, help="Bootstrap replicates (default 1000; 0: none).")
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--confidence", type=float, default=0.95)
@@ -76,20 +71,21 @@ class Command(OfflineCommand):
         elif opts["judgments_format"] or opts["columns"] or opts["file_format"]:
             raise CommandError("a stored set is read as it was imported: drop --judgments-format, --columns and "
                                "--file-format")
+        chosen = declared_clean(AGREEMENT.params, declared_given(opts, AGREEMENT.params), owner="agreement")
         try:
-            common = dict(level=opts["level"], binarize_at=opts["binarize_at"], n_boot=opts["n_boot"],
+            common = dict(level=chosen["level"], binarize_at=chosen["binarize_at"], n_boot=opts["n_boot"],
                           seed=opts["seed"], confidence=opts["confidence"])
             if stored is None:
                 result = agreement_file_compute(
                     path=path, judgments_format=opts["judgments_format"], columns=parse_columns(opts["columns"]),
-                    file_format=opts["file_format"], repeats=opts["repeats"] or "last",
+                    file_format=opts["file_format"], repeats=chosen["repeats"] or "last",
                     progress=ConsoleProgress(f"reading {path.name}"), **common)
             else:
-                result = judgment_set_agreement(judgment_set=stored, repeats=opts["repeats"],
+                result = judgment_set_agreement(judgment_set=stored, repeats=chosen["repeats"],
                                                 progress=ConsoleProgress(f"reading {stored.name}"), **common)
                 if opts["store"]:
                     report = agreement_report_store(result=result, judgment_set=stored, params={
-                        "level": opts["level"], "binarize_at": opts["binarize_at"], "repeats": result["repeats"],
+                        "level": chosen["level"], "binarize_at": chosen["binarize_at"], "repeats": result["repeats"],
                         "n_boot": opts["n_boot"], "seed": opts["seed"], "confidence": opts["confidence"]})
                     self.stderr.write(f"stored as report {report.pk}")
         except ImportRejected as exc:

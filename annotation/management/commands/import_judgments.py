@@ -5,9 +5,14 @@ from django.core.management.base import BaseCommand, CommandError
 from annotation.formats.errors import ImportRejected
 from annotation.models import Dataset
 from annotation.services.judgment_sets.counts import counts_in_words
-from annotation.services.judgment_sets.imports import JUDGMENT_FORMATS, REPEAT_RULES, judgments_import
+from annotation.services.judgment_sets.imports import judgments_import
+from annotation.services.judgment_sets.operations import IMPORT, READING_OPTIONS
 
+from ._declared import add_declared_arguments, declared_clean, declared_given
 from ._progress import ConsoleProgress, rejected_to_command_error
+
+#: The import job's declared parameters this command takes as options (--no-seed stands for seeds_pools).
+OPTIONS = ("format", "name", "only_dataset", *READING_OPTIONS)
 
 
 class Command(BaseCommand):
@@ -19,19 +24,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("path", type=Path)
         parser.add_argument("--dataset", required=True, help="Name of the dataset the judgments are about.")
-        parser.add_argument("--format", choices=JUDGMENT_FORMATS,
-                            help="Default: fire_json if the file is a JSON object, sample_eval if its lines have 5 "
-                                 "fields, else qrels; name the others.")
-        parser.add_argument("--name", default="", help="Name of this set of judgments (default: the file name).")
-        parser.add_argument("--only-dataset", default="", help="Keep only FIRE records of this 'dataset' tag, e.g. MSVD.")
-        parser.add_argument("--columns", default="", metavar="MAPPING",
-                            help="rater_labels: which column is which, e.g. unit=pair_id,rater=worker,value=relevance "
-                                 "(default query,item,rater,value[,time]).")
-        parser.add_argument("--repeats", choices=REPEAT_RULES, default=None,
-                            help="rater_labels: which of one rater's repeated labels of a unit count when the set "
-                                 "is used (default last).")
-        parser.add_argument("--file-format", choices=("csv", "jsonl"), default=None,
-                            help="rater_labels: default from the file name or its first character.")
+        add_declared_arguments(parser, IMPORT.params, names=OPTIONS)
         parser.add_argument("--no-seed", action="store_true",
                             help="Pools do not take this set's verdicts (it may then contradict the sets they take, "
                                  "e.g. a re-judged copy of the benchmark's qrels).")
@@ -44,10 +37,12 @@ class Command(BaseCommand):
             dataset = Dataset.objects.get(name=opts["dataset"])
         except Dataset.DoesNotExist as exc:
             raise CommandError(f"no dataset named '{opts['dataset']}'") from exc
+        chosen = declared_clean(IMPORT.params, declared_given(opts, IMPORT.params, names=OPTIONS),
+                                owner="import_judgments")
         try:
-            options = {"columns": opts["columns"], "repeats": opts["repeats"], "file_format": opts["file_format"]}
-            outcome = judgments_import(dataset=dataset, path=path, fmt=opts["format"], name=opts["name"] or None,
-                                       only_dataset=opts["only_dataset"] or None, options=options,
+            options = {name: chosen[name] for name in READING_OPTIONS}
+            outcome = judgments_import(dataset=dataset, path=path, fmt=chosen["format"], name=chosen["name"] or None,
+                                       only_dataset=chosen["only_dataset"] or None, options=options,
                                        seeds_pools=False if opts["no_seed"] else None,
                                        progress=ConsoleProgress(f"reading {path.name}"))
         except ImportRejected as exc:

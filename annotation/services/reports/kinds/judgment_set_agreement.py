@@ -17,7 +17,8 @@ PARAMS = {
     "binarize_at": Param(float, None, "numeric values at or above it count as 1, the others as 0 (null: the "
                          "values as they are)", -1_000_000, 1_000_000, nullable=True),
     "repeats": Param(str, None, "one rater's repeated labels of a unit: keep the last, the first, or all (null: the "
-                     "rule the set was imported with)", choices=REPEAT_RULES, nullable=True, what="repeat rule"),
+                     "rule the set was imported with; for a file, the last)", choices=REPEAT_RULES, nullable=True,
+                     what="repeat rule"),
 }
 
 
