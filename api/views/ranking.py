@@ -169,6 +169,10 @@ class RankingSubmissionApi(APIView):
 
 class RankingStudyOutputSerializer(serializers.ModelSerializer):
     dataset_name = serializers.CharField(source="dataset.name", read_only=True)
+    # The choices as the build declares them (services/ranking/operations.py), so the schema has
+    # one enum of each for the request and the answer.
+    mode = serializers.ChoiceField(choices=STUDY_BUILD.params["mode"].choices, read_only=True)
+    synsets = serializers.ChoiceField(choices=STUDY_BUILD.params["synsets"].choices, read_only=True)
 
     class Meta:
         model = RankingStudy
