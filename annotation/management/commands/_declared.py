@@ -44,31 +44,49 @@ def _json_object(text: str) -> Any:
 
 def add_declared_arguments(parser, params: Mapping[str, Param], *, names: Iterable[str] | None = None) -> None:
     """One option per declared parameter (`names`: only these, in this order): --name-with-dashes,
-    typed as declared, choices as declared, a flag as --x / --no-x, a list as several values, an
-    object as JSON text."""
+    typed as declared, choices as declared, a flag as --x / --no-x, a list as several values or as
+    text separated by commas (--strategies bandit,sampled), an object as JSON text."""
     for name in names if names is not None else params:
         spec = params[name]
         kwargs: dict[str, Any] = {"dest": name, "default": None, "help": declared_help(spec)}
         if spec.type is bool:
             kwargs["action"] = argparse.BooleanOptionalAction
         elif spec.type is list:
-            kwargs |= {"nargs": "+", "type": spec.items, "metavar": name.upper()}
+            # Text, split and typed by declared_given: "a,b" and "a b" both give [a, b].
+            kwargs |= {"nargs": "+", "metavar": name.upper()}
         elif spec.type is dict:
             kwargs |= {"type": _json_object, "metavar": "JSON"}
         else:
             kwargs["type"] = spec.type
             if spec.choices is not None:
                 kwargs["choices"] = spec.choices
-        if spec.type is list and spec.choices is not None:
-            kwargs["choices"] = spec.choices
         if spec.required:
             kwargs["required"] = True
         parser.add_argument(option_name(name), **kwargs)
 
 
 def declared_given(opts: Mapping, params: Mapping[str, Param], *, names: Iterable[str] | None = None) -> dict:
-    """The declared options the caller gave (not None)."""
-    return {name: opts[name] for name in (names if names is not None else params) if opts.get(name) is not None}
+    """The declared options the caller gave (not None), a list's text split at commas and typed."""
+    given = {}
+    for name in names if names is not None else params:
+        value = opts.get(name)
+        if value is None:
+            continue
+        spec = params[name]
+        if spec.type is list and isinstance(value, (list, tuple)):
+            value = [_item(name, spec, part.strip()) for text in value for part in str(text).split(",") if part.strip()]
+        given[name] = value
+    return given
+
+
+def _item(name: str, spec: Param, text: str):
+    if spec.items is str:
+        return text
+    try:
+        return spec.items(text)
+    except ValueError:
+        what = "whole numbers" if spec.items is int else "numbers"
+        raise CommandError(f"{option_name(name)} must be {what} (separated by commas or spaces), got {text!r}") from None
 
 
 def declared_clean(params: Mapping[str, Param], given: Mapping, *, target: Any = None, owner: str = "this command") -> dict:

@@ -8,7 +8,9 @@ from annotation.models import Dataset
 from annotation.selectors.releases import release_by_slug, release_list
 from annotation.services.releases.create import ReleaseError, release_create
 from annotation.services.releases.diff import ReleaseDiffError, release_diff
+from annotation.services.releases.operations import PARAMS as RELEASE_PARAMS
 
+from ._declared import add_declared_arguments, declared_clean, declared_given, declared_help
 from ._progress import ConsoleProgress
 from .report import pool_from_option
 
@@ -43,13 +45,10 @@ class Command(BaseCommand):
         create.add_argument("--pool", action="append", default=[], help="Pool id or unique name (repeatable).")
         create.add_argument("--judgment-set", action="append", default=[], metavar="DATASET:NAME",
                             help="An imported judgment set (repeatable); pools win where both judge a pair.")
-        create.add_argument("--name", required=True, help="Slug shared by all versions, e.g. msrvtt-fire.")
-        create.add_argument("--title", default="")
-        create.add_argument("--licence", default="", help="Prefer an SPDX id (CC-BY-4.0): CITATION.cff needs one.")
-        create.add_argument("--authors", default="", help="Names separated by ';'.")
-        create.add_argument("--allow-unresolved", action="store_true",
-                            help="Make the release although a pool has unresolved pairs: they are left out of "
-                                 "qrels.txt and scored as not relevant, and the datasheet says how many.")
+        # Declared once with the create_release operation (services/releases/operations.py), as
+        # POST releases/ takes them; the authors are separated by ';' here (a name may hold a comma).
+        add_declared_arguments(create, RELEASE_PARAMS, names=("name", "title", "licence", "allow_unresolved"))
+        create.add_argument("--authors", default="", help=f"{declared_help(RELEASE_PARAMS['authors'])}; separated by ';'")
         diff = sub.add_parser("diff", help="what changed between two releases: NAME@v1 NAME@v2")
         diff.add_argument("old")
         diff.add_argument("new")
@@ -63,11 +62,14 @@ class Command(BaseCommand):
     def _create(self, opts):
         pools = [pool_from_option(p) for p in opts["pool"]]
         sets = [_judgment_set(s) for s in opts["judgment_set"]]
+        authors = [a.strip() for a in opts["authors"].split(";") if a.strip()]
+        given = declared_given(opts, RELEASE_PARAMS, names=("name", "title", "licence", "allow_unresolved"))
+        clean = declared_clean(RELEASE_PARAMS, given | {"authors": authors}, owner="release create")
         try:
-            release = release_create(pools=pools, judgment_sets=sets, name=opts["name"], title=opts["title"],
-                                     licence=opts["licence"], authors=opts["authors"].split(";"),
-                                     allow_unresolved=opts["allow_unresolved"],
-                                     progress=ConsoleProgress(f"release {opts['name']}"))
+            release = release_create(pools=pools, judgment_sets=sets, name=clean["name"], title=clean["title"],
+                                     licence=clean["licence"], authors=clean["authors"],
+                                     allow_unresolved=clean["allow_unresolved"],
+                                     progress=ConsoleProgress(f"release {clean['name']}"))
         except ReleaseError as exc:
             raise CommandError(str(exc)) from exc
         changes = release.counts.get("changes", {})

@@ -6,14 +6,14 @@ from pathlib import Path
 
 from django.core.management.base import CommandError
 
-from annotation.analysis.judging.strategies import SAMPLE_RATE
 from annotation.models import Run
-from annotation.services.judging.simulation import (BANDIT_VARIANTS, CHART_NAMES, DEFAULT_CHECKPOINTS, MEASURES,
-                                                    STRATEGY_NAMES, SimulationError, judging_simulation_run,
-                                                    judging_simulation_store, judgment_set_simulation_inputs,
-                                                    pool_simulation_inputs, simulation_params_clean,
-                                                    simulation_summary)
+from annotation.services.judging.operations import SOURCE_PARAMS
+from annotation.services.judging.simulation import (CHART_NAMES, SIMULATION_PARAMS, SimulationError,
+                                                    judging_simulation_run, judging_simulation_store,
+                                                    judgment_set_simulation_inputs, pool_simulation_inputs,
+                                                    simulation_params_clean, simulation_summary)
 
+from ._declared import add_declared_arguments, declared_clean, declared_given
 from ._judgment_sets import stored_judgment_set
 from ._offline import OfflineCommand
 from ._progress import ConsoleProgress
@@ -42,28 +42,10 @@ class Command(OfflineCommand):
         parser.add_argument("--run", action="append", default=[], metavar="NAME", dest="runs",
                             help="With --judgment-set: a stored run (repeat; default every ranked clip run of the "
                                  "dataset).")
-        parser.add_argument("--depth", type=int, default=10, help="With --judgment-set: the runs' top-k pooled (10).")
-        parser.add_argument("--with-originals", action="store_true",
-                            help="With --judgment-set: the dataset's original positives count as relevant without "
-                                 "judging (FIRE's convention; a pool always does this).")
-        parser.add_argument("--strategies", default=",".join(STRATEGY_NAMES),
-                            help=f"Comma-separated, of {', '.join(STRATEGY_NAMES)} (default all).")
-        parser.add_argument("--replays", type=int, default=200, help="Seeded repeats per strategy (200).")
-        parser.add_argument("--seed", type=int, default=0)
-        parser.add_argument("--checkpoints", default=",".join(f"{c:g}" for c in DEFAULT_CHECKPOINTS),
-                            help="Shares of the pool's judgments, comma-separated (default 0.1,0.2,...,1).")
-        parser.add_argument("--measure", default="C@10", choices=MEASURES, help="The metric whose error is traced.")
-        parser.add_argument("--warmup-depth", type=int, default=0,
-                            help="Pairs at rank <= this in any run are judged first, shallow first.")
-        parser.add_argument("--sample-rate", type=float, default=SAMPLE_RATE.default,
-                            help=f"{SAMPLE_RATE.description} ({SAMPLE_RATE.default}; {SAMPLE_RATE.bounds_text()}).")
-        parser.add_argument("--top-stratum-depth", type=int, default=0,
-                            help="'sampled': ranks <= this are judged with probability 1.")
-        parser.add_argument("--bandit-variant", default="mm_ns", choices=BANDIT_VARIANTS)
-        parser.add_argument("--remaining-relevant-below", type=float, help="Stop a query when fewer are expected.")
-        parser.add_argument("--misses-in-a-row", type=int, help="Stop a query after this many non-relevant in a row.")
-        parser.add_argument("--query-budget", type=int, help="Judgments per query at most.")
-        parser.add_argument("--pool-budget", type=int, help="Judgments in the pool at most.")
+        # Declared once with the judging_simulation operation (services/judging/operations.py,
+        # simulation.py): the same names, bounds and defaults as POST .../judging-simulation/.
+        add_declared_arguments(parser, SOURCE_PARAMS, names=("depth", "with_originals"))
+        add_declared_arguments(parser, SIMULATION_PARAMS)
         parser.add_argument("--store", action="store_true",
                             help="Keep the result as a judging_simulation report (parameters, library versions, "
                                  "curves CSV and SVG charts).")
@@ -73,16 +55,15 @@ class Command(OfflineCommand):
 
     def handle(self, *args, **opts):
         pool, judgment_set = self._source(opts)
-        params = {k: opts[k] for k in ("strategies", "replays", "seed", "checkpoints", "measure", "warmup_depth",
-                                       "sample_rate", "top_stratum_depth", "bandit_variant",
-                                       "remaining_relevant_below", "misses_in_a_row", "query_budget", "pool_budget")}
+        source = declared_clean(SOURCE_PARAMS, declared_given(opts, SOURCE_PARAMS, names=("depth", "with_originals")))
+        params = declared_given(opts, SIMULATION_PARAMS)
         try:
             clean = simulation_params_clean(params)
             if pool is not None:
                 inputs = pool_simulation_inputs(pool=pool)
             else:
                 inputs = judgment_set_simulation_inputs(judgment_set=judgment_set, runs=self._runs(judgment_set, opts),
-                                                        depth=opts["depth"], with_originals=opts["with_originals"])
+                                                        depth=source["depth"], with_originals=source["with_originals"])
             for note in inputs.notes:
                 self.stderr.write(f"note: {note}")
             self.stderr.write(f"replaying {inputs.counts['pairs_to_judge']:,} pairs ({inputs.counts['relevant_to_find']:,}"

@@ -34,7 +34,7 @@ import numpy as np
 from django.db import transaction
 from django.db.models import Count
 
-from annotation.analysis.judging.strategies import SAMPLE_RATE
+from annotation.analysis.judging.settings import JUDGING_PARAMS
 from annotation.analysis.params import Param, ParamInvalid, params_clean
 from annotation.models import Artefact, Job, Pool, PooledPair, Report, Run
 from annotation.provenance import report_versions
@@ -227,17 +227,13 @@ SIMULATION_PARAMS: dict[str, Param] = {
     "seed": Param(int, 0, "seed of the first replay", 0, 2**32 - 1),
     "checkpoints": Param(list, list(DEFAULT_CHECKPOINTS), "shares of the pool's judgments at which the curves are "
                          "read", 0, 1, open_low=True, items=float, max_items=100),
-    "warmup_depth": Param(int, 0, "pairs at rank <= this in any run are judged first, shallow first", 0, MAX_DEPTH),
-    "sample_rate": SAMPLE_RATE,
-    "top_stratum_depth": Param(int, 0, "'sampled': ranks <= this are judged with probability 1", 0, MAX_DEPTH),
-    "bandit_variant": Param(str, "mm_ns", "'bandit': the bandit's update rule", choices=BANDIT_VARIANTS),
+    # The settings a pool's judging takes too: the same declarations (analysis/judging/settings.py).
+    **{name: JUDGING_PARAMS[name] for name in ("warmup_depth", "sample_rate", "top_stratum_depth", "bandit_variant")},
     "measure": Param(str, "C@10", "the measure whose error and ranking the curves follow", choices=MEASURES),
-    "remaining_relevant_below": Param(float, None, "stop a query when fewer relevant pairs are expected to remain "
-                                      "(null: no such rule)", 0, 1_000_000, nullable=True),
-    "misses_in_a_row": Param(int, None, "stop a query after this many not relevant in a row (null: no such rule)",
-                             1, 1_000_000, nullable=True),
-    "query_budget": Param(int, None, "judgments per query at most (null: no limit)", 1, 1_000_000, nullable=True),
-    "pool_budget": Param(int, None, "judgments in the pool at most (null: no limit)", 1, 100_000_000, nullable=True),
+    # A pool's stopping rules under the names the simulation's reports have always stored.
+    "remaining_relevant_below": JUDGING_PARAMS["stop_remaining_below"],
+    "misses_in_a_row": JUDGING_PARAMS["stop_misses_in_a_row"],
+    **{name: JUDGING_PARAMS[name] for name in ("query_budget", "pool_budget")},
 }
 
 

@@ -25,7 +25,8 @@ PARAMS = {
     "judgment_set_ids": Param(list, [], "ids of the judgment sets it publishes", 1, None, unique_sorted=False,
                               min_items=0, max_items=50),
     "title": Param(str, "", "a title for people", max_length=300),
-    "licence": Param(str, "", "the licence of the published labels", max_length=200),
+    "licence": Param(str, "", "the licence of the published labels; prefer an SPDX id (CC-BY-4.0): CITATION.cff "
+                     "needs one", max_length=200),
     "authors": Param(list, [], "the authors, in order", items=str, unique_sorted=False, min_items=0, max_items=100,
                      max_length=200),
     "allow_unresolved": Param(bool, False, "make the release although a pool has unresolved pairs (they are scored "
