@@ -260,7 +260,7 @@ def rater_label_data(label) -> dict:
 
 
 REFUSAL_STATUS = {"invalid": 400, "not_found": 404, "forbidden": 403, "paused": 403, "training": 403, "conflict": 409,
-                  "too_soon": 409, "training_order": 409, "training_answer": 409, "used_by_report": 409, "not_a_vote": 409, "closed": 409}
+                  "too_soon": 409, "training_order": 409, "training_answer": 409, "used_by_report": 409, "closed": 409}
 
 
 class LabelSubmitApi(APIView):
