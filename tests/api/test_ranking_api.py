@@ -12,7 +12,7 @@ from annotation.models import Job, RankingLease, RankingStudy, RankingSubmission
 from annotation.services.ranking.leases import ranking_lease_next, ranking_leases_expire
 from annotation.services.ranking.study import ranking_memberships_grant
 from annotation.services.accounts.raters import rater_set_paused
-from tests.annotation.services.ranking.test_ranking import make_benchmark, make_study
+from tests.annotation.services.ranking.helpers import make_benchmark, make_study
 from tests.conftest import wait_for_job
 from tests.factories import make_user
 

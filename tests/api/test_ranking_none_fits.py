@@ -9,7 +9,7 @@ from rest_framework.test import APIClient
 from annotation.models import RankingLease, RankingSubmission
 from annotation.services.ranking.leases import ranking_lease_next, ranking_lease_release
 from api.views.ranking import RANKING_EXCLUDE_MAX
-from tests.annotation.services.ranking.test_ranking import make_study
+from tests.annotation.services.ranking.helpers import make_study
 from tests.factories import make_user
 
 pytestmark = pytest.mark.django_db

@@ -9,7 +9,7 @@ from annotation.services.proxies.matrices import (proxy_analysis_report_create, 
 from annotation.services.ranking.report import ranking_report_create
 from annotation.services.ranking.submissions import ranking_submission_create
 from tests.annotation.services.proxies.test_proxy_matrices import TINY_RUN, make_run, tiny  # noqa: F401  (fixture)
-from tests.annotation.services.ranking.test_ranking import make_study
+from tests.annotation.services.ranking.helpers import make_study
 from tests.factories import lease_task_for, make_user
 
 pytestmark = pytest.mark.django_db

@@ -12,7 +12,7 @@ from annotation.models import RankingLease, RankingSubmission, RankingTask
 from annotation.selectors.ranking import ranking_task_display
 from annotation.services.ranking.leases import ranking_lease_next
 from annotation.services.ranking.submissions import ranking_submission_create
-from tests.annotation.services.ranking.test_ranking import CAPTIONS, make_benchmark, make_study
+from tests.annotation.services.ranking.helpers import CAPTIONS, make_benchmark, make_study
 from tests.factories import make_user
 
 RATERS = 8
