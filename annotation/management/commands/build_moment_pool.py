@@ -3,9 +3,15 @@ from django.core.management.base import BaseCommand, CommandError
 from annotation.selectors.moments import moment_pool_summary
 from annotation.services.pools.moments import moment_pool_create
 from annotation.services.pools.build import PoolError
+from annotation.services.pools.operations import MOMENT_BUILD_PARAMS
 
+from ._declared import add_declared_arguments, declared_clean, declared_given
 from ._pool_sources import add_source_arguments, dataset_and_runs
 from ._progress import ConsoleProgress
+
+# The build's options, declared once with the build_moment_pool operation (services/pools/operations.py);
+# --dataset, --name, --run and --seed come from the options every pool-building command shares.
+OPTIONS = ("depth", "iou_threshold", "redundancy")
 
 
 class Command(BaseCommand):
@@ -14,17 +20,15 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         add_source_arguments(parser, run_help="A moment run's name (repeat for several).")
-        parser.add_argument("--depth", type=int, default=10, help="Top-k moments per caption of each run (default 10).")
-        parser.add_argument("--iou-threshold", type=float, default=0.7, help="Merge spans at IoU at or above this (default 0.7).")
-        parser.add_argument("--redundancy", type=float, default=0.1, help="Share of spans that get a second label (default 0.1).")
+        add_declared_arguments(parser, MOMENT_BUILD_PARAMS, names=OPTIONS)
 
     def handle(self, *args, **opts):
         dataset, runs = dataset_and_runs(opts)
+        given = declared_given(opts, MOMENT_BUILD_PARAMS, names=("seed", *OPTIONS))
+        clean = declared_clean(MOMENT_BUILD_PARAMS, {"name": opts["name"], "run_ids": [r.pk for r in runs], **given})
         try:
-            pool = moment_pool_create(dataset=dataset, name=opts["name"], runs=runs,
-                                      depth=opts["depth"], iou_threshold=opts["iou_threshold"],
-                                      redundancy=opts["redundancy"], seed=opts["seed"],
-                                      progress=ConsoleProgress("pooling"))
+            pool = moment_pool_create(dataset=dataset, name=opts["name"], runs=runs, seed=clean["seed"],
+                                      progress=ConsoleProgress("pooling"), **{k: clean[k] for k in OPTIONS})
         except PoolError as exc:
             raise CommandError(str(exc)) from exc
         summary = moment_pool_summary(pool=pool)

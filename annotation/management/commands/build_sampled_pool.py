@@ -4,8 +4,10 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import SampledDocument
 from annotation.services.pools.build import PoolError
+from annotation.services.pools.operations import SAMPLED_BUILD_PARAMS
 from annotation.services.pools.sampled import sampled_pool_create
 
+from ._declared import add_declared_arguments, declared_clean, declared_given
 from ._pool_sources import add_source_arguments, dataset_and_runs
 from ._progress import ConsoleProgress
 
@@ -30,14 +32,17 @@ class Command(BaseCommand):
         add_source_arguments(parser)
         parser.add_argument("--strata", default="1-10:1,11-100:0.2,101-1000:0.05",
                             help="first-last:share per stratum from rank 1 (default '1-10:1,11-100:0.2,101-1000:0.05').")
-        parser.add_argument("--redundancy", type=float, default=0.1, help="Share of sampled pairs that get a second label.")
+        add_declared_arguments(parser, SAMPLED_BUILD_PARAMS, names=("redundancy",))
 
     def handle(self, *args, **opts):
         dataset, runs = dataset_and_runs(opts)
+        given = declared_given(opts, SAMPLED_BUILD_PARAMS, names=("seed", "redundancy"))
+        clean = declared_clean(SAMPLED_BUILD_PARAMS, {"name": opts["name"], "run_ids": [r.pk for r in runs],
+                                                      "strata": parse_strata(opts["strata"]), **given})
         try:
-            pool = sampled_pool_create(dataset=dataset, name=opts["name"], runs=runs,
-                                       strata=parse_strata(opts["strata"]), seed=opts["seed"],
-                                       redundancy=opts["redundancy"], progress=ConsoleProgress("sampling"))
+            pool = sampled_pool_create(dataset=dataset, name=opts["name"], runs=runs, strata=clean["strata"],
+                                       seed=clean["seed"], redundancy=clean["redundancy"],
+                                       progress=ConsoleProgress("sampling"))
         except PoolError as exc:
             raise CommandError(str(exc)) from exc
         design = pool.sampled_design
