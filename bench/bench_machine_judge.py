@@ -44,7 +44,7 @@ def main() -> None:
     from annotation.demo.video import render_clip
     from annotation.formats.judge_chat import chat_request
     from annotation.models import Caption, Clip, Dataset, JudgeCall, JudgeEndpoint, Pool, PooledPair
-    from annotation.services.jobs.machine_judge_runs import machine_judge_run_here
+    from annotation.services.machine_judges.operations import machine_judge_run_here
     from annotation.services.machine_judges.runner.run import _Recorder, judge_run_pairs, pair_frames
     from tests.judge_server import JudgeServerProcess
 

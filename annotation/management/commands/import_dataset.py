@@ -2,10 +2,11 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.formats.datasets import DATASET_FORMATS
 from annotation.formats.errors import ImportRejected
 from annotation.services.datasets.imports import dataset_import
+from annotation.services.datasets.operations import DATASET_IMPORT
 
+from ._declared import add_declared_arguments, declared_clean, declared_given
 from ._progress import ConsoleProgress, rejected_to_command_error
 
 
@@ -15,20 +16,19 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("path", type=Path)
-        parser.add_argument("--name", required=True, help="Dataset name (unique).")
-        parser.add_argument("--format", choices=DATASET_FORMATS, help="Default: guessed from the file name and header.")
-        parser.add_argument("--media-template", default="",
-                            help="Maps clips to files or URLs, e.g. 'https://host/msrvtt/{video_id}.mp4' or 'msrvtt/{clip_id}.mp4' "
-                                 "(relative paths are under MEDIA_ROOT).")
-        parser.add_argument("--description", default="")
+        # The upload endpoint's fields, from the import job's declarations.
+        add_declared_arguments(parser, DATASET_IMPORT.params)
 
     def handle(self, *args, **opts):
         path: Path = opts["path"]
         if not path.is_file():
             raise CommandError(f"{path}: no such file")
+        chosen = declared_clean(DATASET_IMPORT.params, declared_given(opts, DATASET_IMPORT.params),
+                                owner="import_dataset")
         try:
-            dataset = dataset_import(path=path, name=opts["name"], fmt=opts["format"], media_template=opts["media_template"],
-                                     description=opts["description"], progress=ConsoleProgress(f"reading {path.name}"))
+            dataset = dataset_import(path=path, name=chosen["name"], fmt=chosen["format"] or None,
+                                     media_template=chosen["media_template"], description=chosen["description"],
+                                     progress=ConsoleProgress(f"reading {path.name}"))
         except ImportRejected as exc:
             raise rejected_to_command_error(exc) from exc
         self.stdout.write(self.style.SUCCESS(

@@ -6,7 +6,9 @@ from annotation.formats.errors import ImportRejected
 from annotation.models.judgment_sets import JudgmentSet
 from annotation.services.machine_judges.errors import MachineJudgeError
 from annotation.services.machine_judges.imports import machine_judge_import
+from annotation.services.machine_judges.operations import MACHINE_JUDGMENTS_IMPORT
 
+from ._declared import add_declared_arguments, declared_clean, declared_given
 from ._progress import rejected_to_command_error
 from .report import pool_from_option
 
@@ -23,11 +25,8 @@ class Command(BaseCommand):
         target.add_argument("--pool", help="Pool id, or its name if unique: the judge judges the pool's pairs.")
         target.add_argument("--judgment-set", type=int, metavar="ID",
                             help="Judgment set id: the judge judges the pairs the set has verdicts on.")
-        parser.add_argument("--name", default="", help="Name of the judge (default: the file name).")
-        parser.add_argument("--model", default="", help="The model's name, if the file has no model column.")
-        parser.add_argument("--prompt", default="", help="Prompt or version, if the file has no prompt column.")
-        parser.add_argument("--file-format", choices=("csv", "jsonl"), default=None,
-                            help="Default: from the file name or its first character.")
+        # The upload endpoint's fields, from the import job's declarations.
+        add_declared_arguments(parser, MACHINE_JUDGMENTS_IMPORT.params)
 
     def handle(self, *args, **opts):
         path: Path = opts["path"]
@@ -42,10 +41,12 @@ class Command(BaseCommand):
             if judgment_set is None:
                 raise CommandError(f"no judgment set with id {opts['judgment_set']}")
             dataset = judgment_set.dataset
+        chosen = declared_clean(MACHINE_JUDGMENTS_IMPORT.params, declared_given(opts, MACHINE_JUDGMENTS_IMPORT.params),
+                                owner="import_machine_judgments")
         try:
-            judge = machine_judge_import(dataset=dataset, path=path, name=opts["name"] or path.name, pool=pool,
-                                         judgment_set=judgment_set, file_format=opts["file_format"],
-                                         model_name=opts["model"], prompt_version=opts["prompt"])
+            judge = machine_judge_import(dataset=dataset, path=path, name=chosen["name"] or path.name, pool=pool,
+                                         judgment_set=judgment_set, file_format=chosen["file_format"] or None,
+                                         model_name=chosen["model"], prompt_version=chosen["prompt"])
         except ImportRejected as exc:
             raise rejected_to_command_error(exc) from exc
         except MachineJudgeError as exc:

@@ -1,15 +1,18 @@
 import argparse
 from pathlib import Path
 
-from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.formats.errors import ImportRejected
-from annotation.formats.runs import RUN_FORMATS
 from annotation.models import Dataset
+from annotation.services.datasets.operations import RUN_IMPORT
 from annotation.services.datasets.runs import ALL_RANKS, run_import
 
+from ._declared import add_declared_arguments, declared_clean, declared_given, option_name
 from ._progress import ConsoleProgress, rejected_to_command_error
+
+#: The upload endpoint's fields, from the import job's declarations (--max-depth also takes 'all').
+OPTIONS = ("name", "format")
 
 
 def max_depth(text: str) -> int:
@@ -32,13 +35,9 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("path", type=Path)
         parser.add_argument("--dataset", required=True, help="Name of the dataset the run ranks.")
-        parser.add_argument("--name", default="", help="Run name (default: the TREC run tag, else the file name).")
-        parser.add_argument("--format", choices=RUN_FORMATS,
-                            help="Default: from the extension (.csv, .jsonl, .json, .npz), a zip archive is npz; else TREC.")
-        parser.add_argument("--max-depth", type=max_depth, default=None, metavar="N|all",
-                            help=f"Line files: refuse ranks deeper than N (default {settings.REJUDGE['MAX_RUN_DEPTH']}, "
-                                 "from REJUDGE_MAX_RUN_DEPTH). Score matrices: keep each caption's top N (default: "
-                                 "every clip). 'all' or 0 keeps full rankings.")
+        add_declared_arguments(parser, RUN_IMPORT.params, names=OPTIONS)
+        parser.add_argument(option_name("max_depth"), type=max_depth, default=None, metavar="N|all",
+                            help=f"{RUN_IMPORT.params['max_depth'].description} 'all' also keeps full rankings.")
 
     def handle(self, *args, **opts):
         path: Path = opts["path"]
@@ -48,9 +47,11 @@ class Command(BaseCommand):
             dataset = Dataset.objects.get(name=opts["dataset"])
         except Dataset.DoesNotExist as exc:
             raise CommandError(f"no dataset named '{opts['dataset']}'") from exc
+        given = declared_given(opts, RUN_IMPORT.params, names=(*OPTIONS, "max_depth"))
+        chosen = declared_clean(RUN_IMPORT.params, given, owner="import_run")
         try:
-            outcome = run_import(dataset=dataset, path=path, name=opts["name"] or None, fmt=opts["format"],
-                                 max_depth=opts["max_depth"], progress=ConsoleProgress(f"reading {path.name}"))
+            outcome = run_import(dataset=dataset, path=path, name=chosen["name"] or None, fmt=chosen["format"] or None,
+                                 max_depth=chosen["max_depth"], progress=ConsoleProgress(f"reading {path.name}"))
         except ImportRejected as exc:
             raise rejected_to_command_error(exc) from exc
         run = outcome.run

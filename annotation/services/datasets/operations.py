@@ -31,7 +31,7 @@ def _upload_inputs(uploaded_file):
 # --- import a dataset ----------------------------------------------------------------------------
 
 DATASET_PARAMS = {
-    "name": Param(str, REQUIRED, "the dataset's name", max_length=200),
+    "name": Param(str, REQUIRED, "the dataset's name (unique)", max_length=200),
     "format": Param(str, "", "the file's format (blank: guessed from the file name and header)",
                     choices=DATASET_FORMATS),
     "media_template": Param(str, "", "maps a clip to its file or URL, e.g. 'https://host/msrvtt/{video_id}.mp4' "
