@@ -181,13 +181,6 @@ MOMENT_POOL_BUILD = Operation(
     legacy_task=task_names.BUILD_MOMENT_POOL)
 
 
-def moment_pool_build_start(*, dataset: Dataset, name: str, run_ids: list[int], options: dict, created_by) -> Job:
-    """Checks the request up front (mistakes get a 400, not a failed job) and queues the build.
-    `options`: the other declared parameters."""
-    return operation_job(MOMENT_POOL_BUILD, target=dataset, params={"name": name, "run_ids": list(run_ids), **options},
-                         created_by=created_by)
-
-
 SAMPLED_BUILD_PARAMS = {
     "name": BUILD_PARAMS["name"], "run_ids": BUILD_PARAMS["run_ids"], "strata": STRATA,
     "seed": BUILD_PARAMS["seed"], "redundancy": BUILD_PARAMS["redundancy"],
@@ -214,15 +207,6 @@ SAMPLED_POOL_BUILD = Operation(
     name="build_sampled_pool", title="Build a sampled pool of deep runs", params=SAMPLED_BUILD_PARAMS,
     check=_sampled_build_check, run=_sampled_build_run, target=Dataset, target_field="dataset_id", error=PoolError,
     legacy_task=task_names.BUILD_SAMPLED_POOL)
-
-
-def sampled_pool_build_start(*, dataset: Dataset, name: str, run_ids: list[int], strata: list, options: dict,
-                             created_by) -> Job:
-    """Checks the request up front (mistakes get a 400, not a failed job) and queues the build.
-    `options`: the other declared parameters."""
-    return operation_job(SAMPLED_POOL_BUILD, target=dataset,
-                         params={"name": name, "run_ids": list(run_ids), "strata": strata, **options},
-                         created_by=created_by)
 
 
 OPERATIONS = (POOL_BUILD, POOL_ADD_RUN, JUDGING_REORDER, MOMENT_POOL_BUILD, SAMPLED_POOL_BUILD)

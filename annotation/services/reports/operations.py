@@ -17,6 +17,7 @@ from __future__ import annotations
 from django.urls import reverse
 
 from annotation.analysis.params import REQUIRED, Param
+from annotation.analysis.sample_eval import TRECVID_MAX_RESULT_SIZE
 from annotation.models import Job, Pool, Run
 from annotation.services.jobs import task_names
 from annotation.services.operations.operation import Operation
@@ -95,7 +96,7 @@ def _infap_check(*, target: Pool, params: dict) -> None:
 def _infap_run(job: Job, progress) -> dict:
     p = job.params
     report = infap.infap_report_create(pool=Pool.objects.get(pk=p["pool_id"]), run_ids=p.get("run_ids"),
-                                       max_result_size=p.get("max_result_size", infap.TRECVID_MAX_RESULT_SIZE),
+                                       max_result_size=p.get("max_result_size", TRECVID_MAX_RESULT_SIZE),
                                        created_by=job.created_by, job=job)
     return {"report_id": report.pk, "kind": report.kind}
 
@@ -104,12 +105,6 @@ INFAP_REPORT = Operation(
     name="infap_report", title="Compute a sampled pool's inferred AP", params=infap.KIND.params, check=_infap_check,
     run=_infap_run, target=Pool, target_field="pool_id", job_kind=infap.INFAP, error=ReportError,
     legacy_task=task_names.INFAP_REPORT)
-
-
-def infap_report_start(*, pool: Pool, run_ids: list[int] | None, created_by,
-                       max_result_size: int | None = infap.TRECVID_MAX_RESULT_SIZE) -> Job:
-    return operation_job(INFAP_REPORT, target=pool, params={"run_ids": run_ids, "max_result_size": max_result_size},
-                         created_by=created_by)
 
 
 def _moment_metrics_check(*, target: Pool, params: dict) -> None:
@@ -129,12 +124,6 @@ MOMENT_METRICS_REPORT = Operation(
     name="moment_metrics_report", title="Compute a moment pool's moment metrics", params=moment_metrics.KIND.params,
     check=_moment_metrics_check, run=_moment_metrics_run, target=Pool, target_field="pool_id",
     job_kind=moment_metrics.MOMENT_METRICS, error=ReportError, legacy_task=task_names.MOMENT_METRICS_REPORT)
-
-
-def moment_metrics_report_start(*, pool: Pool, run_ids: list[int] | None, ks: list[int], iou_thresholds: list[float],
-                                created_by) -> Job:
-    return operation_job(MOMENT_METRICS_REPORT, target=pool,
-                         params={"run_ids": run_ids, "ks": ks, "iou_thresholds": iou_thresholds}, created_by=created_by)
 
 
 OPERATIONS = (*KIND_OPERATIONS.values(), COMPUTE_REPORT, INFAP_REPORT, MOMENT_METRICS_REPORT)

@@ -14,7 +14,6 @@ from annotation.services.reports import kinds
 from annotation.services.reports.create import ReportError, report_params_clean
 from annotation.services.reports.kind import Param, ReportKind, kind_params_clean
 from annotation.services.reports.kinds.infap import KIND as INFAP_KIND, infap_report_create
-from annotation.services.reports.operations import infap_report_start
 from annotation.services.reports.registry import POOL_REPORT_KINDS, REPORT_KINDS, kind_title, report_tables
 from api.views.moments import InfapApi
 
@@ -92,8 +91,7 @@ def test_report_rows_are_created_in_one_place():
 def test_nists_max_result_size_has_one_default():
     assert TRECVID_MAX_RESULT_SIZE == 1000
     assert CONVENTIONS["trecvid"].max_result_size == TRECVID_MAX_RESULT_SIZE
-    for function in (infap_report_create, infap_report_start):
-        assert inspect.signature(function).parameters["max_result_size"].default == TRECVID_MAX_RESULT_SIZE
+    assert inspect.signature(infap_report_create).parameters["max_result_size"].default == TRECVID_MAX_RESULT_SIZE
     # The operation and its endpoint read the kind's one declaration.
     assert INFAP_KIND.params["max_result_size"].default == TRECVID_MAX_RESULT_SIZE
     assert "Default: 1000." in InfapApi.InputSerializer().fields["max_result_size"].help_text
