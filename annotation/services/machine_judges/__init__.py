@@ -11,4 +11,5 @@ only, so a machine verdict never counts as a human one.
 - reports.py    its stored `machine_judge` report (kind declared in services/reports/kinds/machine_judge.py)
 - lookup.py     which judge a request means; errors.py  MachineJudgeError
 - runner/       asking a judge endpoint (a model behind an API) for verdicts; keys.py its API keys
+- operations.py its background operations: an upload's import, a set's judge measured, a run
 """
