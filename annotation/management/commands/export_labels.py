@@ -3,10 +3,10 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.services.aggregation.pool_labels import AGGREGATION_MODELS
-from annotation.services.exports.labels import EXPORT_FORMATS, ExportError, export_create
+from annotation.services.exports.labels import AGGREGATION, EXPORT_FORMATS, ExportError, export_create
 from annotation.storage import stored_file_chunks
 
+from ._declared import add_declared_arguments, declared_given
 from ._progress import ConsoleProgress
 from .report import params_from_options, pool_from_option
 
@@ -21,15 +21,14 @@ class Command(BaseCommand):
         parser.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                             help="e.g. --param originals=false (qrels), --param dataset_tag=MSVD (fire_json).")
         parser.add_argument("--out", type=Path, help="Also copy the file here ('-' prints it).")
-        parser.add_argument("--aggregation", choices=AGGREGATION_MODELS, default="majority",
-                            help="How votes become a pair's label: strict majority (the stored resolution, default), "
-                                 "or Dawid-Skene / MACE over the same human votes. The file names which.")
+        # Declared once with the export formats (services/exports/labels.py AGGREGATION).
+        add_declared_arguments(parser, AGGREGATION)
 
     def handle(self, *args, **opts):
         pool = pool_from_option(opts["pool"])
         try:
             params = params_from_options(opts["param"])
-            params.setdefault("aggregation", opts["aggregation"])
+            params = declared_given(opts, AGGREGATION) | params  # --param aggregation=... wins, as before
             artefact = export_create(pool=pool, fmt=opts["format"], params=params,
                                      progress=ConsoleProgress(f"exporting {opts['format']}"))
         except ExportError as exc:
