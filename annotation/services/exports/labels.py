@@ -95,8 +95,9 @@ EXPORT_FORMATS = {
     "jsonl": ExportFormat("labels_jsonl", "jsonl", "application/x-ndjson", {}),
 }
 #: Every format names the rule that turns votes into labels (see the module docstring).
-AGGREGATION = {"aggregation": Param(str, "majority", "how votes become a pair's label: majority (the stored "
-                                    "resolution), or a model over the same human votes", choices=AGGREGATION_MODELS)}
+AGGREGATION = {"aggregation": Param(str, "majority", "how votes become a pair's label: strict majority (the stored "
+                                    "resolution), or Dawid-Skene / MACE over the same human votes; the file names which",
+                                    choices=AGGREGATION_MODELS)}
 LABEL_COLUMNS = ["pool_id", "pair_id", "caption_id", "caption_text", "clip_id", "video_id", "start", "end",
                  "is_original_positive", "pair_state", "resolved_label", "resolved_by", "label_id", "rater",
                  "value", "counted", "vote_number", "surplus_reason", "seconds", "created_at", "proposed_by",
