@@ -110,9 +110,9 @@ class RunProxyNdcgApi(APIView):
         data.is_valid(raise_exception=True)
         v = dict(data.validated_data)
         wanted = v.pop("random_baseline")
-        baseline = {"draws": v.pop("draws"), "seed": v.pop("seed")}
+        draws = {"draws": v.pop("draws"), "seed": v.pop("seed")}
         try:
-            job, baseline = proxy_ndcg_start(run=run, params=given(v), baseline=baseline if wanted else None,
+            job, baseline = proxy_ndcg_start(run=run, params=given(v), baseline=draws if wanted else None,
                                              created_by=request.user)
         except ProxyError as exc:
             raise refused(exc, rename=self.RENAME) from exc
