@@ -13,11 +13,10 @@ from rest_framework.views import APIView
 from annotation.models import Artefact, Dataset, Run
 from annotation.selectors.ranking import proxy_matrix_list
 from annotation.services.operations.start import operation_job
-from annotation.services.proxies.matrices import (MATRIX_PROXIES, MAX_RANDOM_DRAWS, RANDOM_DRAWS_DEFAULT,
-                                                  RANDOM_SEED_DEFAULT, ProxyError)
+from annotation.services.proxies.matrices import MATRIX_PROXIES, RANDOM_BASELINE_PARAMS, ProxyError
 from annotation.services.proxies.operations import PROXY_ANALYSIS, PROXY_MATRICES, PROXY_NDCG, proxy_ndcg_start
 from api.downloads import stored_file_download
-from api.operations import declared_serializer, given, refused
+from api.operations import declared_serializer, given, param_field, refused
 from api.permissions import IsAdmin, IsAdminOrResearcherReadOnly
 from api.views.jobs import JobOutputSerializer, job_accepted_response
 
@@ -93,15 +92,12 @@ class RunProxyNdcgApi(APIView):
     permission_classes = [IsAdmin]
 
     # The declared parameters (the proxy_ndcg report kind's), the matrix by its API name, and the
-    # random baseline's options, which start no job.
+    # random baseline's declared options (matrices.RANDOM_BASELINE_PARAMS), which start no job.
     RENAME = {"artefact_id": "matrix"}
     InputSerializer = declared_serializer("RunProxyNdcgInputSerializer", PROXY_NDCG.params, rename=RENAME, extra={
         "random_baseline": serializers.BooleanField(default=False,
                                                     help_text="Add the matrix's random-ranking nDCG to the answer."),
-        "draws": serializers.IntegerField(min_value=1, max_value=MAX_RANDOM_DRAWS, default=RANDOM_DRAWS_DEFAULT,
-                                          help_text="With random_baseline: random rankings drawn."),
-        "seed": serializers.IntegerField(min_value=0, default=RANDOM_SEED_DEFAULT,
-                                         help_text="With random_baseline: seed of numpy.random.default_rng.")})
+        **{name: param_field(name, spec) for name, spec in RANDOM_BASELINE_PARAMS.items()}})
 
     @extend_schema(request=InputSerializer, responses={202: JobOutputSerializer})
     def post(self, request, run_id: int):
@@ -110,7 +106,7 @@ class RunProxyNdcgApi(APIView):
         data.is_valid(raise_exception=True)
         v = dict(data.validated_data)
         wanted = v.pop("random_baseline")
-        draws = {"draws": v.pop("draws"), "seed": v.pop("seed")}
+        draws = given({name: v.pop(name, None) for name in RANDOM_BASELINE_PARAMS})
         try:
             job, baseline = proxy_ndcg_start(run=run, params=given(v), baseline=draws if wanted else None,
                                              created_by=request.user)

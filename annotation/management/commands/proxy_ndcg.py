@@ -3,16 +3,17 @@ import json
 from django.core.management.base import CommandError
 
 from annotation.models import Dataset
-from annotation.services.proxies.matrices import (MATRIX_PROXIES, RANDOM_DRAWS_DEFAULT, RANDOM_SEED_DEFAULT, ProxyError,
+from annotation.services.proxies.matrices import (MATRIX_PROXIES, RANDOM_BASELINE_PARAMS, ProxyError,
                                                   proxy_random_baseline_table)
 from annotation.services.reports.kinds.proxy_ndcg import PARAMS as NDCG_PARAMS
 
 from ._declared import add_declared_arguments, declared_clean, declared_given
 from ._offline import OfflineCommand
 
-# The baseline is scored as a run's proxy nDCG is: its gain and empty-query rule are the report's
-# declared parameters (services/reports/kinds/proxy_ndcg.py).
-SCORING_OPTIONS = ("gain", "empty")
+# The baseline's draws and seed as the API and the page take them (matrices.RANDOM_BASELINE_PARAMS);
+# it is scored as a run's proxy nDCG is: gain and the empty-query rule are the report's declared
+# parameters (services/reports/kinds/proxy_ndcg.py).
+OPTIONS = RANDOM_BASELINE_PARAMS | {name: NDCG_PARAMS[name] for name in ("gain", "empty")}
 
 
 class Command(OfflineCommand):
@@ -27,23 +28,17 @@ class Command(OfflineCommand):
                             help="Score random rankings (the only mode of this command for now).")
         parser.add_argument("--proxy", nargs="+", choices=MATRIX_PROXIES, default=None,
                             help="Which proxies (default: every proxy with a stored matrix).")
-        parser.add_argument("--draws", type=int, default=RANDOM_DRAWS_DEFAULT,
-                            help=f"Random rankings drawn (default {RANDOM_DRAWS_DEFAULT}).")
-        parser.add_argument("--seed", type=int, default=RANDOM_SEED_DEFAULT,
-                            help=f"Seed of numpy.random.default_rng (default {RANDOM_SEED_DEFAULT}).")
-        add_declared_arguments(parser, NDCG_PARAMS, names=SCORING_OPTIONS)
+        add_declared_arguments(parser, OPTIONS)
         parser.add_argument("--json", action="store_true", help="Print JSON instead of a table.")
 
     def handle(self, *args, **opts):
         dataset = Dataset.objects.filter(name=opts["dataset"]).first()
         if dataset is None:
             raise CommandError(f"no dataset named '{opts['dataset']}'")
-        scoring = declared_clean({name: NDCG_PARAMS[name] for name in SCORING_OPTIONS},
-                                 declared_given(opts, NDCG_PARAMS, names=SCORING_OPTIONS))
-        opts |= scoring
+        chosen = declared_clean(OPTIONS, declared_given(opts, OPTIONS))
+        opts |= chosen
         try:
-            table = proxy_random_baseline_table(dataset=dataset, proxies=opts["proxy"], draws=opts["draws"],
-                                                seed=opts["seed"], **scoring)
+            table = proxy_random_baseline_table(dataset=dataset, proxies=opts["proxy"], **chosen)
         except ProxyError as exc:
             raise CommandError(str(exc)) from exc
         if opts["json"]:

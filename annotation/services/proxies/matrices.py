@@ -36,6 +36,7 @@ import numpy as np
 from django.conf import settings
 
 from annotation.analysis import ndcg as ndcg_analysis
+from annotation.analysis.params import Param, ParamInvalid
 from annotation.analysis.proxies import CaptionAnalyzer, describe_pipeline, proxy_matrix, wordnet_available
 from annotation.analysis.proxies.features import default_epic100_class_lists
 from annotation.analysis.proxies.text import tagger_available
@@ -57,10 +58,14 @@ SYNSET_SOURCES = ("wordnet", "epic100")
 COOKING_SOURCE_FORMATS = ("youcook2-json", "epic100-csv")
 #: Each draw sorts the whole matrix twice (a YouCook2-sized one: ~1 s): more draws than this is a mistake.
 MAX_RANDOM_DRAWS = 1000
-#: The random baseline's defaults, read by the CLI (proxy_ndcg --random-baseline), the REST option
-#: (POST runs/{id}/proxy-ndcg/ random_baseline) and the proxies page alike.
+#: The random baseline's defaults and options, read by the CLI (proxy_ndcg --random-baseline), the
+#: REST option (POST runs/{id}/proxy-ndcg/ random_baseline) and the proxies page alike.
 RANDOM_DRAWS_DEFAULT = 10
 RANDOM_SEED_DEFAULT = 0
+RANDOM_BASELINE_PARAMS = {
+    "draws": Param(int, RANDOM_DRAWS_DEFAULT, "random rankings drawn", 1, MAX_RANDOM_DRAWS),
+    "seed": Param(int, RANDOM_SEED_DEFAULT, "seed of numpy.random.default_rng", 0),
+}
 RANDOM_RANKING_RULE = ("uniform [0, 1) scores from numpy.random.default_rng(seed), one matrix a draw, shared by "
                        "every proxy")
 DEFAULT_THRESHOLDS = tuple(round(0.05 * k, 2) for k in range(1, 21))
@@ -376,8 +381,12 @@ def proxy_random_baseline(*, dataset: Dataset, artefacts: list[Artefact], draws:
         raise ProxyError(f"gain must be one of {', '.join(GAINS)}")
     if empty not in EMPTY_QUERY_RULES:
         raise ProxyError(f"empty must be one of {', '.join(EMPTY_QUERY_RULES)}")
-    if not 1 <= draws <= MAX_RANDOM_DRAWS:
-        raise ProxyError(f"draws must be between 1 and {MAX_RANDOM_DRAWS}")
+    for name, value in (("draws", draws), ("seed", seed)):
+        spec = RANDOM_BASELINE_PARAMS[name]
+        try:
+            spec.check(value, name=name)
+        except ParamInvalid:
+            raise ProxyError(f"{name} must be {spec.bounds_text()}", param=name) from None
     loaded = _loaded_together(artefacts, dataset)
     results = ndcg_analysis.random_ranking_ndcg([m.relevance for m in loaded], draws=draws, seed=seed, gain=gain,
                                                 empty=empty)
