@@ -62,7 +62,7 @@ def depth_within_pool_check(*, pool: Pool | None, params: dict) -> None:
     depth = params.get("depth")
     if pool is not None and depth is not None and depth > pool.depth:
         raise ReportError(f"parameter 'depth' must be at most the pool's depth ({pool.depth}): ranks below it were "
-                          f"never pooled, so nothing about them can be estimated")
+                          f"never pooled, so nothing about them can be estimated", param="depth")
 
 
 def kind_params_clean(*, kind: ReportKind, params: dict | None, pool: Pool | None) -> dict:

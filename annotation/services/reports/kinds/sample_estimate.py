@@ -158,7 +158,8 @@ def sample_size_check(*, pool: Pool, params: dict) -> None:
         return
     n_pairs = PooledPair.objects.filter(pool=pool, role=PooledPair.Role.POOL).count()
     if params["sample_size"] > n_pairs:
-        raise ReportError(f"sample_size {params['sample_size']} is larger than the pool ({n_pairs} pairs)")
+        raise ReportError(f"sample_size {params['sample_size']} is larger than the pool ({n_pairs} pairs)",
+                          param="sample_size")
 
 
 KIND = ReportKind(
