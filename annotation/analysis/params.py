@@ -79,19 +79,29 @@ class Param:
     def bounds_text(self) -> str:
         """The bounds in words ("" when there are none), as errors and descriptions say them."""
         low_open = self.open_interval or self.open_low
+        low, high = _bound(self.low), _bound(self.high)
         if self.low is not None and self.high is not None:
             if low_open and not self.open_interval:
-                return f"in ({self.low:g}, {self.high:g}]"
-            return f"between {self.low:g} and {self.high:g}{' (exclusive)' if self.open_interval else ''}"
+                return f"in ({low}, {high}]"
+            return f"between {low} and {high}{' (exclusive)' if self.open_interval else ''}"
         if self.low is not None:
-            return f"above {self.low:g}" if low_open else f"at least {self.low:g}"
+            return f"above {low}" if low_open else f"at least {low}"
         if self.high is not None:
-            return f"at most {self.high:g}"
+            return f"at most {high}"
         return ""
 
     def check(self, value: Any, *, name: str = "value") -> Any:
         """The value, checked and normalised; raises ParamInvalid naming `name`."""
         return param_value(name, self, value)
+
+
+def _bound(value: float | None) -> str:
+    """A bound as people read it: a whole number in full (4611686018427387904, not 4.61169e+18)."""
+    if value is None:
+        return ""
+    if float(value).is_integer():
+        return str(int(value))
+    return f"{value:g}"
 
 
 def _number(name: str, spec: Param, value: Any, kind: type) -> int | float:

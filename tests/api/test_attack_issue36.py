@@ -484,8 +484,9 @@ from rest_framework.test import APIClient  # noqa: E402
 from annotation.models import Job, JudgeCall, JudgeEndpoint, MachineJudge, Pool, PooledPair  # noqa: E402
 from annotation.services.accounts.users import api_token_for  # noqa: E402
 from annotation.services.jobs.lifecycle import job_execute  # noqa: E402
-from annotation.services.machine_judges.operations import machine_judge_run_job, machine_judge_run_start  # noqa: E402
+from annotation.services.machine_judges.operations import MACHINE_JUDGE_RUN, machine_judge_run_start  # noqa: E402
 from annotation.services.machine_judges.runner.endpoints import judge_endpoint_update  # noqa: E402
+from annotation.services.operations.start import operation_job_unqueued  # noqa: E402
 from annotation.services.machine_judges.runner.run import MachineJudgeRunJob  # noqa: E402
 from annotation.services.releases.create import release_create  # noqa: E402
 from tests.annotation.services.machine_judges.judge_world import agreement, endpoint_for, judge_server, \
@@ -605,7 +606,7 @@ def test_a_patch_between_a_run_s_asking_and_storing_does_not_give_it_another_ser
         run.ask(job, report)
         judge_endpoint_update(endpoint=JudgeEndpoint.objects.get(pk=real.pk), base_url=hostile.url + "/notrelevant")
 
-    job = machine_judge_run_job(endpoint=real, pool=pool)
+    job = operation_job_unqueued(MACHINE_JUDGE_RUN, target=pool, params={"endpoint_id": real.pk})
     job.task_name = "h8"
     job.save(update_fields=["task_name"])
     job = job_execute(job_id=job.pk, work=run.store, outside=ask_then_an_admin_patches)

@@ -26,7 +26,7 @@ def declared_help(spec: Param) -> str:
     """The declaration's description, default and bounds, as --help shows them."""
     text = spec.description.rstrip(".")
     extra = []
-    if not spec.required and spec.default is not None and not callable(spec.default):
+    if not spec.required and spec.default not in (None, "", [], {}) and not callable(spec.default):
         extra.append(f"default {spec.default}")
     if spec.bounds_text():
         extra.append(spec.bounds_text())

@@ -19,14 +19,14 @@ from annotation.analysis.params import REQUIRED, Param
 from annotation.formats.machine_judgments import FILE_FORMATS
 from annotation.models import Dataset, Job, JudgeEndpoint, MachineJudge, Pool
 from annotation.models.judgment_sets import JudgmentSet
-from annotation.services.jobs import job_create, job_execute, task_names
+from annotation.services.jobs import task_names
 from annotation.services.machine_judges.errors import MachineJudgeError
 from annotation.services.machine_judges.imports import machine_judge_import, machine_judge_import_check
 from annotation.services.machine_judges.lookup import judgment_set_machine_judge
 from annotation.services.machine_judges.reports import machine_judge_report_create
 from annotation.services.machine_judges.runner.run import JudgeRunError, MachineJudgeRunJob, judge_run_check
 from annotation.services.operations.operation import Operation
-from annotation.services.operations.start import operation_job, operation_params_clean, operation_start
+from annotation.services.operations.start import operation_job, operation_run_here, operation_start
 from annotation.services.reports.kinds.machine_judge import KIND as MACHINE_JUDGE_REPORT
 from annotation.services.reports.kinds.machine_judge import judge_depth
 from annotation.services.storage.uploads import upload_local_path, upload_store
@@ -219,37 +219,13 @@ def machine_judge_run_start(*, endpoint: JudgeEndpoint | None = None, endpoint_i
                          created_by=created_by)
 
 
-def machine_judge_run_job(*, endpoint: JudgeEndpoint, pool: Pool | None = None,
-                          judgment_set: JudgmentSet | None = None, created_by=None) -> Job:
-    """The run's job row, checked as a start is, but sent to no worker: it runs in this process."""
-    target = _pool_or_set(pool, judgment_set, _one_target)
-    clean = operation_params_clean(MACHINE_JUDGE_RUN, target=target, params={"endpoint_id": endpoint.pk})
-    packed = MACHINE_JUDGE_RUN.packed(target, clean)
-    job = job_create(kind=MACHINE_JUDGE_RUN.kind_of(packed), params=packed, created_by=created_by,
-                     operation=MACHINE_JUDGE_RUN.name)
-    # The task an admin's retry sends it to, on a worker.
-    job.task_name = task_names.RUN_OPERATION
-    job.save(update_fields=["task_name"])
-    return job
-
-
 def machine_judge_run_here(*, endpoint: JudgeEndpoint, pool: Pool | None = None,
                            judgment_set: JudgmentSet | None = None, created_by=None, progress=None) -> Job:
     """Runs it in this process (the CLI), as a job all the same: the job page shows it, its
     answers are cached under it, and an admin can retry it on a worker."""
-    job = machine_judge_run_job(endpoint=endpoint, pool=pool, judgment_set=judgment_set, created_by=created_by)
-
-    def also_here(phase):
-        def call(job, report):
-            def both(done, total=None, message=""):
-                report(done, total, message)
-                if progress:
-                    progress(done, total, message)
-            return phase(job, both)
-        return call
-
-    ask, store = MACHINE_JUDGE_RUN.phases()
-    return job_execute(job_id=job.pk, work=also_here(store), outside=also_here(ask))
+    target = _pool_or_set(pool, judgment_set, _one_target)
+    return operation_run_here(MACHINE_JUDGE_RUN, target=target, params={"endpoint_id": endpoint.pk},
+                              created_by=created_by, progress=progress)
 
 
 OPERATIONS = (MACHINE_JUDGMENTS_IMPORT, MACHINE_JUDGE_SET_REPORT, MACHINE_JUDGE_RUN)

@@ -11,13 +11,15 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from contextlib import nullcontext
+
 from django.db import IntegrityError, transaction
 
 from annotation.analysis.params import ParamInvalid, params_clean
 from annotation.models import Job
 from annotation.services.jobs import task_names
 from annotation.services.jobs.dispatch import job_enqueue
-from annotation.services.jobs.lifecycle import job_create
+from annotation.services.jobs.lifecycle import job_create, job_execute
 from annotation.services.operations.operation import Operation
 from annotation.services.storage import job_files as files
 
@@ -90,6 +92,45 @@ def operation_start(operation: Operation, *, target: Any = None, params: Mapping
     return job, True
 
 
+def operation_job_unqueued(operation: Operation, *, target: Any = None, params: Mapping | None = None,
+                           created_by=None) -> Job:
+    """The job row of a start that runs in this process (run.operation_run_here), checked as a
+    start is but sent to no worker; its task is the one runner's, where an admin's retry sends it."""
+    clean = operation_params_clean(operation, target=target, params=params)
+    packed = operation.packed(target, clean)
+    job = job_create(kind=operation.kind_of(packed), params=packed, created_by=created_by, operation=operation.name)
+    job.task_name = task_names.RUN_OPERATION
+    job.save(update_fields=["task_name"])
+    return job
+
+
 def operation_job(operation: Operation, **kwargs) -> Job:
     """operation_start for callers without an idempotency key: the job alone."""
     return operation_start(operation, **kwargs)[0]
+
+
+def _also_reporting(work, progress):
+    """`work` whose progress also goes to `progress` (a console's)."""
+    if work is None or progress is None:
+        return work
+
+    def call(job, report):
+        def both(done, total=None, message=""):
+            report(done, total, message)
+            progress(done, total, message)
+        return work(job, both)
+
+    return call
+
+
+def operation_run_here(operation: Operation, *, target: Any = None, params: Mapping | None = None, created_by=None,
+                       progress=None) -> Job | None:
+    """Runs `operation` in this process (a command's), as a job all the same: checked as a start
+    is, its row on the job pages, its progress also sent to `progress`, and an admin's retry sends
+    it to a worker (its task is the one runner's)."""
+    job = operation_job_unqueued(operation, target=target, params=params, created_by=created_by)
+    outside, work = operation.phases() if operation.phases else (None, operation.run)
+    held = operation.around(job.params) if operation.around else nullcontext()
+    with held:
+        return job_execute(job_id=job.pk, work=_also_reporting(work, progress), snapshot=operation.snapshot,
+                           outside=_also_reporting(outside, progress))

@@ -112,7 +112,7 @@ def test_build_pool_refuses_a_setting_out_of_bounds_by_its_option_and_builds_not
     base = ["build_pool", "--dataset", reference.dataset.name, "--name", "new", "--run", runs[0].name]
     for option, value, bounds in (("--depth", "0", "between 1 and 1000"), ("--sample-rate", "0", "between 0.001 and 1"),
                                   ("--warmup-depth", "1001", "between 0 and 1000"),
-                                  ("--stop-remaining-below", "0", "in (0, 1e+06]")):
+                                  ("--stop-remaining-below", "0", "in (0, 1000000]")):
         with pytest.raises(CommandError) as refused:
             call_command(*base, option, value)
         assert option in str(refused.value) and bounds in str(refused.value)
