@@ -20,7 +20,7 @@ Metric names: ``correct@K`` (1 if some positive is in the top K), ``ap_textbook`
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Hashable, Mapping, Sequence
+from collections.abc import Collection, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -256,6 +256,20 @@ def abc_table(
 # leave one run out
 
 
+def pairs_only_from(provenance: Mapping[Pair, Collection[Hashable]], pairs: Iterable[Pair]
+                    ) -> dict[Hashable, list[Pair]]:
+    """Run -> the ``pairs`` whose only contributing run it is (``provenance[pair] == {run}``), in
+    the order given: what leaving the run out of the pool takes away. A pair with no provenance
+    entry (another pool's, an imported verdict's) or proposed by several runs belongs to none."""
+    only_by: dict[Hashable, list[Pair]] = {}
+    for pair in pairs:
+        src = set(provenance.get(pair, ()))
+        if len(src) == 1:
+            (run,) = src
+            only_by.setdefault(run, []).append(pair)
+    return only_by
+
+
 @dataclass
 class LeaveOneOutResult:
     """A run's metrics when only pairs some *other* run proposed keep their labels."""
@@ -292,14 +306,8 @@ def leave_one_run_out(
     see how much a model not in the pool would be under-rated.
     """
     full = corrected_qrels(original_positives, resolved_positives)
-    only_by: dict[str, list[Pair]] = {}
-    for q, c in resolved_positives:
-        src = set(provenance.get((q, c), ()))
-        if len(src) == 1:
-            (r,) = src
-            orig = original_positives.get(q) or ()
-            if c not in orig:
-                only_by.setdefault(r, []).append((q, c))
+    only_by = pairs_only_from(provenance, [(q, c) for q, c in resolved_positives
+                                           if c not in (original_positives.get(q) or ())])
     out: dict[str, LeaveOneOutResult] = {}
     for name, run in runs.items():
         removed = only_by.get(name, [])
