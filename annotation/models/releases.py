@@ -12,8 +12,9 @@ from django.core.validators import RegexValidator
 from django.db import models
 
 from .datasets import Dataset
+from .jobs import Job
 
-__all__ = ["Release", "ReleaseImmutable", "RELEASE_NAME_PATTERN"]
+__all__ = ["Release", "ReleaseImmutable", "RELEASE_NAME_PATTERN", "ReleaseSubmissionPolicy", "Submission"]
 
 #: A release name: a slug (lower-case letters, digits, single hyphens), e.g. `msrvtt-fire`.
 RELEASE_NAME_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
@@ -67,3 +68,44 @@ class Release(models.Model):
 
     def __str__(self) -> str:
         return self.slug
+
+
+class ReleaseSubmissionPolicy(models.Model):
+    """Who may submit runs to a release, beside the release because a release row never changes
+    (its trigger refuses any update): an admin's setting, off until changed."""
+
+    release = models.OneToOneField(Release, on_delete=models.CASCADE, related_name="submission_policy")
+    anonymous_allowed = models.BooleanField(default=False, help_text="Visitors without an account may submit runs "
+                                            "(throttled by address).")
+    updated_at = models.DateTimeField(auto_now=True)
+
+
+class Submission(models.Model):
+    """A run file submitted to a release, scored against its qrels.txt by a job (services/submissions).
+
+    `holes` keeps the scored top K pairs without a verdict, the seam of the next step: an admin's
+    acceptance queues them in an incremental pool (status ACCEPTED), which this round does not do."""
+
+    class Status(models.TextChoices):
+        SUBMITTED = "submitted"  # stored, its scoring job queued or running (or failed: see the job)
+        SCORED = "scored"
+        ACCEPTED = "accepted"  # reserved: its holes queued for people (a later round)
+
+    release = models.ForeignKey(Release, on_delete=models.CASCADE, related_name="submissions")
+    name = models.CharField(max_length=200, help_text="The model's name, as the submitter gave it.")
+    run_file = models.CharField(max_length=500, help_text="The stored run file (uploads area).")
+    source_name = models.CharField(max_length=300, blank=True)
+    submitted_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
+                                     related_name="submissions")
+    created_at = models.DateTimeField(auto_now_add=True)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.SUBMITTED)
+    job = models.OneToOneField(Job, on_delete=models.SET_NULL, null=True, blank=True, related_name="submission")
+    summary = models.JSONField(null=True, blank=True, help_text="Measures, Judged@K and holes per query.")
+    holes = models.JSONField(null=True, blank=True, help_text="{k, pairs: [[caption id, clip id], ...]}: the "
+                             "top K pairs without a verdict in the release.")
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.name} on {self.release.slug}"

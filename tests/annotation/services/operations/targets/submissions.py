@@ -1,0 +1,14 @@
+"""Start targets of the submissions area's operation (see __init__.py). A submission takes an upload
+(multipart), so it has no JSON start endpoint here; its declared fields are refused at the upload
+endpoint by the same declarations (tests/api/test_submissions_api.py)."""
+from django.utils import timezone
+
+
+def _release(pool):
+    from annotation.models import Release
+
+    return Release.objects.create(name="bench", version=1, dataset=pool.dataset, archive="bench-v1.zip",
+                                  pairs_file="bench-v1.pairs", bytes=0, sha256="0" * 64, created_at=timezone.now())
+
+
+TARGETS = {"score_submission": lambda pool, runs, js: (_release(pool), {"name": "model"})}
