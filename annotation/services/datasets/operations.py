@@ -14,7 +14,7 @@ from annotation.models import Dataset, Job
 from annotation.services.datasets.imports import dataset_import
 from annotation.services.datasets.runs import ALL_RANKS, run_import
 from annotation.services.jobs import task_names
-from annotation.services.operations.operation import Operation
+from annotation.services.operations.operation import Operation, refusal_naming
 from annotation.services.operations.start import operation_start
 from annotation.services.storage.uploads import upload_local_path, upload_store
 
@@ -44,9 +44,7 @@ def _dataset_check(*, target, params: dict) -> None:
     try:
         MediaTemplate(params["media_template"])
     except ValueError as exc:
-        error = ImportRequestError(str(exc))
-        error.param = "media_template"
-        raise error from exc
+        raise refusal_naming(ImportRequestError(str(exc)), "media_template") from exc
 
 
 def _dataset_run(job: Job, progress) -> dict:

@@ -17,7 +17,7 @@ from annotation.services.judging.inputs import SimulationError, refuse_moment_po
 from annotation.services.judging.simulation import (_PAIR_FORMATS, MAX_DEPTH, SIMULATION_PARAMS,
                                                     judging_simulation_create, refuse_unfinished_pool,
                                                     simulation_params_clean)
-from annotation.services.operations.operation import Operation
+from annotation.services.operations.operation import Operation, refusal_naming
 from annotation.services.operations.start import operation_job
 
 #: A judgment set's simulation also names the stored runs whose top-`depth` pool it replays.
@@ -40,10 +40,8 @@ def _check(*, target, params: dict) -> None:
     runs = list(Run.objects.filter(pk__in=list(run_ids), dataset_id=target.dataset_id))
     missing = sorted(set(run_ids) - {r.pk for r in runs})
     if not run_ids or missing:
-        error = SimulationError(f"run {missing[0]} is not a run of this dataset" if missing
-                                else "name at least one stored run of the dataset")
-        error.param = "run_ids"
-        raise error
+        raise refusal_naming(SimulationError(f"run {missing[0]} is not a run of this dataset" if missing
+                                             else "name at least one stored run of the dataset"), "run_ids")
     if target.source_format not in _PAIR_FORMATS:
         raise SimulationError(f"judgment set '{target.name}' is {target.source_format} moment "
                               f"ground truth: judging strategies replay caption-clip verdicts")

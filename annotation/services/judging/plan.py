@@ -19,6 +19,7 @@ from annotation.analysis.params import ParamInvalid
 from annotation.analysis.pair_hashes import queue_positions
 from annotation.analysis.votes import has_room
 from annotation.models import MachineJudge, Pool, PooledPair, PoolQuery
+from annotation.services.operations.operation import refusal_naming
 from annotation.services.judging.active import active_inclusion, order_known, snapshots_confidences
 from annotation.services.judging.errors import JudgingError
 from annotation.services.judging.order import (NOT_SAMPLED, OPEN, STOPPED, active_scale_draw, active_scale_of, n_queries_of,
@@ -62,9 +63,7 @@ def judging_settings_check(settings: dict, *, dataset=None) -> dict:
 
 
 def _refused(message: str, param: str) -> JudgingError:
-    error = JudgingError(message)
-    error.param = param  # the API names the field from it
-    return error
+    return refusal_naming(JudgingError(message), param)
 
 
 def active_judge_check(strategy: str, judge) -> None:

@@ -40,6 +40,7 @@ from annotation.models import Artefact, Job, Pool, PooledPair, Report, Run
 from annotation.provenance import report_versions
 from annotation.models.judgment_sets import JudgmentSet
 from annotation.selectors.reports import pool_pairs, pool_runs
+from annotation.services.operations.operation import refusal_naming
 from annotation.services.judging.inputs import (SimulationError, dataset_external_ids, original_positives,
                                                 refuse_moment_pool, runs_rankings)
 from annotation.services.reports.kinds.judging_simulation import KIND as JUDGING_SIMULATION
@@ -265,9 +266,7 @@ def simulation_params_clean(params: dict | None) -> dict:
 
 
 def _refused(exc: ParamInvalid) -> SimulationError:
-    error = SimulationError(str(exc))
-    error.param = exc.param
-    return error
+    return refusal_naming(SimulationError(str(exc)), exc.param)
 
 
 # --------------------------------------------------------------------------------------------

@@ -25,16 +25,11 @@ from annotation.services.judgment_sets.imports import (JUDGMENT_FORMATS, Judgmen
 from annotation.services.judgment_sets.scoring import (agreement_report_store, evaluation_report_store,
                                                        judgment_set_agreement, judgment_set_evaluate,
                                                        stored_runs_check)
-from annotation.services.operations.operation import Operation
+from annotation.services.operations.operation import Operation, refusal_naming
 from annotation.services.operations.start import operation_start
 from annotation.services.reports.kinds.evaluation import KIND as EVALUATION
 from annotation.services.reports.kinds.judgment_set_agreement import KIND as JUDGMENT_SET_AGREEMENT
 from annotation.services.storage.uploads import upload_local_path, upload_store
-
-
-def _named(error: Exception, param: str) -> Exception:
-    error.param = param  # the API names the field from it
-    return error
 
 
 def _report_result(report) -> dict:
@@ -54,11 +49,11 @@ def _evaluation_check(*, target: JudgmentSet, params: dict) -> dict:
     runs = {run.pk: run for run in Run.objects.filter(pk__in=run_ids, dataset_id=target.dataset_id)}
     missing = [pk for pk in run_ids if pk not in runs]
     if missing:
-        raise _named(EvaluationError(f"run {missing[0]} is not a run of this dataset"), "run_ids")
+        raise refusal_naming(EvaluationError(f"run {missing[0]} is not a run of this dataset"), "run_ids")
     try:
         stored_runs_check(judgment_set=target, runs=list(runs.values()))
     except EvaluationError as exc:
-        raise _named(exc, "run_ids") from None
+        raise refusal_naming(exc, "run_ids") from None
     # No measures named is the format's default set, stored as before as null.
     return params | {"measures": params["measures"] or None}
 
@@ -124,7 +119,7 @@ FROM_POOL_PARAMS = {
 
 def _name_free(dataset: Dataset, name: str | None, error: type[Exception]) -> None:
     if name and JudgmentSet.objects.filter(dataset=dataset, name=name).exists():
-        raise _named(error(f"judgments named '{name}' already exist in '{dataset.name}'"), "name")
+        raise refusal_naming(error(f"judgments named '{name}' already exist in '{dataset.name}'"), "name")
 
 
 def _from_pool_check(*, target: Pool, params: dict) -> dict:
@@ -176,7 +171,7 @@ def _import_check(*, target: Dataset, params: dict) -> None:
         seeds_pools_clean(fmt, params["seeds_pools"], "the upload")
     except ImportRejected as exc:
         issue = exc.issues[0]
-        raise _named(JudgmentsImportError(issue.message), issue.field) from None
+        raise refusal_naming(JudgmentsImportError(issue.message), issue.field) from None
 
 
 def _import_pack(target: Dataset, params: dict) -> dict:

@@ -25,7 +25,7 @@ from annotation.services.machine_judges.imports import machine_judge_import, mac
 from annotation.services.machine_judges.lookup import judgment_set_machine_judge
 from annotation.services.machine_judges.reports import machine_judge_report_create
 from annotation.services.machine_judges.runner.run import JudgeRunError, MachineJudgeRunJob, judge_run_check
-from annotation.services.operations.operation import Operation
+from annotation.services.operations.operation import Operation, refusal_naming
 from annotation.services.operations.start import operation_job, operation_run_here, operation_start
 from annotation.services.reports.kinds.machine_judge import KIND as MACHINE_JUDGE_REPORT
 from annotation.services.reports.kinds.machine_judge import judge_depth
@@ -169,9 +169,7 @@ RUN_PARAMS = {"endpoint_id": Param(int, REQUIRED, "the registered judge (GET /ju
 def _run_check(*, target, params: dict) -> dict:
     endpoint = JudgeEndpoint.objects.filter(pk=params["endpoint_id"]).first()
     if endpoint is None:
-        error = JudgeRunRefused("no registered judge has this id")
-        error.param = "endpoint_id"
-        raise error
+        raise refusal_naming(JudgeRunRefused("no registered judge has this id"), "endpoint_id")
     try:
         judge_run_check(endpoint)
     except JudgeRunError as exc:

@@ -66,3 +66,10 @@ class Operation:
         if self.target_field:
             return {self.target_field: target.pk, **params}
         return dict(params)
+
+
+def refusal_naming(error: Exception, param: str | None) -> Exception:
+    """`error` (an area's refusal) marked with the parameter to blame: the start service's caller,
+    the API (api/operations.py `refused`: a 400 keyed by that field) and the meta-test read `param`."""
+    error.param = param
+    return error

@@ -20,7 +20,7 @@ from annotation.models import Job
 from annotation.services.jobs import task_names
 from annotation.services.jobs.dispatch import job_enqueue
 from annotation.services.jobs.lifecycle import job_create, job_execute
-from annotation.services.operations.operation import Operation
+from annotation.services.operations.operation import Operation, refusal_naming
 from annotation.services.storage import job_files as files
 
 
@@ -30,9 +30,7 @@ class OperationRefused(ValueError):
 
 
 def _refuse(operation: Operation, exc: ParamInvalid) -> Exception:
-    error = operation.error(str(exc))
-    error.param = exc.param  # the API names the field from it
-    return error
+    return refusal_naming(operation.error(str(exc)), exc.param)
 
 
 def operation_params_clean(operation: Operation, *, target: Any = None, params: Mapping | None = None) -> dict:

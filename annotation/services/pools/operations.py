@@ -10,7 +10,7 @@ from annotation.models import Dataset, Job, Pool, PoolRun, Run
 from annotation.services.jobs import task_names
 from annotation.services.judging import pool_judging_refresh
 from annotation.services.judging.plan import JudgingError, active_judge_check, judging_settings_check
-from annotation.services.operations.operation import Operation
+from annotation.services.operations.operation import Operation, refusal_naming
 from annotation.services.operations.start import operation_job
 from annotation.services.pools.build import PoolError, known_pairs_add, pool_add_run, pool_create
 from annotation.services.pools.moments import MOMENT_POOL_PARAMS, moment_pool_create, moment_request_check
@@ -50,9 +50,7 @@ def _build_check(*, target: Dataset, params: dict) -> None:
             fields = judging_settings_check(params["judging"], dataset=target)
             active_judge_check(fields.get("judging_strategy", "pool_order"), fields.get("judging_machine_judge"))
         except JudgingError as exc:
-            error = PoolError(str(exc))
-            error.param = "judging"
-            raise error from exc
+            raise refusal_naming(PoolError(str(exc)), "judging") from exc
 
 
 def _build_run(job: Job, progress) -> dict:

@@ -8,6 +8,9 @@ task (services/ranking/leases.py). Both keep one invariant under the item's row 
 - only a live lease ends, and an expiry only once it is due;
 - the item's lease count goes down by one and its flags are recomputed, in the same transaction.
 
+A heartbeat (`lease_extend`) and a rater's giving an item back (`lease_give_back`) are the same
+for both kinds too.
+
 What differs by kind is declared in a `LeasedItems`: which models, and how an item's flags are
 recomputed and whether it counts leases at all (gold and training pairs do not).
 """
@@ -15,9 +18,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from django.db import models, transaction
+from django.utils import timezone
 
 
 @dataclass(frozen=True)
@@ -63,3 +68,24 @@ def leases_expire_due(items: LeasedItems, *, now, limit: int, **within) -> int:
     due = items.lease_model.objects.filter(state=State.ACTIVE, expires_at__lt=now, **within)
     return sum(lease_end(items, pk, State.EXPIRED, now, only_if_due=True)
                for pk in list(due.values_list("pk", flat=True)[:limit]))
+
+
+def lease_extend(items: LeasedItems, lease, *, seconds: int, paused: bool, now) -> bool:
+    """A heartbeat: a live lease now expires `seconds` from `now`. A paused rater's lease is given
+    back instead, so their open page does not keep items from others. False when the lease is no
+    longer live (the caller says whether the item still needs an answer); `lease` is re-read."""
+    State = items.lease_model.State
+    if paused:
+        lease_end(items, lease.pk, State.RELEASED, now)
+    updated = items.lease_model.objects.filter(pk=lease.pk, state=State.ACTIVE).update(
+        expires_at=now + timedelta(seconds=seconds))
+    lease.refresh_from_db()
+    return bool(updated)
+
+
+def lease_give_back(items: LeasedItems, *, token: str, rater, now=None):
+    """The rater gives their leased item back unanswered (they skip it, the clip does not play)."""
+    lease = items.lease_model.objects.get(token=token, rater=rater)
+    lease_end(items, lease.pk, items.lease_model.State.RELEASED, now or timezone.now())
+    lease.refresh_from_db()
+    return lease

@@ -34,7 +34,7 @@ from annotation.models import (Caption, Clip, CrowdStudy, CrowdWorker, Label, Le
                                RaterProfile)
 from annotation.models.labels import new_lease_token
 from annotation.services.crowd import gate as crowd_gate
-from annotation.services.queue.lease_lifecycle import LeasedItems, lease_end, leases_expire_due
+from annotation.services.queue.lease_lifecycle import LeasedItems, lease_extend, lease_give_back, leases_expire_due
 from annotation.services.queue.rows import raw_first
 from annotation.services.queue.table_statistics import queue_statistics_due, queue_statistics_refresh
 
@@ -479,12 +479,8 @@ def lease_renew(*, token: str, rater, now=None) -> Lease:
     rater's leases are given back instead, so their open page does not keep pairs from others."""
     now = now or timezone.now()
     lease = Lease.objects.select_related("pair__pool").get(token=token, rater=rater)
-    if RaterProfile.objects.filter(user=rater, paused=True).exists():
-        _end_lease(lease.pk, Lease.State.RELEASED, now)
-    updated = Lease.objects.filter(pk=lease.pk, state=Lease.State.ACTIVE).update(
-        expires_at=now + timedelta(seconds=lease.pair.pool.lease_seconds))
-    lease.refresh_from_db()
-    if not updated:
+    paused = RaterProfile.objects.filter(user=rater, paused=True).exists()
+    if not lease_extend(PAIRS, lease, seconds=lease.pair.pool.lease_seconds, paused=paused, now=now):
         pair = lease.pair
         still_needed = pair.state == PooledPair.State.OPEN and has_room(
             required=pair.required_labels, votes=pair.vote_count, leases=pair.active_leases)
@@ -494,19 +490,13 @@ def lease_renew(*, token: str, rater, now=None) -> Lease:
 
 def lease_release(*, token: str, rater, now=None) -> Lease:
     """The rater gives the pair back without judging it (e.g. they skip it)."""
-    lease = Lease.objects.get(token=token, rater=rater)
-    _end_lease(lease.pk, Lease.State.RELEASED, now or timezone.now())
-    lease.refresh_from_db()
-    return lease
+    return lease_give_back(PAIRS, token=token, rater=rater, now=now)
 
 
 #: Pool pairs as leased items (queue/lease_lifecycle.py): only a pool pair counts its leases.
 PAIRS = LeasedItems(lease_model=Lease, item_model=PooledPair, item_field="pair", refresh_flags=refresh_pair_flags,
                     flag_fields=tuple(PAIR_FLAG_FIELDS), counts_leases=lambda pair: pair.role == PooledPair.Role.POOL)
 
-
-def _end_lease(lease_id: int, state: str, now, *, only_if_due: bool = False) -> bool:
-    return lease_end(PAIRS, lease_id, state, now, only_if_due=only_if_due)
 
 
 def leases_expire(*, now=None, pool: Pool | None = None, limit: int = 1000) -> int:

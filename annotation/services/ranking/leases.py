@@ -24,7 +24,7 @@ from django.utils import timezone
 from annotation.analysis.votes import has_room
 from annotation.models import RankingLease, RankingMembership, RankingStudy, RankingSubmission, RankingTask
 from annotation.services.accounts.raters import rater_profile
-from annotation.services.queue.lease_lifecycle import LeasedItems, lease_end, leases_expire_due
+from annotation.services.queue.lease_lifecycle import LeasedItems, lease_extend, lease_give_back, leases_expire_due
 
 MAX_HELD_PER_STUDY = 2  # the task on screen and the next one, preloaded
 TASK_FLAG_FIELDS = ["active_leases", "available", "priority"]
@@ -135,13 +135,8 @@ def ranking_lease_renew(*, token: str, rater, now=None) -> RankingLease:
     saying whether the task still needs an ordering (the page then submits anyway, or moves on)."""
     now = now or timezone.now()
     lease = RankingLease.objects.select_related("task__study").get(token=token, rater=rater)
-    if rater_profile(user=rater).paused:
-        # A paused rater's open page must not keep tasks from others.
-        _end_lease(lease.pk, RankingLease.State.RELEASED, now)
-    updated = RankingLease.objects.filter(pk=lease.pk, state=RankingLease.State.ACTIVE).update(
-        expires_at=now + timedelta(seconds=lease.task.study.lease_seconds))
-    lease.refresh_from_db()
-    if not updated:
+    if not lease_extend(TASKS, lease, seconds=lease.task.study.lease_seconds, paused=rater_profile(user=rater).paused,
+                        now=now):
         lease.task.refresh_from_db()
         mine = RankingSubmission.objects.filter(task=lease.task, rater=rater).exists()
         raise RankingLeaseGone(lease, task_still_needed(lease.task) and not mine)
@@ -150,14 +145,8 @@ def ranking_lease_renew(*, token: str, rater, now=None) -> RankingLease:
 
 def ranking_lease_release(*, token: str, rater, now=None) -> RankingLease:
     """The rater gives the task back without ordering it (e.g. the clip does not play)."""
-    lease = RankingLease.objects.get(token=token, rater=rater)
-    _end_lease(lease.pk, RankingLease.State.RELEASED, now or timezone.now())
-    lease.refresh_from_db()
-    return lease
+    return lease_give_back(TASKS, token=token, rater=rater, now=now)
 
-
-def _end_lease(lease_id: int, state: str, now, *, only_if_due: bool = False) -> bool:
-    return lease_end(TASKS, lease_id, state, now, only_if_due=only_if_due)
 
 
 def ranking_leases_expire(*, now=None, study: RankingStudy | None = None, limit: int = 1000) -> int:
