@@ -5,6 +5,7 @@ from pathlib import Path
 from django.core.management.base import CommandError
 
 from annotation.analysis.grades import AGGREGATES
+from annotation.analysis.judged import JUDGED_THRESHOLD
 from annotation.analysis.repeats import REPEAT_RULES
 from annotation.formats.errors import ImportRejected
 from annotation.formats.text_lines import file_checksum
@@ -14,6 +15,7 @@ from annotation.services.evaluation.evaluate import evaluate
 from annotation.services.evaluation.registry import JUDGMENT_FORMATS, RUN_READERS
 from annotation.services.evaluation.writers import WRITERS
 
+from ._declared import add_declared_arguments, declared_clean, declared_given
 from ._offline import OfflineCommand
 from ._progress import rejected_to_command_error
 
@@ -23,7 +25,11 @@ class Command(OfflineCommand):
             "NIST's sample_eval.pl for TRECVID stratified qrels, Moment-DETR's and TVRetrieval's "
             "standalone_eval for QVHighlights and TVR moments). Judgments come from a file (--judgments, "
             "--judgments-format) or a stored set (--dataset, --judgment-set); runs from files or, with a stored "
-            "set, stored runs (--run). Nothing is stored unless --store.")
+            "set, stored runs (--run). Nothing is stored unless --store. The table and JSON layouts give each "
+            "measure cut at K the run's Judged@K and flag it when below --judged-threshold.")
+
+    #: Options declared once elsewhere (the threshold is the leaderboard's and the client's too).
+    DECLARED = {"judged_threshold": JUDGED_THRESHOLD}
 
     def add_arguments(self, parser):
         parser.add_argument("runs", nargs="*", type=Path, metavar="RUN")
@@ -64,6 +70,7 @@ class Command(OfflineCommand):
         parser.add_argument("--aggregate", choices=AGGREGATES,
                             help="rater_labels: the raters' values of a pair become one grade by their mean (default, "
                                  "TVR-Ranking's rule), median or majority, rounded half up to a whole grade.")
+        add_declared_arguments(parser, self.DECLARED)
 
     def files_only(self, options) -> bool:
         return bool(options["judgments"]) and not any(
@@ -92,11 +99,13 @@ class Command(OfflineCommand):
             if not path.is_file():
                 raise CommandError(f"{path}: no such file")
         options = {k: opts[k] for k in ("queries", "originals", "columns", "repeats", "aggregate")}
+        threshold = declared_clean(self.DECLARED, declared_given(opts, self.DECLARED))["judged_threshold"]
         try:
             if judgment_set is None:
                 result = evaluate(opts["runs"], opts["judgments"], opts["judgments_format"],
                                   conventions=opts["conventions"], measures=opts["measures"],
-                                  run_format=opts["run_format"], output=opts["output"], judgments_options=options)
+                                  run_format=opts["run_format"], output=opts["output"], judgments_options=options,
+                                  judged_threshold=threshold)
             else:
                 # Imported here: reports pull in SciPy, which a file-only evaluation never needs.
                 from annotation.services.judgment_sets.scoring import evaluation_report_store, judgment_set_evaluate
@@ -105,7 +114,8 @@ class Command(OfflineCommand):
                 result = judgment_set_evaluate(judgment_set=judgment_set, run_paths=opts["runs"], runs=runs,
                                                conventions=opts["conventions"], measures=opts["measures"],
                                                run_format=opts["run_format"], output=opts["output"],
-                                               with_originals=opts["with_originals"], judgments_options=options)
+                                               with_originals=opts["with_originals"], judgments_options=options
+                                               ).with_judged_threshold(threshold)
                 if opts["store"]:
                     report = evaluation_report_store(evaluation=result, judgment_set=judgment_set, params={
                         "judgment_set_id": judgment_set.pk, "conventions": result.conventions.name,

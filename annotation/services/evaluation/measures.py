@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from annotation.analysis import sample_eval as se
+from annotation.analysis.judged import JUDGED_THRESHOLD, judged_name
 
 from .conventions import Conventions
 from .errors import EvaluationError
@@ -33,6 +34,11 @@ class RunScores:
     #: FIRE's B: each effectiveness measure (not the counts, not Judged@k) averaged over the same
     #: queries against the original positives alone (only when the judgments know them); A is ``all``.
     original: dict[str, float] | None = None
+    #: Each measure cut at K (trec_eval family) -> (its Judged@K's name, the run's Judged@K over the
+    #: same queries): printed beside it, so a run scored on holes says so (issue 38).
+    judged: dict[str, tuple[str, float]] = field(default_factory=dict)
+    #: Below it a measure is flagged not comparable with the leaderboard (analysis/judged.py).
+    judged_threshold: float = JUDGED_THRESHOLD.default
 
 
 # --------------------------------------------------------------------------------------------
@@ -139,6 +145,8 @@ class TrecEvalMeasures:
 
     def score(self, run: ScoredRun, judgments: Judgments, conventions: Conventions,
               measures: list[TrecMeasure]) -> RunScores:
+        import ir_measures
+
         qrels = judgments.qrels
         if judgments.originals is not None:
             qrels = with_originals(qrels, judgments.originals)
@@ -147,7 +155,18 @@ class TrecEvalMeasures:
             hint = f": {judgments.hint}" if judgments.hint else ""
             raise EvaluationError(f"{run.name}: no query of the run is in the judgments {judgments.name}{hint}")
         ranked = run.truncated(conventions.max_result_size)
-        per_query, all_values = _calc(measures, queries, qrels, ranked)
+        # The Judged@K of every measure cut at K, computed with the measures (same queries, same
+        # qrels, same ranking), whether or not Judged@K was asked for; only asked ones are printed
+        # as measures.
+        cut = {m.name: m.cutoff for m in measures
+               if m.cutoff is not None and m.root != "Judged" and m.root not in _INTEGER_ROOTS}
+        asked = {m.name for m in measures}
+        extra = {judged_name(k): TrecMeasure(judged_name(k), "Judged", k, ir_measures.parse_measure(judged_name(k)))
+                 for k in sorted(set(cut.values())) if judged_name(k) not in asked}
+        per_query, all_values = _calc([*measures, *extra.values()], queries, qrels, ranked)
+        judged = {name: (judged_name(k), all_values[judged_name(k)]) for name, k in cut.items()}
+        for name in extra:
+            del all_values[name]
         original = None
         if judgments.originals is not None:
             # B over the same queries as A, so C = A - B compares like with like. Counts and
@@ -163,7 +182,7 @@ class TrecEvalMeasures:
         return RunScores(run.name, run.tag, per_names, tuple(m.name for m in measures), per_query, all_values,
                          frozenset(m.name for m in measures if m.root in _INTEGER_ROOTS),
                          tuple(sorted(q for q in qrels if q not in run.ranked)),
-                         tuple(sorted(q for q in run.ranked if q not in qrels)), original=original)
+                         tuple(sorted(q for q in run.ranked if q not in qrels)), original=original, judged=judged)
 
 
 def with_originals(qrels: dict, originals: dict[str, set[str]]) -> dict:

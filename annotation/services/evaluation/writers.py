@@ -12,6 +12,8 @@ from dataclasses import replace
 from collections.abc import Callable
 from typing import TextIO
 
+from annotation.analysis.judged import below_threshold, not_comparable_note
+
 from .conventions import Conventions
 from .judgments import Judgments
 from .measures import RunScores
@@ -90,6 +92,14 @@ def fire_abc(scores: RunScores) -> dict[str, dict] | None:
     return out
 
 
+def judged_flags(scores: RunScores) -> dict[str, dict]:
+    """Each measure cut at K -> its Judged@K and whether it is comparable with the leaderboard
+    (``note``: the flag naming the threshold, None when comparable)."""
+    t = scores.judged_threshold
+    return {m: {"judged_measure": name, "judged": float(value), "comparable": not below_threshold(value, t),
+                "note": not_comparable_note(name, value, t)} for m, (name, value) in scores.judged.items()}
+
+
 def as_json(scores: RunScores, judgments: Judgments, conventions: Conventions) -> dict:
     doc = {
         "run": scores.run,
@@ -104,6 +114,9 @@ def as_json(scores: RunScores, judgments: Judgments, conventions: Conventions) -
     fire = fire_abc(scores)
     if fire is not None:
         doc["fire"] = fire
+    if scores.judged:
+        doc["judged"] = judged_flags(scores)
+        doc["judged_threshold"] = scores.judged_threshold
     return doc
 
 
@@ -133,6 +146,18 @@ def write_table(results: list[RunScores], judgments: Judgments, conventions: Con
         if fire:
             out.write(f"{scores.run}: FIRE A (B + C) in percent, A with the judgments and the originals, B with the "
                       f"original positives only: " + "; ".join(f"{n} {v['text']}" for n, v in fire.items()) + "\n")
+    for scores in results:
+        flags = judged_flags(scores)
+        if not flags:
+            continue
+        shown = {}
+        for m, f in flags.items():
+            shown.setdefault((f["judged_measure"], f["judged"]), []).append(m)
+        out.write(f"{scores.run}: Judged@K (share of the top K with a verdict): "
+                  + ", ".join(f"{name} {value:.4f} ({', '.join(ms)})" for (name, value), ms in shown.items()) + "\n")
+        for m, f in flags.items():
+            if f["note"]:
+                out.write(f"{scores.run}: {m} {scores.all[m]:.4f} is {f['note']}\n")
     for scores in results:
         if scores.unanswered:
             out.write(f"{scores.run}: {len(scores.unanswered)} judged queries not in the run, "
