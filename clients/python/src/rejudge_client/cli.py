@@ -13,7 +13,7 @@ from typing import Optional, Sequence
 from . import __version__
 from .client import Client
 from .errors import RejudgeError
-from .evaluate import CONVENTIONS, DEFAULT_MEASURES, evaluate, to_json
+from .evaluate import CONVENTIONS, DEFAULT_MEASURES, JUDGED_THRESHOLD, evaluate, to_json
 from .verify import verify
 
 
@@ -53,7 +53,8 @@ def _verify(args) -> int:
 
 
 def _evaluate(args) -> int:
-    results = [evaluate(args.release, run, measures=args.measures) for run in args.runs]
+    results = [evaluate(args.release, run, measures=args.measures, judged_threshold=args.judged_threshold)
+               for run in args.runs]
     if args.json:
         print(to_json(results))
         return 0
@@ -98,7 +99,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--release", required=True, help="the release folder")
     p.add_argument("--measures", nargs="+", default=list(DEFAULT_MEASURES),
                    help="ir_measures names; C@K is Success@K (default: %(default)s)")
-    p.add_argument("--json", action="store_true", help="means and per-query values as JSON")
+    p.add_argument("--judged-threshold", type=float, default=JUDGED_THRESHOLD, metavar="SHARE",
+                   help="flag a measure cut at K as not comparable with the leaderboard when the run's Judged@K "
+                        "(share of its top K with a verdict) is below this (0 to 1; default: %(default)s)")
+    p.add_argument("--json", action="store_true", help="means, Judged@K and per-query values as JSON")
     p.set_defaults(run=_evaluate)
     return parser
 

@@ -3,6 +3,12 @@ C trec_eval), under trec_eval's conventions: the numbers the platform's ``evalua
 
 ``Success@K`` is the benchmarks' C@K (R@K of text-to-video retrieval: 1 when a relevant clip is in
 the first K), and ``C@K`` is accepted as its name.
+
+Every measure cut at K comes with the run's Judged@K (ir_measures' Judged@k: the share of the run's
+top K with a verdict in the release, divided by the list's length when shorter than K), and is
+flagged "not comparable with the leaderboard (Judged@K < 0.9)" when that share is below the
+threshold: a clip nobody judged counts as not relevant, so a run the release's pool never saw is
+scored on holes (issue 38).
 """
 from __future__ import annotations
 
@@ -17,6 +23,12 @@ from .errors import RejudgeError, RunFileError, require
 from .local import LocalRelease, open_release
 
 DEFAULT_MEASURES = ("Success@1", "Success@5", "Success@10", "AP", "nDCG@10")
+
+#: The platform's JUDGED_THRESHOLD (annotation/analysis/judged.py), which this package cannot
+#: import; a test keeps the two equal. Averages of shares may miss it by a rounding error, so a
+#: Judged@K within _TOLERANCE of it counts as at the threshold (comparable), as on the platform.
+JUDGED_THRESHOLD = 0.9
+_TOLERANCE = 1e-9
 
 CONVENTIONS = ("trec_eval 9, default options (computed by ir_measures / pytrec_eval): every retrieved document "
                "scored, no cutoff; relevant at rel >= 1 (nDCG gains are the grades); ties: score descending, then "
@@ -36,11 +48,21 @@ class Evaluation:
     unanswered: list = field(default_factory=list)  # judged queries the run has no line for (skipped)
     without_judgments: list = field(default_factory=list)  # run queries the qrels lack (ignored)
     conventions: str = CONVENTIONS
+    #: each measure cut at K (name as asked) -> {"judged_measure": "Judged@K", "judged": share,
+    #: "comparable": bool, "note": the flag naming the threshold, or None}
+    judged: dict = field(default_factory=dict)
+    judged_threshold: float = JUDGED_THRESHOLD
 
     def as_dict(self) -> dict:
         return {"run": self.run, "tag": self.tag, "measures": self.measures, "num_q": len(self.queries),
                 "unanswered": self.unanswered, "without_judgments": self.without_judgments,
-                "conventions": self.conventions, "per_query": self.per_query}
+                "conventions": self.conventions, "judged": self.judged, "judged_threshold": self.judged_threshold,
+                "per_query": self.per_query}
+
+    @property
+    def not_comparable(self) -> dict:
+        """The measures flagged not comparable with the leaderboard -> the flag."""
+        return {name: j["note"] for name, j in self.judged.items() if j["note"]}
 
     def frame(self):
         """Per-query values as a DataFrame (one row per query, one column per measure)."""
@@ -49,7 +71,15 @@ class Evaluation:
 
     def table(self) -> str:
         width = max(len(n) for n in self.measures)
-        lines = [f"{name:<{width}}  {value:.4f}" for name, value in self.measures.items()]
+        lines = []
+        for name, value in self.measures.items():
+            line = f"{name:<{width}}  {value:.4f}"
+            judged = self.judged.get(name)
+            if judged:
+                line += f"  {judged['judged_measure']} {judged['judged']:.4f}"
+                if judged["note"]:
+                    line += f"  {judged['note']}"
+            lines.append(line)
         lines.append(f"{'queries':<{width}}  {len(self.queries)}")
         if self.unanswered:
             lines.append(f"{len(self.unanswered)} judged queries not in the run (skipped)")
@@ -111,16 +141,39 @@ def _parse(names: Sequence[str]) -> dict:
     return parsed
 
 
-def evaluate(release: Union[LocalRelease, str, Path, Mapping], run_file, measures: Sequence[str] = DEFAULT_MEASURES
-             ) -> Evaluation:
+def not_comparable_note(name: str, judged, threshold: float):
+    """The flag of a Judged@K (called ``name``) below ``threshold``, naming both; None when
+    comparable (at the threshold is comparable) or when there is no Judged@K."""
+    if judged is None or judged >= threshold - _TOLERANCE:
+        return None
+    return f"not comparable with the leaderboard ({name} < {threshold:g})"
+
+
+def _threshold(value) -> float:
+    if value is None:
+        return JUDGED_THRESHOLD
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+        raise RejudgeError(f"judged_threshold must be a number between 0 and 1, got {value!r}")
+    return float(value)
+
+
+def evaluate(release: Union[LocalRelease, str, Path, Mapping], run_file, measures: Sequence[str] = DEFAULT_MEASURES,
+             judged_threshold: float = JUDGED_THRESHOLD) -> Evaluation:
     """Scores ``run_file`` (TREC format) against ``release``: a LocalRelease, a release folder, or a
-    qrels dict. Returns an Evaluation whose ``measures`` are keyed by the names asked for."""
+    qrels dict. Returns an Evaluation whose ``measures`` are keyed by the names asked for, and
+    whose ``judged`` gives each measure cut at K the run's Judged@K, flagged when below
+    ``judged_threshold`` (0 to 1, default 0.9)."""
     ir_measures = require("ir_measures", "evaluate()")
+    threshold = _threshold(judged_threshold)
     if isinstance(release, Mapping):
         qrels = release
     else:
         qrels = (release if isinstance(release, LocalRelease) else open_release(release)).qrels()
     parsed = _parse(measures)
+    # The Judged@K of every measure cut at K (not of Judged@K itself), computed with the measures.
+    cut = {name: m.params["cutoff"] for name, m in parsed.items()
+           if m.NAME != "Judged" and m.params.get("cutoff") is not None}
+    judged_measures = {f"Judged@{k}": ir_measures.parse_measure(f"Judged@{k}") for k in sorted(set(cut.values()))}
     tag, scores = read_run(run_file)
     queries = sorted(q for q in scores if q in qrels)
     if not queries:
@@ -133,17 +186,29 @@ def evaluate(release: Union[LocalRelease, str, Path, Mapping], run_file, measure
     by_measure = {}
     for name, measure in parsed.items():
         by_measure.setdefault(measure, []).append(name)
+    judged_sums = {name: 0.0 for name in judged_measures}
+    judged_of = {m: name for name, m in judged_measures.items()}
     per_query: dict = {q: {} for q in queries}
-    for metric in ir_measures.iter_calc(list(by_measure), {q: dict(qrels[q]) for q in queries}, run):
-        for name in by_measure[metric.measure]:
+    for metric in ir_measures.iter_calc(list(by_measure.keys() | judged_of.keys()),
+                                        {q: dict(qrels[q]) for q in queries}, run):
+        for name in by_measure.get(metric.measure, ()):
             per_query[metric.query_id][name] = float(metric.value)
+        if metric.measure in judged_of:
+            judged_sums[judged_of[metric.measure]] += float(metric.value)
     means = {name: sum(per_query[q].get(name, 0.0) for q in queries) / len(queries) for name in parsed}
     for q in queries:
         for name in parsed:
             per_query[q].setdefault(name, 0.0)
+    judged = {}
+    for name, k in cut.items():
+        judged_name = f"Judged@{k}"
+        share = judged_sums[judged_name] / len(queries)
+        note = not_comparable_note(judged_name, share, threshold)
+        judged[name] = {"judged_measure": judged_name, "judged": share, "comparable": note is None, "note": note}
     return Evaluation(run=Path(run_file).name, tag=tag, measures=means, per_query=per_query, queries=queries,
                       unanswered=sorted(q for q in qrels if q not in scores),
-                      without_judgments=sorted(q for q in scores if q not in qrels))
+                      without_judgments=sorted(q for q in scores if q not in qrels), judged=judged,
+                      judged_threshold=threshold)
 
 
 def to_json(evaluations: Sequence[Evaluation]) -> str:
