@@ -11,6 +11,7 @@ from .evaluate import CONVENTIONS, DEFAULT_MEASURES, JUDGED_THRESHOLD, Evaluatio
 from .local import LocalRelease, open_release  # noqa: E402
 from .verify import verify  # noqa: E402
 
-__all__ = ["APIError", "CONVENTIONS", "Client", "DEFAULT_MEASURES", "Evaluation", "JUDGED_THRESHOLD", "LocalRelease", "MissingExtra",
+__all__ = ["APIError", "CONVENTIONS", "Client", "DEFAULT_MEASURES", "Evaluation", "JUDGED_THRESHOLD", "LocalRelease",
+           "MissingExtra",
            "RejudgeError", "Release", "ReleaseFormatError", "RunFileError", "VerificationError", "evaluate",
            "open_release", "verify"]
