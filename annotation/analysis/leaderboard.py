@@ -33,9 +33,11 @@ from xml.sax.saxutils import escape
 import numpy as np
 from scipy import stats
 
+from .judged import JUDGED_THRESHOLD, not_comparable_note
+
 __all__ = ["clip_measure_names", "measure_label", "judged_cutoffs", "judged_per_query", "UNJUDGED", "clip_per_query", "moment_measure_names", "moment_per_query", "bootstrap_interval", "bootstrap_intervals", "run_cells", "interval_name", "ranks",
            "build_leaderboard", "leaderboard_svg", "leaderboard_csv_rows", "CSV_COLUMNS", "CSV_COLUMN_TITLES",
-           "CONVENTIONS", "SHARED_CONVENTIONS", "interval_label", "bootstrap_label"]
+           "CONVENTIONS", "SHARED_CONVENTIONS", "interval_label", "bootstrap_label", "judged_notes"]
 
 #: How a clip a run ranks without a verdict is scored (the corrected leaderboard's named convention).
 UNJUDGED = ("not relevant (trec_eval's convention): a clip a run ranks with no verdict in the corrected qrels "
@@ -286,11 +288,29 @@ def _finite(value: float) -> float | None:
     return float(value) if value is not None and math.isfinite(value) else None
 
 
+def judged_notes(result: Mapping, run: Mapping) -> dict[str, str]:
+    """Each measure of ``run`` whose Judged@K (``result["judged_of"]``) is below the leaderboard's
+    threshold (``result["judged_threshold"]``; the declared default for a result stored before it)
+    -> the flag naming the threshold ("not comparable with the leaderboard (Judged@10 < 0.9)")."""
+    threshold = result.get("judged_threshold", JUDGED_THRESHOLD.default)
+    judged = run.get("judged") or {}
+    notes = {}
+    for m, name in (result.get("judged_of") or {}).items():
+        note = not_comparable_note(name, judged.get(name), threshold)
+        if note:
+            notes[m] = note
+    return notes
+
+
 def build_leaderboard(*, measures: Sequence[str], runs: Sequence[Mapping], interval: str, decimals: int = 1,
-                      conventions: str = CONVENTIONS, **extra) -> dict:
+                      conventions: str = CONVENTIONS, judged_threshold: float = JUDGED_THRESHOLD.default,
+                      **extra) -> dict:
     """The leaderboard from each run's cells. ``runs``: ``{"run", "run_id", "original": {m: {"value",
-    "low", "high"}}, "corrected": {...}, ...}`` (other keys kept). Adds per run the ranks, the rank
-    change and FIRE's ``A (B + C)`` per measure, and Kendall's tau-b per measure."""
+    "low", "high"}}, "corrected": {...}, "judged": {Judged@K name: share}, ...}`` (other keys kept).
+    Adds per run the ranks, the rank change and FIRE's ``A (B + C)`` per measure, the measures
+    flagged not comparable (``not_comparable``: measure -> flag, where the run's Judged@K of the
+    measure's cutoff, ``extra["judged_of"]``, is below ``judged_threshold``), and Kendall's tau-b
+    per measure."""
     measures = list(measures)
     out_runs = [dict(r) for r in runs]
     rank_original = {m: ranks({r["run"]: r["original"][m]["value"] for r in out_runs}) for m in measures}
@@ -307,8 +327,11 @@ def build_leaderboard(*, measures: Sequence[str], runs: Sequence[Mapping], inter
         r["fire"] = {m: (_fire_text(r["corrected"][m]["value"], r["original"][m]["value"], decimals)
                          if r["corrected"][m]["value"] is not None and r["original"][m]["value"] is not None else "–")
                      for m in measures}
-    return {"measures": measures, "interval": interval, "runs": out_runs, "kendall_tau": tau,
-            "kendall_tau_p_value": tau_p, "conventions": conventions, **extra}
+    result = {"measures": measures, "interval": interval, "runs": out_runs, "kendall_tau": tau,
+              "kendall_tau_p_value": tau_p, "conventions": conventions, "judged_threshold": judged_threshold, **extra}
+    for r in out_runs:
+        r["not_comparable"] = judged_notes(result, r)
+    return result
 
 
 def cell(value: float, interval: tuple[float, float]) -> dict:
@@ -320,7 +343,7 @@ def cell(value: float, interval: tuple[float, float]) -> dict:
 
 CSV_COLUMNS = ["run", "run_id", "measure", "original", "original_low", "original_high", "corrected",
                "corrected_low", "corrected_high", "fire", "rank_original", "rank_corrected", "rank_change",
-               "kendall_tau", "judged_measure", "judged"]
+               "kendall_tau", "judged_flag", "judged_measure", "judged"]
 
 #: Each CSV column in words, for pages that show the rows (the field name goes in a tooltip).
 CSV_COLUMN_TITLES = {
@@ -330,7 +353,9 @@ CSV_COLUMN_TITLES = {
     "corrected_low": "Corrected: interval low", "corrected_high": "Corrected: interval high",
     "fire": "A (B + C): corrected (original + change), %", "rank_original": "Rank, original",
     "rank_corrected": "Rank, corrected", "rank_change": "Rank change (+ = moved up)",
-    "kendall_tau": "Kendall's tau-b, original vs corrected order", "judged_measure": "Judged@K of this cutoff",
+    "kendall_tau": "Kendall's tau-b, original vs corrected order",
+    "judged_flag": "Flag: Judged@K below the threshold, not comparable with the leaderboard",
+    "judged_measure": "Judged@K of this cutoff",
     "judged": "Judged@K: share of the top K with a verdict, 0-1",
 }
 
@@ -338,16 +363,18 @@ CSV_COLUMN_TITLES = {
 def leaderboard_csv_rows(result: Mapping) -> list[list]:
     """Header row, then one row per run and measure (runs in corrected order of the first measure);
     each row carries the Judged@K of its measure's cutoff (C@K: Judged@K, nDCG@10: Judged@10; none
-    for AP, which has no cutoff, nor for results stored before Judged@K existed)."""
+    for AP, which has no cutoff, nor for results stored before Judged@K existed) and, in
+    ``judged_flag``, the flag of a Judged@K below the threshold (empty when comparable)."""
     rows: list[list] = [list(CSV_COLUMNS)]
     judged_of = result.get("judged_of") or {}
+    notes = {r["run"]: judged_notes(result, r) for r in result["runs"]}
     for m in result["measures"]:
         judged_name = judged_of.get(m)
         for r in sorted(result["runs"], key=lambda r: (r["rank_corrected"][m], r["run"])):
             o, c = r["original"][m], r["corrected"][m]
             rows.append([r["run"], r.get("run_id"), m, o["value"], o["low"], o["high"], c["value"], c["low"],
                          c["high"], r["fire"][m], r["rank_original"][m], r["rank_corrected"][m],
-                         r["rank_change"][m], result["kendall_tau"].get(m), judged_name,
+                         r["rank_change"][m], result["kendall_tau"].get(m), notes[r["run"]].get(m), judged_name,
                          (r.get("judged") or {}).get(judged_name) if judged_name else None])
     return rows
 

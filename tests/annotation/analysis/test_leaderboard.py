@@ -220,3 +220,44 @@ def test_a_result_stored_before_judged_at_k_still_renders():
     assert all(row[-2:] == [None, None] for row in rows[1:])
     svg = leaderboard_svg(board)
     assert "judged</text>" not in svg and "bar = interval" in svg
+
+
+def _flag_board(judged_x, judged_y, **kwargs):
+    def side(v):
+        return {m: {"value": v, "low": v, "high": v} for m in ("C@5", "AP", "nDCG@10")}
+
+    runs = [{"run": "X", "original": side(0.5), "corrected": side(0.6), "judged": judged_x},
+            {"run": "Y", "original": side(0.4), "corrected": side(0.3), "judged": judged_y}]
+    return build_leaderboard(measures=["C@5", "AP", "nDCG@10"], runs=runs, interval="test",
+                             judged_of={"C@5": "Judged@5", "nDCG@10": "Judged@10"},
+                             judged_measures=["Judged@5", "Judged@10"], **kwargs)
+
+
+def test_a_cell_whose_judged_at_k_is_below_the_threshold_is_flagged_in_the_json_and_the_csv():
+    # X: Judged@5 exactly at 0.9 (comparable), Judged@10 just below. Y: wholly judged.
+    board = _flag_board({"Judged@5": 0.9, "Judged@10": 0.85}, {"Judged@5": 1.0, "Judged@10": 1.0})
+    assert board["judged_threshold"] == 0.9
+    by_run = {r["run"]: r for r in board["runs"]}
+    assert by_run["X"]["not_comparable"] == {"nDCG@10": "not comparable with the leaderboard (Judged@10 < 0.9)"}
+    assert by_run["Y"]["not_comparable"] == {}
+    header, *rows = leaderboard_csv_rows(board)
+    assert header.index("judged_flag") == header.index("judged_measure") - 1
+    flags = {(r[0], r[2]): r[header.index("judged_flag")] for r in rows}
+    assert flags == {("X", "C@5"): None, ("X", "AP"): None,
+                     ("X", "nDCG@10"): "not comparable with the leaderboard (Judged@10 < 0.9)",
+                     ("Y", "C@5"): None, ("Y", "AP"): None, ("Y", "nDCG@10"): None}
+
+
+def test_the_leaderboard_threshold_is_a_parameter_and_a_stored_result_without_it_takes_the_default():
+    board = _flag_board({"Judged@5": 0.9, "Judged@10": 0.85}, {"Judged@5": 0.5, "Judged@10": None},
+                        judged_threshold=0.95)
+    by_run = {r["run"]: r for r in board["runs"]}
+    assert by_run["X"]["not_comparable"] == {"C@5": "not comparable with the leaderboard (Judged@5 < 0.95)",
+                                             "nDCG@10": "not comparable with the leaderboard (Judged@10 < 0.95)"}
+    assert by_run["Y"]["not_comparable"] == {"C@5": "not comparable with the leaderboard (Judged@5 < 0.95)"}
+    # A leaderboard.json written before the threshold existed: the CSV flags against the default.
+    old = {k: v for k, v in board.items() if k != "judged_threshold"}
+    header, *rows = leaderboard_csv_rows(old)
+    flags = {(r[0], r[2]): r[header.index("judged_flag")] for r in rows if r[header.index("judged_flag")]}
+    assert flags == {("X", "nDCG@10"): "not comparable with the leaderboard (Judged@10 < 0.9)",
+                     ("Y", "C@5"): "not comparable with the leaderboard (Judged@5 < 0.9)"}
