@@ -21,6 +21,13 @@ if [ "${REJUDGE_DB:-postgres}" = "sqlite" ]; then
   export REJUDGE_REQUIRE_SERVICES=0
   unset DATABASE_URL
 else
+  # The object store is this run's to stop if this run starts it (services.sh leaves it running in
+  # the background): no moto_server outlives the suite. One already answering is someone else's.
+  s3_port=${REJUDGE_TEST_S3_PORT:-5055}
+  if ! .venv/bin/python -c "import urllib.request, sys; urllib.request.urlopen(sys.argv[1], timeout=2)" \
+      "http://127.0.0.1:${s3_port}/moto-api/" 2>/dev/null; then
+    trap 'pkill -f "moto_server -H 127.0.0.1 -p ${s3_port}\$" 2>/dev/null || true' EXIT
+  fi
   REJUDGE_REQUIRE_SERVICES=1 bash scripts/services.sh
   export REJUDGE_REQUIRE_SERVICES=1 REJUDGE_REQUIRE_NLP=1
   export REJUDGE_TEST_S3_ENDPOINT=${REJUDGE_TEST_S3_ENDPOINT:-http://127.0.0.1:${REJUDGE_TEST_S3_PORT:-5055}}
@@ -73,4 +80,5 @@ if [ "$quick" = 1 ]; then
               # a testpaths entry is collected whatever --ignore says; --deselect drops its tests
               --deselect=clients/python/tests/)
 fi
-exec .venv/bin/python -m pytest "${parallel[@]}" "${quick_args[@]}" "${pytest_args[@]}"
+# Not exec: the EXIT trap above stops the object store this run started, whatever pytest returns.
+.venv/bin/python -m pytest "${parallel[@]}" "${quick_args[@]}" "${pytest_args[@]}"
