@@ -423,13 +423,15 @@ def _legend(result: Mapping) -> list[str]:
 def leaderboard_svg(result: Mapping) -> str:
     """A standalone SVG: a legend, then one panel per measure, stacked, one band per run in the
     corrected order of that measure, the original value and interval in grey and the corrected one
-    in blue on a 0-100 scale, and the run's Judged@K of that cutoff on the right. No width or
+    in blue on a 0-100 scale, and the run's Judged@K of that cutoff on the right, marked "(!)" when
+    below the threshold (the flag on hover, the mark explained at the foot). No width or
     height: a viewBox, so a page scales it to its container (CSS rule leaderboard-chart). Text is
     escaped, so pages may insert it as it is; text and grid take ``currentColor``, so the chart
     follows a page's light or dark theme and a downloaded file reads black on white."""
     measures = list(result["measures"])
     runs = list(result["runs"])
     judged_of = result.get("judged_of") or {}
+    notes = {r["run"]: judged_notes(result, r) for r in runs}
     n = len(runs)
     panel = _HEAD + n * _ROW + _AXIS
     height = _LEGEND + len(measures) * panel + 24
@@ -472,10 +474,18 @@ def leaderboard_svg(result: Mapping) -> str:
                              f'stroke="{colour}" stroke-width="3"/>'
                              f'<circle cx="{xv:.1f}" cy="{y + offset}" r="4.5" fill="{colour}"/></g>')
             judged = (r.get("judged") or {}).get(judged_name) if judged_name else None
-            if judged is not None:
+            note = notes[r["run"]].get(m)
+            if judged is not None and note:
+                # Flagged: the mark on the chart, the flag itself (naming the threshold) on hover.
+                parts.append(f'<text class="judged not-comparable" x="{x_judged}" y="{y + 15}" font-weight="bold">'
+                             f'<title>{escape(f"{m}: {note}")}</title>{_fmt(judged)}% judged (!)</text>')
+            elif judged is not None:
                 parts.append(f'<text class="judged" x="{x_judged}" y="{y + 15}">{_fmt(judged)}% judged</text>')
     unjudged = ("Corrected values: the judging estimates of a sampled pool." if result.get("estimated", result.get("sampled"))
                 else "Unjudged pairs count as not relevant.")
+    threshold = result.get("judged_threshold", JUDGED_THRESHOLD.default)
+    flagged = (f" (!) = Judged@K below {threshold:g}: not comparable with the leaderboard."
+               if any(notes.values()) else "")
     parts.append(f'<text x="0" y="{height - 6}" fill-opacity="0.8">Runs in the corrected order of each measure. '
-                 f'{unjudged}</text></svg>')
+                 f'{unjudged}{flagged}</text></svg>')
     return "".join(parts)

@@ -261,3 +261,12 @@ def test_the_leaderboard_threshold_is_a_parameter_and_a_stored_result_without_it
     flags = {(r[0], r[2]): r[header.index("judged_flag")] for r in rows if r[header.index("judged_flag")]}
     assert flags == {("X", "nDCG@10"): "not comparable with the leaderboard (Judged@10 < 0.9)",
                      ("Y", "C@5"): "not comparable with the leaderboard (Judged@5 < 0.9)"}
+
+
+def test_the_chart_marks_a_flagged_judged_at_k_and_says_what_the_mark_means():
+    svg = leaderboard_svg(_flag_board({"Judged@5": 0.9, "Judged@10": 0.85}, {"Judged@5": 1.0, "Judged@10": 1.0}))
+    assert svg.count("% judged (!)") == 1 and "85.0% judged (!)" in svg and "90.0% judged<" in svg
+    assert "<title>nDCG@10: not comparable with the leaderboard (Judged@10 &lt; 0.9)</title>" in svg
+    assert "(!) = Judged@K below 0.9: not comparable with the leaderboard." in svg
+    clean = leaderboard_svg(_flag_board({"Judged@5": 1.0, "Judged@10": 1.0}, {"Judged@5": 1.0, "Judged@10": 1.0}))
+    assert "(!)" not in clean
