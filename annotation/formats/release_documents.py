@@ -5,7 +5,9 @@ CITATION.cff 1.2.0. No Django: the archive's layout is a contract (clients/pytho
 `meta` is release.json without "files": format, name, version, slug, title, dataset, created_at,
 sources, aggregation, counts, plus "licence", "authors", "agreement" (summary figures),
 "count_definitions" (what each pool pair count counts, in words: selectors/pools.py PAIR_COUNT_WORDS),
-"leaderboard_params" (the leaderboard's parameters, None without one) and "archive_url" when known.
+"leaderboard_params" (the leaderboard's parameters, None without one), "pool_bias" (the leaderboard's
+runs left out in turn, services/releases/pool_bias.py; None without a table, the reason then in the
+counts' "pool_bias_left_out") and "archive_url" when known.
 """
 from __future__ import annotations
 
@@ -99,7 +101,8 @@ FILE_NOTES = {
     "labels.csv": "every raw label, raters pseudonymous (r001, r002... within this release)",
     "agreement.json": "agreement figures (Krippendorff's alpha, percent agreement, per rater)",
     "leaderboard.json": "the corrected leaderboard (original and corrected measures per run, with the parameters "
-                        "that made it)",
+                        "that made it) and its runs' pool bias (`pool_bias`: each run with and without the pairs "
+                        "only it contributed)",
     "leaderboard.csv": "the corrected leaderboard as a table",
     "leaderboard.svg": "the corrected leaderboard as a chart",
     "sample_eval_qrels.txt": "TRECVID sample_eval qrels of the sampled pool: every pooled clip with its stratum, -1 "
@@ -206,13 +209,46 @@ def _scoring_lines(meta: dict[str, Any]) -> list[str]:
             f"- Unresolved and unjudged pairs: {unresolved_scoring(meta)}"]
 
 
+def _signed_percent(value) -> str:
+    return "n/a" if value is None else f"{100 * value:+.1f}"
+
+
+def _percent(value) -> str:
+    return "n/a" if value is None else f"{100 * value:.1f}"
+
+
+def pool_bias_lines(meta: dict[str, Any]) -> list[str]:
+    """The datasheet's pool-bias section: per run, each measure with and without the pairs only it
+    contributed and the difference, in percent, and Judged@K of the leave-one-out run; or why the
+    release has none (counts' `pool_bias_left_out`)."""
+    lines = ["## Pool bias (leave one run out)", ""]
+    bias = meta.get("pool_bias")
+    if not bias or not bias.get("runs"):
+        reason = meta["counts"].get("pool_bias_left_out") or "No pool-bias table in this release."
+        return lines + [reason]
+    measures, judged = bias["measures"], bias["judged_measures"]
+    lines += [f"How much each run of the leaderboard (pool `{bias['pool']}`) owes to the pairs only it brought to "
+              f"the pool: a model that was not pooled has no such pairs, so it loses about this much against "
+              f"qrels.txt. Each cell is With / Without (Difference), in percent.", "",
+              "| run | own pairs removed (relevant) | " + " | ".join(measures) + " | "
+              + " | ".join(f"{j} without" for j in judged) + " |",
+              "| --- | ---: | " + " | ".join("---:" for _ in measures + judged) + " |"]
+    for row in bias["runs"]:
+        cells = [f"{_percent(row['with'][m])} / {_percent(row['without'][m])} ({_signed_percent(row['difference'][m])})"
+                 for m in measures]
+        run = str(row["run"]).replace("|", "&#124;")  # a run name must not split the table's row
+        lines.append(f"| {run} | {row['pairs_removed']} ({row['relevant_removed']}) | " + " | ".join(cells)
+                     + " | " + " | ".join(_percent(row["judged_without"][j]) for j in judged) + " |")
+    return lines + ["", bias["conventions"]]
+
+
 def datasheet(meta: dict[str, Any], files: list[str]) -> str:
     counts, agreement = meta["counts"], meta.get("agreement") or {}
     lines = [
         f"# {meta['title'] or meta['slug']}", "",
         f"Release `{meta['slug']}` of corrected relevance judgments over the dataset `{meta['dataset']}`, "
         f"made with Rejudge on {meta['created_at'][:10]}.", "",
-        *_judged_lines(meta), "", *_scoring_lines(meta),
+        *_judged_lines(meta), "", *_scoring_lines(meta), "", *pool_bias_lines(meta),
         "", "## Who judged", "",
         f"{counts.get('raters', 0)} raters gave {counts.get('labels', 0)} labels. Raters are named only by "
         f"pseudonyms local to this release (r001, r002...).", "",

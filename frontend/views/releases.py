@@ -41,7 +41,7 @@ COUNT_WORDS = {
 }
 #: Counts shown elsewhere on the page, or not counts.
 _SHOWN_APART = {"changes", "agreement", "pool_pairs", "unresolved_allowed", "moment_files", "moment_files_left_out",
-                "leaderboard_left_out"}
+                "leaderboard_left_out", "pool_bias_left_out"}
 
 
 def _percent(value) -> str:
@@ -142,6 +142,19 @@ def _leaderboard(board: dict) -> dict:
             "svg": mark_safe(leaderboard_svg(board))}  # noqa: S308
 
 
+def _pool_bias(bias: dict) -> dict:
+    """The leaderboard's runs left out in turn, as the page's table: per run and measure With,
+    Without and the difference in percent, then Judged@K of the leave-one-out run."""
+    measures, judged = bias["measures"], bias["judged_measures"]
+    rows = [{"run": r["run"], "pairs_removed": r["pairs_removed"], "relevant_removed": r["relevant_removed"],
+             "cells": [{"with": _percent(r["with"][m]), "without": _percent(r["without"][m]),
+                        "difference": "–" if r["difference"][m] is None else f"{100 * r['difference'][m]:+.1f}"}
+                       for m in measures],
+             "judged": [_percent(r["judged_without"][j]) for j in judged]} for r in bias["runs"]]
+    return {"pool": bias["pool"], "measures": measures, "judged_measures": judged, "rows": rows,
+            "conventions": bias["conventions"]}
+
+
 @release_reader
 def release_detail(request, release_id: int):
     release = get_object_or_404(roles.releases_readable_by(request.user, release_list()), pk=release_id)
@@ -163,4 +176,7 @@ def release_detail(request, release_id: int):
         "run_cut": run_cut_sentence({**board.get("params", {}), "depth": board.get("depth")} if board else None),
         "judged_at_k": JUDGED_AT_K,
         "counts": _other_counts(counts), "changes": counts.get("changes", {}), "agreement": counts.get("agreement", {}),
-        "leaderboard_left_out": counts.get("leaderboard_left_out"), "is_admin": roles.is_admin(request.user)})
+        "leaderboard_left_out": counts.get("leaderboard_left_out"), "is_admin": roles.is_admin(request.user),
+        "pool_bias": _pool_bias(board["pool_bias"]) if board and board.get("pool_bias") else None,
+        # Releases made before pool bias existed have neither a table nor a reason: the page says nothing.
+        "pool_bias_left_out": counts.get("pool_bias_left_out")})

@@ -45,6 +45,8 @@ from annotation.services.exports.labels import (EXPORTS, LABEL_COLUMNS, export_l
                                                 fire_records_write, fire_resolution_note)
 from annotation.services.releases.archive import ReleaseArchive
 from annotation.services.releases.diff import release_pairs_lines
+from annotation.services.releases.pool_bias import (MOMENT_POOL, NO_POOL, NO_RUNS, SAMPLED_POOL,
+                                                    no_leaderboard_reason, release_pool_bias)
 from annotation.analysis.leaderboard import leaderboard_csv_rows, leaderboard_svg
 from annotation.services.reports.kind import ReportError, kind_params_clean
 from annotation.services.reports.kinds import agreement as agreement_kind
@@ -264,14 +266,30 @@ def _release_qrels(pools, judgment_sets, dataset_id) -> dict[int, dict[int, int]
     return qrels
 
 
-def _write_leaderboard(archive: ReleaseArchive, pools, judgment_sets, dataset_id, step) -> dict | None:
+def _pool_bias(pool, pools, judgment_sets, dataset_id, params, result, qrels, counts) -> dict | None:
+    """The leaderboard's runs left out in turn (services/releases/pool_bias.py), against the qrels
+    the leaderboard scored; None, with the reason in the counts, where no run can be left out."""
+    reason = (MOMENT_POOL if MomentPoolDesign.objects.filter(pool=pool).exists() else
+              SAMPLED_POOL if result.get("sampled") else NO_RUNS if not result.get("runs") else None)
+    if reason:
+        counts["pool_bias_left_out"] = reason
+        return None
+    others = pools[1:] or judgment_sets
+    return release_pool_bias(
+        pool=pool, depth=result.get("depth"), ks=params["ks"],
+        qrels=qrels if qrels is not None else leaderboard_kind.pool_qrels(pool)[1],
+        judged_elsewhere=_release_qrels(pools[1:], judgment_sets, dataset_id) if others else None)
+
+
+def _write_leaderboard(archive: ReleaseArchive, pools, judgment_sets, dataset_id, step, counts) -> dict | None:
     """The corrected leaderboard of the first pool's runs (the report kind corrected_leaderboard,
-    with its declared defaults) as leaderboard.json, .csv and .svg; None when there is no pool or
-    the kind refuses it (the reason goes to the counts). With more than one source it scores against
-    the release's whole qrels.txt, as `evaluate` on the archive's files does (a sampled pool's
-    corrected values are its own design's estimates, and a moment pool's its own spans: the result's
-    `scored_against` says which)."""
+    with its declared defaults) as leaderboard.json, .csv and .svg, with the runs' pool bias
+    (`pool_bias`); None when there is no pool or the kind refuses it (the reason goes to the
+    counts). With more than one source it scores against the release's whole qrels.txt, as
+    `evaluate` on the archive's files does (a sampled pool's corrected values are its own design's
+    estimates, and a moment pool's its own spans: the result's `scored_against` says which)."""
     if not pools:
+        counts["pool_bias_left_out"] = NO_POOL
         return None
     pool = pools[0]
     params = kind_params_clean(kind=leaderboard_kind.KIND, params={}, pool=pool)
@@ -284,7 +302,9 @@ def _write_leaderboard(archive: ReleaseArchive, pools, judgment_sets, dataset_id
                       f"the verdicts of pool '{pool.name}' and the original positives"
                       + (" (qrels.txt also holds the release's other sources)" if len(pools) > 1 or judgment_sets
                          else " (qrels.txt)"))
-    result = json_ready({"pool": pool.name, "params": params, "scored_against": scored_against, **result})
+    bias = _pool_bias(pool, pools, judgment_sets, dataset_id, params, result, qrels, counts)
+    result = json_ready({"pool": pool.name, "params": params, "scored_against": scored_against, **result,
+                         **({"pool_bias": bias} if bias else {})})
     archive.write_text("leaderboard.json", json.dumps(result, indent=1, ensure_ascii=False) + "\n")
     with archive.text("leaderboard.csv") as out:
         writer = safe_csv_writer(out)
@@ -412,9 +432,10 @@ def release_create(*, pools: Sequence[Pool] = (), judgment_sets: Sequence[Judgme
                     if moment_files or moment_left_out:
                         counts["moment_files"], counts["moment_files_left_out"] = moment_files, moment_left_out
                     try:
-                        leaderboard = _write_leaderboard(archive, pools, judgment_sets, dataset_id, step)
+                        leaderboard = _write_leaderboard(archive, pools, judgment_sets, dataset_id, step, counts)
                     except ReportError as exc:
                         leaderboard, counts["leaderboard_left_out"] = None, str(exc)
+                        counts["pool_bias_left_out"] = no_leaderboard_reason(str(exc))
                     counts["labels"] = Label.objects.filter(pair__pool__in=pools, pair__role=PooledPair.Role.POOL).count()
                     counts["raters"] = len(names)
                     counts["agreement"] = agreement_summary
@@ -432,6 +453,7 @@ def release_create(*, pools: Sequence[Pool] = (), judgment_sets: Sequence[Judgme
                             "leaderboard_params": ({**leaderboard.get("params", {}), "depth": leaderboard.get("depth")}
                                                    if leaderboard else None),
                             "leaderboard_estimated": bool(leaderboard and leaderboard.get("estimator")),
+                            "pool_bias": leaderboard.get("pool_bias") if leaderboard else None,
                             "archive_url": (f"{settings.REJUDGE_PUBLIC_URL}/releases/{name}/v{version}/"
                                             if settings.REJUDGE_PUBLIC_URL else "")}
                     data_files = list(archive.files)

@@ -62,7 +62,8 @@ def test_one_run_loses_every_pair_and_scores_zero_on_the_same_queries():
 def test_no_labels_and_no_query_answered():
     rows = pool_bias_rows({"R": {"q9": ["a"]}}, {}, {}, measures=MEASURES, cutoffs=CUTOFFS)
     assert rows["R"]["queries"] == 0 and rows["R"]["pairs_removed"] == 0
-    assert all(v is None for v in rows["R"]["with"].values()) and all(v is None for v in rows["R"]["difference"].values())
+    assert all(v is None for v in rows["R"]["with"].values())
+    assert all(v is None for v in rows["R"]["difference"].values())
 
 
 def test_qrels_without_drops_a_query_left_empty():
