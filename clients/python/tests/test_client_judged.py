@@ -69,3 +69,17 @@ def test_the_command_line_takes_the_threshold(release, run_file, capsys):  # noq
     assert doc["judged"]["C@5"] == {"judged_measure": "Judged@5", "judged": 0.625, "comparable": True, "note": None}
     assert main(["evaluate", str(run_file), "--release", str(release.path), "--judged-threshold", "2"]) == 1
     assert "judged_threshold must be a number between 0 and 1" in capsys.readouterr().err
+
+
+def test_leaderboard_frame_reads_the_flag_as_text(tmp_path):
+    from test_client_leaderboard_frame import _release
+
+    header = ("run,run_id,measure,original,original_low,original_high,corrected,corrected_low,corrected_high,fire,"
+              "rank_original,rank_corrected,rank_change,kendall_tau,judged_flag,judged_measure,judged\n")
+    flag = "not comparable with the leaderboard (Judged@10 < 0.9)"
+    release = _release(tmp_path, header
+                       + f"0042,1,C@10,0.5,0.25,0.75,0.75,0.5,1,75.0 (50.0 + 25.0),2,1,1,-1,{flag},Judged@10,0.85\n"
+                       + "weak,2,C@10,0.75,0.5,1,0.5,0.25,0.75,50.0 (75.0 - 25.0),1,2,-1,-1,,Judged@10,1.0\n")
+    board = release.leaderboard_frame().set_index("run")
+    assert board.loc["0042", "judged_flag"] == flag and board.loc["0042", "judged"] == pytest.approx(0.85)
+    assert board.loc["weak", "judged_flag"] != board.loc["weak", "judged_flag"]  # empty: NaN, comparable

@@ -86,9 +86,12 @@ class LocalRelease:
         original and corrected values with their intervals, FIRE's A (B + C), ranks, Kendall's tau,
         and the run's Judged@K of the measure's cutoff (``judged_measure``, ``judged``: the share
         of its top K with a verdict in qrels.txt; empty for AP and for releases made before
-        Judged@K). A measure cut at a depth says so in its name ("C@10 (runs cut at depth 5)");
-        without that, each run was scored whole, as trec_eval scores its run file."""
-        return self._csv_frame("leaderboard.csv", "leaderboard_frame()", text=("measure", "judged_measure", "fire"))
+        Judged@K), and ``judged_flag``: "not comparable with the leaderboard (Judged@K < 0.9)"
+        where that share is below the release's threshold (empty otherwise, and in releases made
+        before the flag). A measure cut at a depth says so in its name ("C@10 (runs cut at depth
+        5)"); without that, each run was scored whole, as trec_eval scores its run file."""
+        return self._csv_frame("leaderboard.csv", "leaderboard_frame()",
+                               text=("measure", "judged_flag", "judged_measure", "fire"))
 
     def _csv_frame(self, name: str, purpose: str, text: tuple[str, ...] = ()):
         pd = require("pandas", purpose)

@@ -170,3 +170,52 @@ def test_the_client_and_the_platform_give_the_same_figures_on_the_same_release(t
             assert mine["judged_measure"] == other["judged_measure"]
             assert mine["judged"] == pytest.approx(other["judged"], abs=1e-12)
             assert (mine["comparable"], mine["note"]) == (other["comparable"], other["note"])
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_platform_release_gives_the_same_judged_at_k_in_its_leaderboard_the_platform_and_the_client(tmp_path):
+    """A release of the hand-worked example pool (depth 3; tests/annotation/services/reports/
+    test_report_metrics.py): its pooled runs A and B, and a new run C nobody pooled, scored by the
+    client on the downloaded folder and by the platform on the archive's qrels.txt, give the same
+    Judged@K and flags; the archive's leaderboard gives A and B the same Judged@K and flags."""
+    import io
+    import zipfile
+
+    from rejudge_client import evaluate as client_evaluate
+    from rejudge_client import open_release
+
+    from annotation.services.exports.labels import EXPORTS
+    from annotation.services.releases.create import release_create
+    from annotation.storage import stored_file_chunks
+    from tests.annotation.services.reports.test_report_metrics import example_pool
+
+    pool = example_pool(tmp_path)
+    release = release_create(allow_unresolved=True, pools=[pool], name="example-judged", title="Example",
+                             licence="CC-BY-4.0", authors=["A. Author"])
+    with zipfile.ZipFile(io.BytesIO(b"".join(stored_file_chunks(EXPORTS, release.archive)))) as archive:
+        archive.extractall(tmp_path / "release")
+    folder = tmp_path / "release" / "example-judged-v1"
+    local = open_release(folder)
+    qrels = local.qrels()
+    new_run = {q: ["never-pooled-1", *list(docs)[:1], "never-pooled-2"] for q, docs in sorted(qrels.items())}
+    runs = {"A": tmp_path / "files" / "A.trec", "B": tmp_path / "files" / "B.trec",
+            "C": write_run(tmp_path / "C.trec", new_run, tag="C")}
+    pairs = {"C@1": "success_1", "C@5": "success_5", "C@10": "success_10", "nDCG@10": "ndcg_cut_10"}
+    board = {r["run"]: r for r in local.leaderboard()["runs"]}
+    assert set(board) == {"A", "B"} and local.leaderboard()["judged_threshold"] == 0.9
+    seen_flag = False
+    for name, path in runs.items():
+        [platform] = evaluate_json(path, "--judgments", folder / "qrels.txt", "--judgments-format", "qrels",
+                                   "--measures", *pairs.values())
+        client = client_evaluate(local, path, measures=list(pairs))
+        for ours, theirs in pairs.items():
+            mine, other = client.judged[ours], platform["judged"][theirs]
+            assert (mine["judged_measure"], mine["note"]) == (other["judged_measure"], other["note"])
+            assert mine["judged"] == pytest.approx(other["judged"], abs=1e-12)
+            seen_flag |= other["note"] is not None
+            if name in board:
+                assert board[name]["judged"][other["judged_measure"]] == pytest.approx(other["judged"], abs=1e-12)
+                assert board[name]["not_comparable"].get(ours) == other["note"]
+    # The new run's second clip is judged, its first and third are not: Judged@1 = 0, flagged.
+    assert client.judged["C@1"]["judged"] == 0.0 and client.not_comparable["C@1"].endswith("(Judged@1 < 0.9)")
+    assert seen_flag
