@@ -26,7 +26,7 @@ else
   s3_port=${REJUDGE_TEST_S3_PORT:-5055}
   if ! .venv/bin/python -c "import urllib.request, sys; urllib.request.urlopen(sys.argv[1], timeout=2)" \
       "http://127.0.0.1:${s3_port}/moto-api/" 2>/dev/null; then
-    trap 'pkill -f "moto_server -H 127.0.0.1 -p ${s3_port}\$" 2>/dev/null || true' EXIT
+    stop_s3=1
   fi
   REJUDGE_REQUIRE_SERVICES=1 bash scripts/services.sh
   export REJUDGE_REQUIRE_SERVICES=1 REJUDGE_REQUIRE_NLP=1
@@ -37,7 +37,32 @@ fi
 export REJUDGE_TEST_BROKER_URL=${REJUDGE_TEST_BROKER_URL:-redis://127.0.0.1:6379/15}
 # Each session gets its own queue so a stray worker from another run never takes its jobs.
 export CELERY_TASK_DEFAULT_QUEUE="rejudge-test-$$"
-export REJUDGE_VAR_DIR=$(mktemp -d)
+# What this run leaves behind goes when it ends, passed, failed or interrupted: the broker's keys
+# of its queues (every queue the suite makes is named after the session's, and the cache of its
+# worker processes is prefixed with it), its run folder, and the object store if this run started it.
+clean_up() {
+  .venv/bin/python - "$REJUDGE_TEST_BROKER_URL" "$CELERY_TASK_DEFAULT_QUEUE" <<'PY' 2>/dev/null || true
+import re
+import sys
+import redis
+broker, queue = sys.argv[1:]
+client = redis.Redis.from_url(broker, socket_timeout=5)
+ours = re.compile(rb"(^|\.)" + re.escape(queue.encode()) + rb"($|[-:])")  # not rejudge-test-1234's
+keys = [key for key in client.scan_iter(match=f"*{queue}*", count=1000) if ours.search(key)]
+for start in range(0, len(keys), 500):
+    client.delete(*keys[start:start + 500])
+PY
+  if [ "${stop_s3:-0}" = 1 ]; then
+    local moto="moto_server -H 127.0.0.1 -p ${s3_port}\$"
+    pkill -f "$moto" 2>/dev/null || true
+    for _ in $(seq 1 20); do pgrep -f "$moto" >/dev/null || break; sleep 0.5; done  # it takes a moment
+    pkill -9 -f "$moto" 2>/dev/null || true
+  fi
+  rm -rf "$var_dir"
+}
+var_dir=$(mktemp -d)
+trap clean_up EXIT
+export REJUDGE_VAR_DIR=$var_dir
 # Settings refuse DEBUG off without a key; the suite runs with DEBUG off, so it gets a throwaway one.
 export SECRET_KEY=${SECRET_KEY:-$(.venv/bin/python -c 'import secrets; print(secrets.token_urlsafe(50))')}
 # The test client and the live server speak plain http: no redirect to https, no secure-only cookies.
@@ -80,5 +105,5 @@ if [ "$quick" = 1 ]; then
               # a testpaths entry is collected whatever --ignore says; --deselect drops its tests
               --deselect=clients/python/tests/)
 fi
-# Not exec: the EXIT trap above stops the object store this run started, whatever pytest returns.
+# Not exec: the EXIT trap above cleans up after this run, whatever pytest returns.
 .venv/bin/python -m pytest "${parallel[@]}" "${quick_args[@]}" "${pytest_args[@]}"

@@ -120,7 +120,9 @@ def job_workers_for(settings, folder: Path, *, max_attempts: int = 2, upkeep_que
         missing_service("PostgreSQL (worker processes cannot share the in-memory SQLite test database)")
     from config.celery import app
 
-    queue = f"rejudge-recovery-{uuid.uuid4().hex[:10]}"
+    # Named after the session's queue (scripts/test.sh: rejudge-test-<pid>), so the suite's end
+    # removes what the broker kept of it.
+    queue = f"{os.environ.get('CELERY_TASK_DEFAULT_QUEUE') or 'rejudge-test'}-recovery-{uuid.uuid4().hex[:10]}"
     env = os.environ | {
         "DATABASE_URL": database_url(), "CELERY_BROKER_URL": TEST_BROKER_URL, "REDIS_URL": TEST_BROKER_URL,
         "CELERY_TASK_DEFAULT_QUEUE": queue, "CELERY_TASK_ALWAYS_EAGER": "0", "CACHE_KEY_PREFIX": queue,
