@@ -23,6 +23,7 @@ from annotation.services.releases.create import release_create
 from annotation.services.releases.pool_bias import NO_POOL
 from tests.annotation.services.releases.test_leaderboard_property import (TREC_NAMES, _archive, _build, _qrels,
                                                                           _trec_eval_means, pools)
+from tests.annotation.services.releases.test_release_moments import qvh_pool  # noqa: F401 (a fixture)
 from tests.annotation.services.reports.test_report_metrics import example_pool, load_example
 from tests.factories import unique
 
@@ -128,3 +129,27 @@ def test_pool_bias_equals_trec_eval_on_qrels_minus_each_runs_own_pairs(drawn):
             assert row["difference"][measure] == pytest.approx(with_all[trec_name] - without[trec_name], abs=1e-12)
         for k in (1, 5, 10):
             assert row["judged_without"][f"Judged@{k}"] == pytest.approx(_judged(loo, full, queries, k), abs=1e-12)
+
+
+def test_a_sampled_pools_release_says_why_it_has_no_pool_bias(tmp_path):
+    """Its corrected values are the design's estimates: removing one run's pairs from a sample is not
+    leaving the run out of a complete pool."""
+    from annotation.models import PooledPair
+    from annotation.services.releases.pool_bias import SAMPLED_POOL
+    from tests.annotation.services.reports.test_report_corrected_leaderboard import _pool as leaderboard_pool
+
+    pool = leaderboard_pool(tmp_path)
+    PooledPair.objects.filter(pool=pool, role="pool", caption__external_id="q2", clip__external_id="z").update(
+        inclusion_probability=0.5)
+    pool.judging_strategy = "sampled"
+    pool.save(update_fields=["judging_strategy"])
+    release = release_create(allow_unresolved=True, pools=[pool], name="sampled-bias")
+    assert release.counts["pool_bias_left_out"] == SAMPLED_POOL and "pool_bias" not in release.leaderboard
+    assert SAMPLED_POOL in _archive(release)["README.md"].decode()
+
+
+def test_a_moment_pools_release_says_why_it_has_no_pool_bias(qvh_pool):  # noqa: F811
+    from annotation.services.releases.pool_bias import MOMENT_POOL
+
+    release = release_create(allow_unresolved=True, pools=[qvh_pool], name="qvh-bias")
+    assert release.counts["pool_bias_left_out"] == MOMENT_POOL and "pool_bias" not in release.leaderboard
