@@ -24,7 +24,8 @@ class Command(OfflineCommand):
     help = ("Score run files against a judgments file as the official tools do (trec_eval for TREC qrels, "
             "NIST's sample_eval.pl for TRECVID stratified qrels, Moment-DETR's and TVRetrieval's "
             "standalone_eval for QVHighlights and TVR moments). Judgments come from a file (--judgments, "
-            "--judgments-format) or a stored set (--dataset, --judgment-set); runs from files or, with a stored "
+            "--judgments-format), a stored set (--dataset, --judgment-set) or a stored release's qrels.txt (--release); "
+            "runs from files or, with a stored "
             "set, stored runs (--run). Nothing is stored unless --store. The table and JSON layouts give each "
             "measure cut at K the run's Judged@K and flag it when below --judged-threshold.")
 
@@ -35,6 +36,9 @@ class Command(OfflineCommand):
         parser.add_argument("runs", nargs="*", type=Path, metavar="RUN")
         parser.add_argument("--judgments", type=Path, metavar="FILE")
         parser.add_argument("--judgments-format", choices=list(JUDGMENT_FORMATS))
+        parser.add_argument("--release", metavar="NAME@vN",
+                            help="Score against a stored release's qrels.txt (the file its archive holds, which "
+                                 "the client's evaluate reads), as qrels; run files only.")
         parser.add_argument("--dataset", help="With --judgment-set: score against a stored set of this dataset.")
         parser.add_argument("--judgment-set", metavar="NAME",
                             help="A stored judgment set, read with the options it was imported with.")
@@ -74,9 +78,11 @@ class Command(OfflineCommand):
 
     def files_only(self, options) -> bool:
         return bool(options["judgments"]) and not any(
-            options[k] for k in ("dataset", "judgment_set", "stored_runs", "store", "with_originals"))
+            options[k] for k in ("dataset", "judgment_set", "stored_runs", "store", "with_originals", "release"))
 
     def handle(self, *args, **opts):
+        if opts["release"]:
+            return self._against_release(opts)
         judgment_set = None
         if not self.files_only(opts):
             # Imported here: a file-only evaluation runs before django.setup() (see
@@ -123,6 +129,35 @@ class Command(OfflineCommand):
                         "runs": [{"id": r.pk, "name": r.name, "checksum": r.checksum} for r in runs]
                         + [{"file": p.name, "checksum": file_checksum(p)} for p in opts["runs"]]})
                     self.stderr.write(f"stored as report {report.pk}")
+        except ImportRejected as exc:
+            raise rejected_to_command_error(exc) from exc
+        except EvaluationError as exc:
+            raise CommandError(str(exc)) from exc
+        result.write(opts["output"], self.stdout)
+
+    def _against_release(self, opts) -> None:
+        # Imported here: it reads the database and the storage (see handle).
+        import tempfile
+
+        from annotation.services.evaluation.release_qrels import release_qrels_write
+
+        for flag in ("judgments", "judgments_format", "dataset", "judgment_set", "stored_runs", "store",
+                     "with_originals", "queries", "columns", "repeats", "aggregate"):
+            if opts[flag]:
+                raise CommandError(f"--release scores run files against the release's qrels.txt: drop "
+                                   f"--{flag.replace('stored_runs', 'run').replace('_', '-')}")
+        if not opts["runs"]:
+            raise CommandError("name at least one run file")
+        for path in opts["runs"]:
+            if not path.is_file():
+                raise CommandError(f"{path}: no such file")
+        threshold = declared_clean(self.DECLARED, declared_given(opts, self.DECLARED))["judged_threshold"]
+        try:
+            with tempfile.TemporaryDirectory(prefix="rejudge-evaluate-") as folder:
+                qrels = release_qrels_write(slug=opts["release"], folder=Path(folder))
+                result = evaluate(opts["runs"], qrels, "qrels", conventions=opts["conventions"],
+                                  measures=opts["measures"], run_format=opts["run_format"], output=opts["output"],
+                                  judgments_options={"originals": opts["originals"]}, judged_threshold=threshold)
         except ImportRejected as exc:
             raise rejected_to_command_error(exc) from exc
         except EvaluationError as exc:

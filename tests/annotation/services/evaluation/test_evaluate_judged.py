@@ -216,6 +216,16 @@ def test_a_platform_release_gives_the_same_judged_at_k_in_its_leaderboard_the_pl
             if name in board:
                 assert board[name]["judged"][other["judged_measure"]] == pytest.approx(other["judged"], abs=1e-12)
                 assert board[name]["not_comparable"].get(ours) == other["note"]
+        # --release reads the same qrels.txt out of the stored archive.
+        stored = evaluate_json(path, "--release", "example-judged@v1", "--measures", *pairs.values())
+        assert stored == [{**platform, "judgments": {**platform["judgments"], "file": "example-judged-v1-qrels.txt"}}]
     # The new run's second clip is judged, its first and third are not: Judged@1 = 0, flagged.
     assert client.judged["C@1"]["judged"] == 0.0 and client.not_comparable["C@1"].endswith("(Judged@1 < 0.9)")
     assert seen_flag
+    table = evaluate_table(runs["C"], "--release", "example-judged", "--measures", "success_1")
+    assert "judgments: example-judged-v1-qrels.txt (qrels" in table
+    assert "C.trec: success_1 0.0000 is not comparable with the leaderboard (Judged@1 < 0.9)" in table
+    with pytest.raises(CommandError, match="--release 'nope@v1': no such release"):
+        evaluate_table(runs["C"], "--release", "nope@v1")
+    with pytest.raises(CommandError, match="drop --judgments-format"):
+        evaluate_table(runs["C"], "--release", "example-judged@v1", "--judgments-format", "qrels")
