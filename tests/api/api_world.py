@@ -50,6 +50,7 @@ class World:
                   "judge_id": ids.get("machine_judge", 999_999),
                   # No release either (tests/api/test_releases_api.py makes them): readers get a 404.
                   "release_id": ids.get("release", 999_999),
+                  "submission_id": ids.get("submission", 999_999),
                   # No registered judge either (a DELETE must not remove the world's): a 404 for admins.
                   "endpoint_id": ids.get("judge_endpoint", 999_999)}
         return values

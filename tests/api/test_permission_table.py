@@ -84,6 +84,12 @@ PERMISSIONS = {
     "POST /api/v1/releases/":                                        (403, 403, 403, 403, 403, ALLOW),
     "GET /api/v1/releases/{release_id}/":                            (403, 403, 403, 403, ALLOW, ALLOW),
     "GET /api/v1/releases/{release_id}/archive/":                    (403, 403, 403, 403, ALLOW, ALLOW),
+    "GET /api/v1/releases/{release_id}/submissions/":                (403, 403, 403, 403, ALLOW, ALLOW),
+    # Anonymous and no-role callers submit only to a release an admin opened (none here).
+    "POST /api/v1/releases/{release_id}/submissions/":               (403, 403, 403, 403, ALLOW, ALLOW),
+    "GET /api/v1/releases/{release_id}/submission-policy/":          (403, 403, 403, 403, ALLOW, ALLOW),
+    "PATCH /api/v1/releases/{release_id}/submission-policy/":        (403, 403, 403, 403, 403, ALLOW),
+    "GET /api/v1/submissions/{submission_id}/":                      (403, 403, 403, 403, ALLOW, ALLOW),
     "GET /api/v1/me/":                                               (403, 403, ALLOW, ALLOW, ALLOW, ALLOW),
     "POST /api/v1/moment-pools/":                                    (403, 403, 403, 403, 403, ALLOW),
     "POST /api/v1/my/answers/{item_id}/change/":                     (403, 403, ALLOW, N, 403, 403),

@@ -1,0 +1,165 @@
+"""Submissions to a release (annotation/services/submissions): a run file submitted, scored by a job
+against the release's qrels.txt (measures, Judged@K, holes per query). Who may call what is
+annotation/selectors/submissions.py's rule: admins everything; readers of releases submit and see
+their own; visitors submit only where an admin allowed it (throttled as uploads, by address);
+raters never. The policy (anonymous allowed) is an admin's PATCH."""
+from __future__ import annotations
+
+from django.http import Http404
+from django.shortcuts import get_object_or_404
+from django.urls import reverse
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.exceptions import PermissionDenied
+from rest_framework.generics import ListAPIView, RetrieveAPIView
+from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.permissions import SAFE_METHODS, BasePermission
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation import roles
+from annotation.models import Job, Release, ReleaseSubmissionPolicy, Submission
+from annotation.selectors.submissions import (submission_readers_may_submit, submission_release_for,
+                                              submissions_visible_to)
+from annotation.services.jobs import job_live_progress
+from annotation.services.submissions.operations import SCORE_SUBMISSION, SubmissionError, submission_start
+from annotation.services.submissions.policy import submission_policy_set
+from api.operations import declared_serializer, given, refused
+from api.permissions import CanReadReleases
+from config.throttling import AnonThrottle, UploadThrottle, UserThrottle
+
+
+def _idempotency_key(request) -> str | None:
+    return (request.headers.get("Idempotency-Key") or "").strip()[:100] or None
+
+
+class CanSubmitRuns(BasePermission):
+    """Reading submissions: admins and readers of releases (their own). Submitting: those, and
+    anyone but a rater where the release allows anonymous submissions (the view checks the
+    release: a 403 where it does not)."""
+
+    message = "Only admins and readers of releases may see submissions; submitting without an account needs a " \
+              "release that allows it."
+
+    def has_permission(self, request, view) -> bool:
+        if submission_readers_may_submit(request.user):
+            return True
+        return request.method == "POST" and not roles.is_rater(request.user)
+
+
+class SubmissionJobSerializer(serializers.ModelSerializer):
+    progress = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Job
+        fields = ["id", "status", "progress", "message", "errors", "created_at", "finished_at"]
+
+    def get_progress(self, job) -> dict:
+        live = job_live_progress(job=job)
+        return {"done": live.get("done", 0), "total": live.get("total")}
+
+
+class SubmissionOutputSerializer(serializers.ModelSerializer):
+    release = serializers.CharField(source="release.slug", read_only=True)
+    submitted_by = serializers.SerializerMethodField()
+    state = serializers.SerializerMethodField(help_text="status, or 'failed' when the scoring job failed (its "
+                                                        "errors name file, line and field)")
+    job = SubmissionJobSerializer(read_only=True)
+    url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Submission
+        fields = ["id", "release", "release_id", "name", "source_name", "submitted_by", "created_at", "status", "state",
+                  "summary", "job", "url"]
+
+    def get_submitted_by(self, submission) -> str | None:
+        return submission.submitted_by.get_username() if submission.submitted_by else None
+
+    def get_state(self, submission) -> str:
+        if submission.status == Submission.Status.SUBMITTED and submission.job and \
+                submission.job.status == Job.Status.FAILED:
+            return "failed"
+        return submission.status
+
+    def get_url(self, submission) -> str:
+        return reverse("api:submission-detail", args=[submission.pk])
+
+
+class ReleaseSubmissionListApi(ListAPIView):
+    """GET: the release's submissions (admins: all; a reader: their own), newest first.
+    POST (multipart: `file`, a TREC run; `name`, the model's name; optional `max_depth`, `holes_depth`):
+    submit a run; it is scored by a job (202 with the submission; poll its `url`). Send an
+    `Idempotency-Key` header to make a retried request return the first submission (200)."""
+
+    permission_classes = [CanSubmitRuns]
+    throttle_classes = [AnonThrottle, UserThrottle, UploadThrottle]
+    parser_classes = [MultiPartParser, FormParser]
+    serializer_class = SubmissionOutputSerializer
+    InputSerializer = declared_serializer("SubmissionInput", SCORE_SUBMISSION.params,
+                                          extra={"file": serializers.FileField()})
+
+    def get_queryset(self):
+        release = get_object_or_404(roles.releases_readable_by(self.request.user, Release.objects.all()),
+                                    pk=self.kwargs["release_id"])
+        return submissions_visible_to(self.request.user, release=release)
+
+    @extend_schema(request=InputSerializer, responses={202: SubmissionOutputSerializer})
+    def post(self, request, release_id: int):
+        release = submission_release_for(user=request.user, release_id=release_id)
+        if release is None:
+            if submission_readers_may_submit(request.user):
+                raise Http404("no such release")
+            raise PermissionDenied("this release takes no submissions without an account")
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        v = given(data.validated_data)
+        submitter = request.user if submission_readers_may_submit(request.user) else None
+        try:
+            submission, created = submission_start(release=release, uploaded_file=v.pop("file"), name=v.pop("name"),
+                                                   max_depth=v.get("max_depth"), holes_depth=v.get("holes_depth"),
+                                                   submitted_by=submitter,
+                                                   idempotency_key=_idempotency_key(request) if submitter else None)
+        except SubmissionError as exc:
+            raise refused(exc) from exc
+        body = SubmissionOutputSerializer(submission, context={"request": request}).data
+        return Response(body, status=202 if created else 200, headers={"Location": body["url"]})
+
+
+class SubmissionDetailApi(RetrieveAPIView):
+    """One submission: its state, its scoring job's progress and errors, and once scored its summary
+    (measures with intervals, Judged@K, holes per query). Admins: any; a reader: their own."""
+
+    permission_classes = [CanSubmitRuns]
+    serializer_class = SubmissionOutputSerializer
+    lookup_url_kwarg = "submission_id"
+
+    def get_queryset(self):
+        return submissions_visible_to(self.request.user)
+
+
+class SubmissionPolicySerializer(serializers.Serializer):
+    anonymous_allowed = serializers.BooleanField(help_text="visitors without an account may submit runs to this "
+                                                           "release (throttled by address)")
+
+
+class ReleaseSubmissionPolicyApi(APIView):
+    """GET (readers of the release): whether it takes anonymous submissions. PATCH (admins): change it."""
+
+    permission_classes = [CanReadReleases]
+
+    def _release(self, request, release_id: int) -> Release:
+        return get_object_or_404(roles.releases_readable_by(request.user, Release.objects.all()), pk=release_id)
+
+    @extend_schema(responses={200: SubmissionPolicySerializer})
+    def get(self, request, release_id: int):
+        release = self._release(request, release_id)
+        policy = ReleaseSubmissionPolicy.objects.filter(release=release).first()
+        return Response({"anonymous_allowed": bool(policy and policy.anonymous_allowed)})
+
+    @extend_schema(request=SubmissionPolicySerializer, responses={200: SubmissionPolicySerializer})
+    def patch(self, request, release_id: int):
+        release = self._release(request, release_id)
+        data = SubmissionPolicySerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        policy = submission_policy_set(release=release, anonymous_allowed=data.validated_data["anonymous_allowed"])
+        return Response({"anonymous_allowed": policy.anonymous_allowed})
