@@ -9,4 +9,8 @@ nothing stored. Nothing is re-exported here; import from the module that holds t
 - measures.py, moments.py                              the measure families
 - writers.py      the output layouts (WRITERS)
 - errors.py       EvaluationError
+- release_qrels.py  a stored release's qrels.txt (`evaluate --release`; the only module here that
+                    reads the database and the storage)
+
+Judged@K's threshold and flag live in annotation/analysis/judged.py (the leaderboard's too).
 """

@@ -229,3 +229,22 @@ def test_a_platform_release_gives_the_same_judged_at_k_in_its_leaderboard_the_pl
         evaluate_table(runs["C"], "--release", "nope@v1")
     with pytest.raises(CommandError, match="drop --judgments-format"):
         evaluate_table(runs["C"], "--release", "example-judged@v1", "--judgments-format", "qrels")
+
+
+@pytest.mark.django_db
+def test_a_stored_judgment_set_gives_the_judged_at_k_and_flags_its_file_gives(tmp_path, files):
+    from annotation.services.judgment_sets.imports import judgments_import
+    from tests.annotation.services.judgment_sets.helpers import dataset_from_ids, ids_of_trec_files
+
+    run, qrels = files
+    queries, items = ids_of_trec_files(qrels, run)
+    dataset = dataset_from_ids(tmp_path, queries=queries, items=items, name="hand")
+    judgments_import(dataset=dataset, path=qrels, name="hand-qrels")
+    for threshold in ("0.5", "0.9"):
+        [from_file] = evaluate_json(run, "--judgments", qrels, "--judgments-format", "qrels",
+                                    "--judged-threshold", threshold)
+        [from_set] = evaluate_json(run, "--dataset", "hand", "--judgment-set", "hand-qrels",
+                                   "--judged-threshold", threshold)
+        assert from_set["judged"] == from_file["judged"] and from_set["judged_threshold"] == float(threshold)
+    assert from_set["judged"]["P_5"]["judged"] == pytest.approx(BY_HAND[5])
+    assert from_set["judged"]["P_5"]["note"] == "not comparable with the leaderboard (Judged@5 < 0.9)"
