@@ -153,3 +153,21 @@ def test_a_moment_pools_release_says_why_it_has_no_pool_bias(qvh_pool):  # noqa:
 
     release = release_create(allow_unresolved=True, pools=[qvh_pool], name="qvh-bias")
     assert release.counts["pool_bias_left_out"] == MOMENT_POOL and "pool_bias" not in release.leaderboard
+
+
+def test_a_pair_another_source_judged_is_not_a_runs_own(tmp_path):
+    """Pool of depth 1 with nothing judged beside a judgment set: q1 v2 is run A's rank 1 and no other
+    run's, but the set judged it, so leaving A out of the pool keeps it (it is not A's to give)."""
+    from annotation.services.pools.build import pool_create
+    from tests.annotation.services.releases.test_release_from_judgment_sets import PUBLISHED
+
+    dataset, runs = load_example(tmp_path / "files")
+    path = tmp_path / "published.qrels"
+    path.write_text(PUBLISHED)
+    judgment_set = judgments_import(dataset=dataset, path=path).judgment_set
+    pool = pool_create(dataset=dataset, name="top one", runs=runs, depth=1, redundancy=0.0)
+    release = release_create(pools=[pool], judgment_sets=[judgment_set], name="pool-and-set-bias",
+                             allow_unresolved=True)
+    rows = {row["run"]: row for row in release.leaderboard["pool_bias"]["runs"]}
+    assert _qrels(_archive(release)["qrels.txt"].decode())["q1"]["v2"] == 1
+    assert all(row["pairs_removed"] == 0 and row["with"] == row["without"] for row in rows.values())
