@@ -14,6 +14,8 @@ import json
 import os
 import shutil
 import tempfile
+import time
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Union
@@ -230,6 +232,56 @@ class Client:
             raise APIError(f"no release '{wanted}' on {self.api_root} (releases: {known})", status=404)
         return self.release(matches[0].id)
 
+    # -- submitting ----------------------------------------------------------------------------
+
+    def submit(self, release: Union[int, str, Release], run_path, *, name: str, wait: bool = True,
+               timeout: float = 600.0, poll: float = 2.0, idempotency_key: Optional[str] = None,
+               max_depth: Optional[int] = None, holes_depth: Optional[int] = None) -> dict:
+        """Submits a TREC run file to a release (``POST releases/{id}/submissions/``) and, with
+        ``wait``, polls it until its scoring job is done; returns the submission as the API gives it:
+        ``state`` (scored, or failed with the job's ``errors`` naming file, line and field) and
+        ``summary`` (the measures against the release's qrels.txt, Judged@K, holes per query).
+
+        One ``Idempotency-Key`` (yours, or a new one) goes with the request, so sending it again
+        after a lost answer gives back the first submission, not a second one."""
+        rel_id = release.id if isinstance(release, Release) else (
+            int(release) if isinstance(release, int) or str(release).isdigit() else self.release(release).id)
+        url = urljoin(self.api_root, f"releases/{rel_id}/submissions/")
+        path = Path(run_path)
+        fields = {"name": name}
+        if max_depth is not None:
+            fields["max_depth"] = str(int(max_depth))
+        if holes_depth is not None:
+            fields["holes_depth"] = str(int(holes_depth))
+        headers = {"Accept-Encoding": "identity", "Idempotency-Key": idempotency_key or uuid.uuid4().hex}
+        if self._token:
+            headers["Authorization"] = f"Token {self._token}"
+        try:
+            with open(path, "rb") as fh:
+                request = self._http.build_request("POST", url, data=fields,
+                                                   files={"file": (path.name, fh, "text/plain")}, headers=headers)
+                resp = self._http.send(request, stream=True, follow_redirects=False)
+        except httpx.HTTPError as exc:
+            raise APIError(f"POST {url}: {exc}", url=url) from exc
+        try:
+            _raise_for_status(resp)
+            submission = _json_of(resp, url)
+        finally:
+            resp.close()
+        if not wait:
+            return submission
+        detail = self._own(urljoin(url, str(submission.get("url") or "")), f"POST {url}: the submission's url")
+        deadline = time.monotonic() + timeout
+        while submission.get("state") not in _SUBMISSION_DONE:
+            if time.monotonic() > deadline:
+                raise RejudgeError(f"submission {submission.get('id')} is still being scored after {timeout:g} s; "
+                                   f"ask again later: GET {detail}")
+            time.sleep(poll)
+            submission = self._get_json(detail)
+            if not isinstance(submission, dict):
+                raise APIError(f"GET {detail}: expected a submission, got {str(submission)[:200]}", url=detail)
+        return submission
+
     # -- downloading ---------------------------------------------------------------------------
 
     def download(self, release: Union[int, str, Release], dest_dir, *, keep_archive: bool = False) -> Path:
@@ -354,6 +406,31 @@ class Client:
             raise VerificationError(f"archive of {rel.slug}: {size} bytes with SHA-256 {actual}, the server announced "
                                     f"{expected} bytes with SHA-256 {rel.sha256}; the partial file was removed, "
                                     f"so a new download starts from scratch", path=part.name)
+
+
+#: A submission's states after which nothing more happens without an admin.
+_SUBMISSION_DONE = ("scored", "failed", "accepted")
+
+
+def _json_of(resp: httpx.Response, url: str) -> dict:
+    """A streamed answer's JSON object, read up to MAX_JSON_BYTES."""
+    text = bytearray()
+    try:
+        for chunk in resp.iter_bytes():
+            text += chunk
+            if len(text) > MAX_JSON_BYTES:
+                raise APIError(f"{resp.request.method} {url}: the answer is larger than {MAX_JSON_BYTES} bytes; "
+                               f"refused", status=resp.status_code, url=url)
+    except httpx.HTTPError as exc:
+        raise APIError(f"{resp.request.method} {url}: {exc}", url=url) from exc
+    try:
+        body = json.loads(bytes(text))
+    except ValueError as exc:
+        raise APIError(f"{resp.request.method} {url}: the answer is not JSON", status=resp.status_code,
+                       url=url) from exc
+    if not isinstance(body, dict):
+        raise APIError(f"{resp.request.method} {url}: expected a submission, got {str(body)[:200]}", url=url)
+    return body
 
 
 def _raise_for_status(resp: httpx.Response) -> None:
