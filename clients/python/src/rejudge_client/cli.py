@@ -1,4 +1,4 @@
-"""``rejudge-client list|download|verify|evaluate``.
+"""``rejudge-client list|download|verify|evaluate|submit``.
 
 The server and token come from ``--url`` / ``--token`` or the REJUDGE_URL / REJUDGE_TOKEN
 environment variables (a token on the command line shows in the process list)."""
@@ -66,6 +66,32 @@ def _evaluate(args) -> int:
     return 0
 
 
+def _submit(args) -> int:
+    with _client(args) as client:
+        submission = client.submit(args.release, args.run, name=args.name, wait=not args.no_wait,
+                                   timeout=args.timeout, max_depth=args.max_depth, holes_depth=args.holes_depth)
+    if args.json:
+        print(json.dumps(submission, indent=2))
+        return 0
+    state = submission.get("state")
+    print(f"submission {submission.get('id')} of {submission.get('name')} to {submission.get('release')}: {state}")
+    if state == "failed":
+        for error in (submission.get("job") or {}).get("errors") or []:
+            print(f"  {error.get('text') or error}", file=sys.stderr)
+        return 1
+    summary = submission.get("summary") or {}
+    for measure in summary.get("measures", []):
+        cell = summary["values"].get(measure) or {}
+        print(f"  {measure:<10} {cell.get('value')}  [{cell.get('low')}, {cell.get('high')}]")
+    for name, value in (summary.get("judged") or {}).items():
+        print(f"  {name:<10} {value}")
+    holes = summary.get("holes")
+    if holes:
+        print(f"  holes: {holes['total']} pairs of the top {holes['k']} without a verdict, in "
+              f"{holes['queries_with_holes']} of {summary.get('queries_answered')} queries (counted as not relevant)")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rejudge-client", description="List, download, verify and score "
                                      "Rejudge releases.")
@@ -104,6 +130,20 @@ def build_parser() -> argparse.ArgumentParser:
                         "(share of its top K with a verdict) is below this (0 to 1; default: %(default)s)")
     p.add_argument("--json", action="store_true", help="means, Judged@K and per-query values as JSON")
     p.set_defaults(run=_evaluate)
+
+    p = sub.add_parser("submit", help="submit a TREC run to a release: scored against its qrels.txt with Judged@K "
+                                      "and its holes (top K pairs without a verdict) counted")
+    server(p)
+    p.add_argument("release", help="id, slug (name@vN) or name (its newest version)")
+    p.add_argument("run", help="the TREC run file")
+    p.add_argument("--name", required=True, help="the model's name")
+    p.add_argument("--max-depth", type=int, default=None, metavar="N", help="the deepest rank the run may list "
+                   "(the server's default and bound apply)")
+    p.add_argument("--holes-depth", type=int, default=None, metavar="K", help="K of the holes (server default 10)")
+    p.add_argument("--no-wait", action="store_true", help="return once the run is accepted, without its scores")
+    p.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for the scores (default: %(default)s)")
+    p.add_argument("--json", action="store_true", help="the submission as the API gives it")
+    p.set_defaults(run=_submit)
     return parser
 
 
