@@ -13,6 +13,7 @@ PORT=${PORT:-8000}
 # A private signing key in var/secret_key, made once (the settings read it from there), so that the
 # demo and the admin commands run later never sign sessions with the public development key.
 bash scripts/secret_key.sh
+echo "demo: the database (SQLite, var/), then the demo data"
 .venv/bin/python manage.py migrate --no-input -v0
 .venv/bin/python manage.py load_demo
 echo

