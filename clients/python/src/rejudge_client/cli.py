@@ -68,7 +68,7 @@ def _evaluate(args) -> int:
 
 def _submit(args) -> int:
     with _client(args) as client:
-        submission = client.submit(args.release, args.run, name=args.name, wait=not args.no_wait,
+        submission = client.submit(args.release, args.run_file, name=args.name, wait=not args.no_wait,
                                    timeout=args.timeout, max_depth=args.max_depth, holes_depth=args.holes_depth)
     if args.json:
         print(json.dumps(submission, indent=2))
@@ -135,7 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
                                       "and its holes (top K pairs without a verdict) counted")
     server(p)
     p.add_argument("release", help="id, slug (name@vN) or name (its newest version)")
-    p.add_argument("run", help="the TREC run file")
+    p.add_argument("run_file", metavar="RUN", help="the TREC run file")
     p.add_argument("--name", required=True, help="the model's name")
     p.add_argument("--max-depth", type=int, default=None, metavar="N", help="the deepest rank the run may list "
                    "(the server's default and bound apply)")
