@@ -28,7 +28,8 @@ from annotation.services.crowd.browser import (REFUSAL_STATUS, arrive_in_browser
                                                signed_in_elsewhere)
 from annotation.services.crowd.identity import resume_code
 from annotation.services.crowd.quota import crowd_idle_release, worker_progress, worker_seen
-from annotation.services.crowd.studies import RULE_FIELDS, STUDY_FIELDS, StudyInvalid, quality_rule_save, study_save
+from annotation.services.crowd.studies import (RULE_FIELDS, STUDY_FIELDS, StudyInvalid, quality_rule_save,
+                                              quality_rule_warnings, study_save)
 from annotation.services.crowd.worker_tokens import worker_token_issue
 from api.permissions import IsAdmin
 from config.throttling import CrowdArrivalThrottle
@@ -127,8 +128,8 @@ class QualityRuleApi(APIView):
     permission_classes = [IsAdmin]
 
     def get(self, request, pool_id: int):
-        rule = get_object_or_404(QualityRule, pool_id=pool_id)
-        return Response({field: getattr(rule, field) for field in RULE_FIELDS})
+        rule = get_object_or_404(QualityRule.objects.select_related("pool"), pool_id=pool_id)
+        return Response(_rule_data(rule))
 
     @extend_schema(request=QualityRuleSerializer)
     def put(self, request, pool_id: int):
@@ -139,7 +140,13 @@ class QualityRuleApi(APIView):
             rule = quality_rule_save(pool=pool, **data.validated_data)
         except StudyInvalid as bad:
             raise ValidationError({bad.field: [str(bad)]}) from bad
-        return Response({field: getattr(rule, field) for field in RULE_FIELDS})
+        return Response(_rule_data(rule))
+
+
+def _rule_data(rule: QualityRule) -> dict:
+    """The rule's settings and, when it cannot act on its pool, why (`warnings`, with the numbers)."""
+    return {field: getattr(rule, field) for field in RULE_FIELDS} | {
+        "warnings": quality_rule_warnings(pool=rule.pool, rule=rule)}
 
 
 class RaterQualityApi(APIView):

@@ -16,6 +16,7 @@ from annotation.selectors.dashboard import (dataset_runs, datasets_overview, poo
                                             raters_overview, recent_jobs)
 from annotation.selectors.known_pairs import known_pair_sources
 from annotation.services.crowd.arrivals import PREVIEW_ASSIGNMENT
+from annotation.services.crowd.studies import quality_rule_warnings
 from annotation.selectors.judging import STRATEGY_TEXT
 from annotation.selectors.pools import PAIR_COUNT_WORDS, pairs_needing_admin, pool_progress
 from annotation.selectors.reports import judgment_set_list
@@ -73,6 +74,7 @@ def pool_detail(request, pool_id: int):
         rater["active_text"] = active_text(rater["active_seconds"])
         rater["rate_text"] = rate_text(rater["rate_per_hour"])
     member_ids = {r["rater_id"] for r in live["raters"]}
+    rule = QualityRule.objects.filter(pool=pool).first() or QualityRule(pool=pool)
     return render(request, "frontend/admin_ui/pool.html", {
         "live": live, "queries": live["queries"], "progress": live, "pair_words": PAIR_COUNT_WORDS,
         "strategies": list(STRATEGY_TEXT.items()), "strategy_text": STRATEGY_TEXT[pool.judging_strategy],
@@ -84,7 +86,7 @@ def pool_detail(request, pool_id: int):
         "study": CrowdStudy.objects.filter(pool=pool).first(), "platforms": CrowdStudy.Platform.choices,
         "preview_assignment": PREVIEW_ASSIGNMENT,
         # An unsaved rule shows the model's defaults: what the first save stores unless changed.
-        "rule": QualityRule.objects.filter(pool=pool).first() or QualityRule(pool=pool),
+        "rule": rule, "rule_warnings": quality_rule_warnings(pool=pool, rule=rule) if rule.pk else [],
         "judge_endpoints": JudgeEndpoint.objects.all(), "machine_judges": MachineJudge.objects.filter(pool=pool),
     })
 

@@ -83,6 +83,7 @@ def test_crowd_study_and_gold_rule_are_set_on_the_pool_page(browser, server):
         assert "completion code" in page.text_content("#crowd-study-form .field-error")
 
         rule = page.locator("#gold-rule-form")
+        assert rule.locator("[data-unsaved]").count() == 1  # "(not saved yet)" until the first save
         rule.locator("[name=enabled]").check()
         rule.locator("[name=min_gold_answers]").fill("5")
         rule.locator("[name=min_gold_accuracy]").fill("0.8")
@@ -93,12 +94,18 @@ def test_crowd_study_and_gold_rule_are_set_on_the_pool_page(browser, server):
         saved = QualityRule.objects.get(pool=setup.pool)
         assert (saved.enabled, saved.min_gold_answers, saved.min_gold_accuracy, saved.too_fast_seconds,
                 saved.set_aside_labels) == (True, 5, 0.8, 1.5, True)
+        # Saved: "(not saved yet)" has gone, and the page says the rule cannot act on this pool
+        # (no gold pairs), with the numbers, as it does again after a reload.
+        assert rule.locator("[data-unsaved]").count() == 0
+        warning = "the pool has no gold pairs: the rule (after 5 gold answers) never applies"
+        assert warning in rule.locator(".form-warning").text_content()
 
         # After a reload the forms show what is stored.
         page.reload()
         assert page.locator("#crowd-study-form [name=title]").input_value() == "Judge video captions"
         assert page.locator("#crowd-study-form [name=is_open]").is_checked() is False
         assert page.locator("#gold-rule-form [name=min_gold_answers]").input_value() == "5"
+        assert warning in page.locator("#gold-rule-form .form-warning").text_content()
         page.wait_for_function("(start) => document.getElementById('crowd-entry-url').value.startsWith(start)", arg=expected)
     finally:
         context.close()

@@ -7,7 +7,7 @@ import random
 import pytest
 
 from annotation.models import Label, PooledPair, QualityAction, RaterProfile
-from annotation.services.crowd.studies import StudyInvalid, quality_rule_save
+from annotation.services.crowd.studies import StudyInvalid, quality_rule_save, quality_rule_warnings
 from annotation.services.queue.labels import LabelRefused
 from annotation.services.accounts.raters import memberships_grant
 from tests.annotation.services.crowd.crowd_world import crowd_pool
@@ -140,3 +140,48 @@ def test_rule_settings_are_checked(pool):
     with pytest.raises(StudyInvalid) as bad:
         quality_rule_save(pool=pool, min_gold_answers=0)
     assert bad.value.field == "min_gold_answers"
+
+
+# A rule that can never act is said to be so, with the numbers (issue 39: "after 3 gold answers"
+# was saved on a pool with 2 gold pairs, and nothing said it would never pause anyone).
+
+def test_a_rule_after_more_gold_answers_than_gold_pairs_is_warned_of_with_the_numbers():
+    two = crowd_pool(gold=2, training=0)
+    rule = quality_rule_save(pool=two, min_gold_answers=3, min_gold_accuracy=0.7)
+    assert quality_rule_warnings(pool=two, rule=rule) == [
+        "the pool has 2 gold pairs, so a rater gives at most 2 gold answers: the rule (after 3) never applies; "
+        "set it to at most 2, or add gold pairs"]
+    rule = quality_rule_save(pool=two, min_gold_answers=2)
+    assert quality_rule_warnings(pool=two, rule=rule) == []  # two answers are possible: it can act
+    rule = quality_rule_save(pool=two, min_gold_answers=3, enabled=False)
+    assert quality_rule_warnings(pool=two, rule=rule) == []  # off: nothing to warn of
+
+
+def test_a_rule_on_a_pool_without_gold_pairs_is_warned_of():
+    none = crowd_pool(gold=0, training=0)
+    rule = quality_rule_save(pool=none, min_gold_answers=5)
+    assert quality_rule_warnings(pool=none, rule=rule) == [
+        "the pool has no gold pairs: the rule (after 5 gold answers) never applies until gold pairs are added"]
+
+
+def test_the_api_and_the_pool_page_say_it(client):
+    from rest_framework.test import APIClient
+
+    from tests.factories import make_user
+
+    two = crowd_pool(gold=2, training=0)
+    admin = make_user("admin")
+    api = APIClient()
+    api.force_authenticate(admin)
+    saved = api.put(f"/api/v1/pools/{two.pk}/quality-rule/", {"min_gold_answers": 3}, format="json")
+    assert saved.status_code == 200
+    assert saved.json()["warnings"] == [
+        "the pool has 2 gold pairs, so a rater gives at most 2 gold answers: the rule (after 3) never applies; "
+        "set it to at most 2, or add gold pairs"]
+    assert api.get(f"/api/v1/pools/{two.pk}/quality-rule/").json()["warnings"] == saved.json()["warnings"]
+    assert api.put(f"/api/v1/pools/{two.pk}/quality-rule/", {"min_gold_answers": 2},
+                   format="json").json()["warnings"] == []
+    api.put(f"/api/v1/pools/{two.pk}/quality-rule/", {"min_gold_answers": 3}, format="json")
+    client.force_login(admin)
+    page = client.get(f"/admin-ui/pools/{two.pk}/").content.decode()
+    assert "Saved, but the pool has 2 gold pairs, so a rater gives at most 2 gold answers" in page

@@ -252,6 +252,12 @@ function afterSuccess(form, status, data) {
     return;
   }
   out.append(element("p", { className: "ok form-done", role: "status", text: filled(setting(form, "done-text") || "Done.", data) }));
+  // Saved: what said "not saved yet" no longer does; what the server warns of (a gold rule that
+  // cannot act on this pool) is shown, with its numbers, in place of an earlier warning.
+  form.querySelectorAll("[data-unsaved], .form-warning").forEach((node) => node.remove());
+  for (const warning of (data && data.warnings) || []) {
+    out.append(element("p", { className: "banner notice form-warning", role: "status", text: `Saved, but ${warning}.` }));
+  }
   done(null);
 }
 
