@@ -17,14 +17,16 @@ from django.views.decorators.csrf import ensure_csrf_cookie
 from django.utils.safestring import mark_safe
 
 from annotation import roles
+from annotation.analysis.judged import JUDGED_THRESHOLD, below_threshold
 from annotation.query_numbers import id_or_none
-from annotation.analysis.leaderboard import leaderboard_svg
+from annotation.analysis.leaderboard import judged_notes, leaderboard_svg
 from annotation.formats.release_documents import (JUDGED_AT_K, judgment_set_phrase, resolved_share_sentence,
                                                   run_cut_sentence, unresolved_scoring)
 from annotation.models import Pool
 from annotation.selectors.pools import PAIR_COUNT_WORDS, pool_pair_counts
 from annotation.selectors.releases import release_list
 from annotation.selectors.reports import judgment_sets_listed
+from frontend.views.submissions import submissions_context
 
 #: The release's other counts (release.json "counts") in words, in the page's order.
 COUNT_WORDS = {
@@ -116,8 +118,13 @@ def _leaderboard(board: dict) -> dict:
     runs = sorted(board["runs"], key=lambda r: (r["rank_corrected"][measures[0]], r["run"]))
     intervals = _interval_words(board)
     # "85.0 (75.0 + 10.0)" may break before its parenthesis, never inside a number.
+    # A Judged@K below the leaderboard's threshold marks the measures cut at K not comparable
+    # (analysis/judged.py): flagged beside the value, with the rule in words under the table.
+    threshold = board.get("judged_threshold", JUDGED_THRESHOLD.default)
     scores = [{"run": r["run"], "cells": [r["fire"][m].partition(" (")[::2] for m in measures],
-               "judged": [_percent((r.get("judged") or {}).get(name)) for name in judged_names]} for r in runs]
+               "judged": [(_percent((r.get("judged") or {}).get(name)),
+                           below_threshold((r.get("judged") or {}).get(name), threshold)) for name in judged_names]}
+              for r in runs]
     groups = []
     for m in measures:
         rows = []
@@ -129,13 +136,18 @@ def _leaderboard(board: dict) -> dict:
                          "corrected_interval": f"{_percent(c['low'])} – {_percent(c['high'])}",
                          "rank_original": r["rank_original"][m], "rank_corrected": r["rank_corrected"][m],
                          "rank_change": r["rank_change"][m],
-                         "judged": _percent((r.get("judged") or {}).get(judged_of[m])) if judged_of.get(m) else None})
+                         "judged": _percent((r.get("judged") or {}).get(judged_of[m])) if judged_of.get(m) else None,
+                         "judged_note": judged_notes(board, r).get(m)})
         tau = board.get("kendall_tau", {}).get(m)
         groups.append({"measure": m, "judged_name": judged_of.get(m), "rows": rows,
                        "tau": "undefined (fewer than two runs, or an ordering all tied)" if tau is None else f"{tau:.2f}"})
     judged_headers = [{"name": name, "words": f"{name}, percent of the top {name.partition('@')[2]} with a verdict"}
                       for name in judged_names]
+    flagged = any(flag for row in scores for _, flag in row["judged"])
+    flag_words = (f"Judged@K below {100 * threshold:g}%: the run's measures cut at K are not comparable with the "
+                  f"leaderboard (the clips without a verdict in its top K count as not relevant)")
     return {"pool": board.get("pool"), "measures": measures, "judged_headers": judged_headers, "scores": scores,
+            "flagged": flagged, "flag_words": flag_words,
             "groups": groups, "intervals": intervals, "interval": board.get("interval"),
             "unjudged": board.get("unjudged"), "conventions": board.get("conventions"),
             # leaderboard_svg escapes every text it writes, so its markup can go in as it is.
@@ -179,4 +191,4 @@ def release_detail(request, release_id: int):
         "leaderboard_left_out": counts.get("leaderboard_left_out"), "is_admin": roles.is_admin(request.user),
         "pool_bias": _pool_bias(board["pool_bias"]) if board and board.get("pool_bias") else None,
         # Releases made before pool bias existed have neither a table nor a reason: the page says nothing.
-        "pool_bias_left_out": counts.get("pool_bias_left_out")})
+        "pool_bias_left_out": counts.get("pool_bias_left_out"), **submissions_context(request, release)})
