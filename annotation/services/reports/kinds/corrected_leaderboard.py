@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from annotation.analysis.judged import JUDGED_THRESHOLD
 from annotation.analysis.leaderboard import (CONVENTIONS, CSV_COLUMN_TITLES, MOMENT_CONVENTIONS,
                                              SHARED_CONVENTIONS, UNJUDGED, bootstrap_label, build_leaderboard, cell,
                                              clip_measure_names, clip_per_query, interval_label, interval_name, judged_cutoffs, judged_per_query,
@@ -226,7 +227,7 @@ def corrected_leaderboard_compute(*, pool: Pool, params: dict, progress: Callabl
         f"original values and Judged@K: {UNJUDGED}")
     step(total, total)
     return build_leaderboard(measures=measures, runs=cells, interval=interval, decimals=params["decimals"],
-                             conventions=CONVENTIONS + cut, sampled=sampled, estimated=estimated, estimator=estimator, depth=depth,
+                             judged_threshold=params["judged_threshold"], conventions=CONVENTIONS + cut, sampled=sampled, estimated=estimated, estimator=estimator, depth=depth,
                              unjudged=unjudged, judged_measures=list(judged_labels.values()), judged_of=judged_of,
                              interval_labels=interval_labels, counts=counts)
 
@@ -303,6 +304,7 @@ KIND = ReportKind(
         "seed": Param(int, 0, "seed of the bootstrap's resamples", 0, 2**32 - 1),
         "confidence": Param(float, 0.95, "level of the intervals", 0, 1, open_interval=True),
         "decimals": Param(int, 1, "decimals of A and B in the 'A (B + C)' texts", 0, 4),
+        "judged_threshold": JUDGED_THRESHOLD,
     },
     compute=corrected_leaderboard_compute,
     check=leaderboard_check,
