@@ -1,7 +1,11 @@
 """Benchmark: `manage.py evaluate` end to end against the official tools, on the same files.
 
-Wall time of whole processes (interpreter start, imports, reading, scoring, printing), like
-hyperfine: one warm-up, then the median (and min-max) of --repeat runs, for each tool and ours:
+Wall time of whole processes (interpreter start, imports, reading, scoring, printing), taken
+interleaved so both sides see the same machine: after one warm-up of each, --repeat rounds of the
+tool then ours, and per round the ratio ours / tool; printed are each side's median (min-max), the
+median of the per-round ratios with their spread, and the load average before and after the case
+(one tool timed five times and then the other let a changing load swing a ratio from 0.46x to 1.43x
+within minutes, issue 40):
 
   * TRECVID (sample_eval qrels): NIST's `sample_eval.pl -q QRELS RUN` (one process per run, as the
     tool takes one run) against `evaluate RUN... --judgments QRELS --judgments-format sample_eval
@@ -17,9 +21,10 @@ Files: the repository's fixtures (tests/fixtures/evaluation/trecvid*, trec*) and
 seeded synthetic files of the real sizes written to a temporary folder: TRECVID AVS (20 topics,
 125,000-line stratified qrels as bench_trecvid_judgments.py, 2 runs x 20 x 1,000 shots) and TREC
 (50 queries, 100,000-line qrels, 2 runs x 50 x 1,000 docs). Nothing is stored; no database is used.
-Goal (issue 26): ours within 2x of each tool on the TREC-sized files.
+Goal (issue 40): ours at most 1.0x pytrec_eval on the TREC-sized files (issue 26: within 2x of each tool).
 
     .venv/bin/python bench/bench_evaluate_cli.py --sample-eval /path/sample_eval.pl [--trec-eval /path/trec_eval]
+    .venv/bin/python bench/bench_evaluate_cli.py --cases trec-sized --repeat 15   (the issue-40 figure alone)
     (--trecvid-qrels F --trecvid-run R [--trecvid-run R2] / --trec-qrels F --trec-run R ... for your own files)
 """
 from __future__ import annotations
@@ -117,20 +122,46 @@ def _write_runs(folder: Path, prefix: str, truth: dict[int, dict[int, int]], rng
     return runs
 
 
-def timed(commands: list[list[str]], repeat: int, env: dict[str, str]) -> list[float]:
-    """Wall seconds of running the commands one after the other, `repeat` times after one warm-up."""
-    times = []
-    for i in range(repeat + 1):
-        t = time.perf_counter()
-        for command in commands:
-            subprocess.run(command, check=True, env=env, stdout=subprocess.DEVNULL)
-        if i:
-            times.append(time.perf_counter() - t)
-    return times
+CASES = ("trecvid-fixtures", "trecvid-sized", "trec-fixtures", "trec-sized")
+
+
+def run_once(commands: list[list[str]], env: dict[str, str]) -> float:
+    """Wall seconds of running the commands one after the other."""
+    t = time.perf_counter()
+    for command in commands:
+        subprocess.run(command, check=True, env=env, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - t
+
+
+def interleaved(tool: list[list[str]], ours: list[list[str]], rounds: int, env: dict[str, str]
+                ) -> tuple[list[float], list[float]]:
+    """(tool's times, ours) over `rounds` rounds of tool then ours, after one warm-up of each: both
+    sides of a round see the same load, so the round's ratio is what a changing load distorts least."""
+    run_once(tool, env)
+    run_once(ours, env)
+    theirs, mine = [], []
+    for _ in range(rounds):
+        theirs.append(run_once(tool, env))
+        mine.append(run_once(ours, env))
+    return theirs, mine
 
 
 def shown(times: list[float]) -> str:
     return f"{statistics.median(times):7.3f} s  ({min(times):.3f}-{max(times):.3f})"
+
+
+def load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def compared(label: str, tool: list[list[str]], ours: list[list[str]], rounds: int, env: dict[str, str]) -> None:
+    before = load()
+    theirs, mine = interleaved(tool, ours, rounds, env)
+    ratios = [m / t for m, t in zip(mine, theirs)]
+    print(f"  {label:<47}{shown(theirs)}")
+    print(f"  {'manage.py evaluate (one process, all runs)':<47}{shown(mine)}")
+    print(f"  ours / tool, median of {rounds} interleaved rounds: {statistics.median(ratios):.2f}x "
+          f"(rounds {min(ratios):.2f}-{max(ratios):.2f}x); load average {before} before, {load()} after")
 
 
 def main() -> None:
@@ -142,10 +173,15 @@ def main() -> None:
     parser.add_argument("--trecvid-run", type=Path, action="append", default=[], metavar="FILE")
     parser.add_argument("--trec-qrels", type=Path, metavar="FILE", help="TREC qrels (default: synthetic)")
     parser.add_argument("--trec-run", type=Path, action="append", default=[], metavar="FILE")
-    parser.add_argument("--repeat", type=int, default=5, help="timed runs per command after one warm-up (default 5)")
+    parser.add_argument("--repeat", type=int, default=9,
+                        help="interleaved rounds (tool, then ours) after one warm-up of each (default 9)")
+    parser.add_argument("--cases", nargs="+", choices=CASES, default=list(CASES),
+                        help="which files to time (default: all four)")
     args = parser.parse_args()
     if bool(args.trecvid_qrels) != bool(args.trecvid_run) or bool(args.trec_qrels) != bool(args.trec_run):
         parser.error("give a qrels file together with at least one run file")
+    if args.repeat < 1:
+        parser.error("--repeat must be at least 1")
 
     env = dict(os.environ, DJANGO_SETTINGS_MODULE="config.settings", LOG_LEVEL="WARNING")
     env.setdefault("SECRET_KEY", secrets.token_urlsafe(50))  # a throwaway key: DEBUG stays off, as in production
@@ -154,45 +190,47 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         t = time.perf_counter()
-        avs = (args.trecvid_qrels, args.trecvid_run) if args.trecvid_qrels else write_avs(folder)
-        trec = (args.trec_qrels, args.trec_run) if args.trec_qrels else write_trec(folder)
-        print(f"inputs ready in {time.perf_counter() - t:.1f} s; median of {args.repeat} runs after one warm-up")
-        cases = [
-            ("TRECVID fixtures", "sample_eval",
-             (FIXTURES / "trecvid.qrels", [FIXTURES / "trecvid_run_a.txt", FIXTURES / "trecvid_run_b.txt"])),
-            ("TRECVID AVS-sized", "sample_eval", avs),
-            ("TREC fixtures", "qrels", (FIXTURES / "trec.qrels", [FIXTURES / "trec_run_a.txt", FIXTURES / "trec_run_b.txt"])),
-            ("TREC-sized", "qrels", trec),
-        ]
+        cases = []
+        if "trecvid-fixtures" in args.cases:
+            cases.append(("TRECVID fixtures", "sample_eval",
+                          (FIXTURES / "trecvid.qrels", [FIXTURES / "trecvid_run_a.txt", FIXTURES / "trecvid_run_b.txt"])))
+        if "trecvid-sized" in args.cases:
+            avs = (args.trecvid_qrels, args.trecvid_run) if args.trecvid_qrels else write_avs(folder)
+            cases.append(("TRECVID AVS-sized", "sample_eval", avs))
+        if "trec-fixtures" in args.cases:
+            cases.append(("TREC fixtures", "qrels",
+                          (FIXTURES / "trec.qrels", [FIXTURES / "trec_run_a.txt", FIXTURES / "trec_run_b.txt"])))
+        if "trec-sized" in args.cases:
+            trec = (args.trec_qrels, args.trec_run) if args.trec_qrels else write_trec(folder)
+            cases.append(("TREC-sized", "qrels", trec))
+        print(f"inputs ready in {time.perf_counter() - t:.1f} s; {args.repeat} interleaved rounds after one warm-up "
+              f"of each side; {os.cpu_count()} cores")
         for title, fmt, (qrels, runs) in cases:
             lines = sum(1 for _ in qrels.open())
             run_lines = sum(sum(1 for _ in run.open()) for run in runs)
             print(f"\n{title}: {qrels.name} ({lines:,} lines), {len(runs)} runs ({run_lines:,} lines)")
             ours = [*manage, *map(str, runs), "--judgments", str(qrels), "--judgments-format", fmt]
             if fmt == "sample_eval":
-                if args.sample_eval:
-                    tool = shown(timed([["perl", str(args.sample_eval), "-q", str(qrels), str(r)] for r in runs],
-                                       args.repeat, env))
-                    print(f"  sample_eval.pl -q (one process a run)          {tool}")
-                    theirs = "".join(subprocess.run(["perl", str(args.sample_eval), "-q", str(qrels), str(r)], env=env,
-                                                    check=True, capture_output=True, text=True).stdout for r in runs)
-                    mine = subprocess.run([*ours, "--output", "sample_eval"], env=env, check=True, capture_output=True,
-                                          text=True).stdout
-                    print(f"  same output as sample_eval.pl, byte for byte: {theirs == mine}")
-                else:
+                ours += ["--output", "sample_eval"]
+                if not args.sample_eval:
                     print("  sample_eval.pl: not timed (give --sample-eval PATH)")
+                    continue
+                tool = [["perl", str(args.sample_eval), "-q", str(qrels), str(r)] for r in runs]
+                compared("sample_eval.pl -q (one process a run)", tool, [ours], args.repeat, env)
+                theirs = "".join(subprocess.run(command, env=env, check=True, capture_output=True, text=True).stdout
+                                 for command in tool)
+                mine = subprocess.run(ours, env=env, check=True, capture_output=True, text=True).stdout
+                print(f"  same output as sample_eval.pl, byte for byte: {theirs == mine}")
             else:
                 ours += ["--output", "trec_eval", "--measures", *OUR_TREC_MEASURES]
                 if args.trec_eval:
-                    commands = [[str(args.trec_eval), "-q", *sum((["-m", m] for m in PYTREC_MEASURES), []),
-                                 str(qrels), str(r)] for r in runs]
-                    print(f"  trec_eval -q (one process a run)               {shown(timed(commands, args.repeat, env))}")
+                    tool = [[str(args.trec_eval), "-q", *sum((["-m", m] for m in PYTREC_MEASURES), []),
+                             str(qrels), str(r)] for r in runs]
+                    compared("trec_eval -q (one process a run)", tool, [ours], args.repeat, env)
                 else:
-                    command = [sys.executable, "-c", PYTREC_SCRIPT, str(qrels), ",".join(PYTREC_MEASURES), *map(str, runs)]
-                    print(f"  pytrec_eval (trec_eval's C core; no CLI here)  {shown(timed([command], args.repeat, env))}")
-            if fmt == "sample_eval":
-                ours += ["--output", "sample_eval"]
-            print(f"  manage.py evaluate (one process, all runs)     {shown(timed([ours], args.repeat, env))}")
+                    tool = [[sys.executable, "-c", PYTREC_SCRIPT, str(qrels), ",".join(PYTREC_MEASURES),
+                             *map(str, runs)]]
+                    compared("pytrec_eval (trec_eval's C core; no CLI here)", tool, [ours], args.repeat, env)
 
 
 if __name__ == "__main__":
