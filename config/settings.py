@@ -386,6 +386,11 @@ REST_FRAMEWORK |= {
         # each account a crowd worker makes is a rater in the pool, and each resume-code try a guess.
         # One arrival takes two (the link, then its form). A load rehearsal from one address raises it.
         "crowd_arrivals": env_rate("REJUDGE_THROTTLE_CROWD_ARRIVALS", "20/hour"),
+        # Invitation links (services/accounts/invitations.py): made by an admin, per admin (one per
+        # rater created without a password, or reset), and opened per client address (each try a
+        # guess at a token; a rater opens the page, then sends its form).
+        "invitations_issued": env_rate("REJUDGE_THROTTLE_INVITATIONS_ISSUED", "300/hour"),
+        "invitation_uses": env_rate("REJUDGE_THROTTLE_INVITATION_USES", "30/hour"),
     },
 }
 SPECTACULAR_SETTINGS = {

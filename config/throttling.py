@@ -68,3 +68,25 @@ def arrival_ident(address: str | None) -> str:
     if ip.ipv4_mapped is not None:
         return str(ip.ipv4_mapped)
     return str(ipaddress.ip_network(f"{ip}/64", strict=False))
+
+
+class InvitationIssueThrottle(_CurrentRate, UserRateThrottle):
+    """New invitation links (creating a rater without a password, an admin's password reset), by
+    admin: each one is a working way into an account for a week."""
+
+    scope = "invitations_issued"
+
+    def allow_request(self, request, view):
+        if request.method != "POST":
+            return True
+        return super().allow_request(request, view)
+
+
+class InvitationUseThrottle(_CurrentRate, SimpleRateThrottle):
+    """The invitation page (open a link, set a password), by client address: every request is a
+    guess at a token. The page calls it (a Django view: allow_request needs only the request)."""
+
+    scope = "invitation_uses"
+
+    def get_cache_key(self, request, view):
+        return self.cache_format % {"scope": self.scope, "ident": arrival_ident(client_ip(request))}

@@ -177,6 +177,24 @@ class RaterProfile(models.Model):
         return f"rater {self.pseudonym}"
 
 
+class RaterInvitation(models.Model):
+    """A one-use link that lets a rater set their own password (services/accounts/invitations.py).
+    Only the token's sha256 is kept: the link carries the token, and a copy of the database opens
+    no account."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="invitations")
+    token_sha256 = models.CharField(max_length=64, unique=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
+                                   related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True, help_text="Replaced by a newer invitation.")
+
+    def __str__(self) -> str:
+        return f"invitation of user {self.user_id}"
+
+
 class PoolMembership(models.Model):
     class Training(models.TextChoices):
         PENDING = "pending"

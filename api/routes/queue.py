@@ -31,4 +31,5 @@ urlpatterns = [
     path("raters/", raters.RaterListCreateApi.as_view(), name="rater-list"),
     path("raters/import/", raters.RaterImportApi.as_view(), name="rater-import"),
     path("raters/<id:user_id>/", raters.RaterDetailApi.as_view(), name="rater-detail"),
+    path("raters/<id:user_id>/password-reset/", raters.RaterPasswordResetApi.as_view(), name="rater-password-reset"),
 ]

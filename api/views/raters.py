@@ -1,6 +1,8 @@
-"""The admin's side of raters: create one, import many from CSV, pause."""
+"""The admin's side of raters: create one, import many from CSV, pause, reset a password. A rater
+made without a password gets a one-use invitation link instead; its URL is in the answer, once."""
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ObjectDoesNotExist
 from django.db import IntegrityError
@@ -14,8 +16,24 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation import roles
-from annotation.services.accounts.raters import rater_create, rater_profile, rater_set_paused, raters_import_csv
+from annotation.services.accounts.invitations import INVITATION_LIFETIME, invitation_path
+from annotation.services.accounts.raters import (rater_create_or_invite, rater_password_reset, rater_profile,
+                                                 rater_set_paused, raters_import)
 from api.permissions import IsAdmin
+from config.throttling import InvitationIssueThrottle
+
+
+def invitation_url(request, token: str) -> str:
+    """The link a rater opens: on the site's public address when one is set (behind a proxy the
+    request's host may be an internal name), else on the host the admin called."""
+    path = invitation_path(token)
+    return f"{settings.REJUDGE_PUBLIC_URL}{path}" if settings.REJUDGE_PUBLIC_URL else request.build_absolute_uri(path)
+
+
+def invitation_json(request, token: str | None) -> dict:
+    if token is None:
+        return {"invitation_url": None}
+    return {"invitation_url": invitation_url(request, token), "invitation_expires_in_days": INVITATION_LIFETIME.days}
 
 
 def rater_json(user) -> dict:
@@ -41,9 +59,11 @@ class RaterOutputSerializer(serializers.Serializer):
 
 class RaterListCreateApi(ListAPIView):
     """Admin: list raters (GET, paginated in user-name order: crowd studies add a rater per
-    worker), create one (POST)."""
+    worker), create one (POST; without a password the answer's invitation_url is the rater's
+    one-use link to set their own, shown this once)."""
 
     permission_classes = [IsAdmin]
+    throttle_classes = [*ListAPIView.throttle_classes, InvitationIssueThrottle]
     serializer_class = RaterOutputSerializer
 
     class InputSerializer(serializers.Serializer):
@@ -66,14 +86,18 @@ class RaterListCreateApi(ListAPIView):
         if get_user_model().objects.filter(username=v["username"]).exists():
             raise ValidationError({"username": f"a user named '{v['username']}' already exists"})
         try:
-            user = rater_create(username=v["username"], password=v.get("password") or None, email=v["email"])
+            new = rater_create_or_invite(username=v["username"], password=v.get("password") or None, email=v["email"],
+                                         created_by=request.user)
         except IntegrityError as exc:
             raise ValidationError({"username": "already exists"}) from exc
-        return Response(rater_json(user), status=status.HTTP_201_CREATED)
+        return Response({**rater_json(new.user), **invitation_json(request, new.invitation_token)},
+                        status=status.HTTP_201_CREATED)
 
 
 class RaterImportApi(APIView):
-    """Admin: create raters in bulk from a CSV `file` (header username[,email][,password]); all or none."""
+    """Admin: create raters in bulk from a CSV `file` (header username[,email][,password]); all or
+    none. Each row without a password gets an invitation link: `invitations` lists username and
+    url (this answer is the only place the links appear)."""
 
     permission_classes = [IsAdmin]
     parser_classes = [MultiPartParser, FormParser]
@@ -86,8 +110,11 @@ class RaterImportApi(APIView):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         upload = data.validated_data["file"]
-        created = raters_import_csv(content=upload.read(), source_name=upload.name)
-        return Response({"created": [rater_json(u) for u in created]}, status=status.HTTP_201_CREATED)
+        created = raters_import(content=upload.read(), source_name=upload.name, created_by=request.user)
+        return Response({"created": [rater_json(new.user) for new in created],
+                         "invitations": [{"username": new.user.username, "url": invitation_url(request, new.invitation_token)}
+                                         for new in created if new.invitation_token]},
+                        status=status.HTTP_201_CREATED)
 
 
 class RaterDetailApi(APIView):
@@ -107,3 +134,18 @@ class RaterDetailApi(APIView):
         return Response(rater_json(user))
 
 
+
+
+class RaterPasswordResetApi(APIView):
+    """Admin: a new invitation link for a rater (POST), to set a new password; their earlier unused
+    links stop working, their current password works until they set the new one. The answer's
+    invitation_url is shown this once."""
+
+    permission_classes = [IsAdmin]
+    throttle_classes = [*APIView.throttle_classes, InvitationIssueThrottle]
+
+    @extend_schema(request=None)
+    def post(self, request, user_id: int):
+        user = get_object_or_404(get_user_model(), pk=user_id, groups__name=roles.RATER)
+        token = rater_password_reset(user=user, created_by=request.user)
+        return Response({**rater_json(user), **invitation_json(request, token)}, status=status.HTTP_201_CREATED)

@@ -149,6 +149,7 @@ PERMISSIONS = {
     "POST /api/v1/raters/":                                          (403, 403, 403, 403, 403, ALLOW),
     "POST /api/v1/raters/import/":                                   (403, 403, 403, 403, 403, ALLOW),
     "PATCH /api/v1/raters/{user_id}/":                               (403, 403, 403, 403, 403, ALLOW),
+    "POST /api/v1/raters/{user_id}/password-reset/":                 (403, 403, 403, 403, 403, ALLOW),
     "GET /api/v1/researchers/":                                      (403, 403, 403, 403, 403, ALLOW),
     "POST /api/v1/researchers/":                                     (403, 403, 403, 403, 403, ALLOW),
     "DELETE /api/v1/researchers/{user_id}/":                         (403, 403, 403, 403, 403, ALLOW),

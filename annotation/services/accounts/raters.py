@@ -1,7 +1,7 @@
 """Raters: accounts, access to pools, pausing, training state."""
 from __future__ import annotations
 
-import secrets
+from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
@@ -13,6 +13,7 @@ from annotation.formats.csv_uploads import csv_rows
 from annotation.formats.errors import IssueCollector
 from annotation.models import Label, Lease, Pool, PooledPair, PoolMembership, RaterProfile
 from annotation.services.queue.leases import lease_release
+from annotation.services.accounts.invitations import invitation_create
 from annotation.services.accounts.users import user_create
 
 
@@ -36,6 +37,12 @@ def rater_profile(*, user) -> RaterProfile:
     raise RuntimeError("could not allocate a rater pseudonym")
 
 
+@dataclass(frozen=True)
+class NewRater:
+    user: object
+    invitation_token: str | None  # the one-use link's token when no password was given; shown once
+
+
 @transaction.atomic
 def rater_create(*, username: str, password: str | None = None, email: str = ""):
     user = user_create(username=username, password=password, role=roles.RATER, email=email)
@@ -43,9 +50,24 @@ def rater_create(*, username: str, password: str | None = None, email: str = "")
     return user
 
 
+@transaction.atomic
+def rater_create_or_invite(*, username: str, password: str | None = None, email: str = "", created_by=None) -> NewRater:
+    """A rater who can log in: with the password given, or else with an invitation to set their own
+    (never a generated password nobody is shown)."""
+    user = rater_create(username=username, password=password, email=email)
+    token = None if password else invitation_create(user=user, created_by=created_by).token
+    return NewRater(user=user, invitation_token=token)
+
+
 def raters_import_csv(*, content: bytes, source_name: str = "raters.csv") -> list:
+    """The accounts raters_import makes (for callers that hand no links out: they are made anyway,
+    and an admin's reset issues new ones)."""
+    return [new.user for new in raters_import(content=content, source_name=source_name)]
+
+
+def raters_import(*, content: bytes, source_name: str = "raters.csv", created_by=None) -> list[NewRater]:
     """Creates raters from a CSV with a header `username[,email][,password]`; all or none.
-    Raters without a password get a random one (they are given theirs out of band)."""
+    A row without a password gets an invitation link instead (its token is in the answer, once)."""
     issues = IssueCollector(source_name)
     User = get_user_model()
     rows, seen = [], {}
@@ -73,12 +95,9 @@ def raters_import_csv(*, content: bytes, source_name: str = "raters.csv") -> lis
     if not rows and not issues:
         issues.add(None, None, "the file lists no raters")
     issues.raise_if_any()
-    created = []
     with transaction.atomic():
-        for line, username, email, password in rows:
-            user = rater_create(username=username, password=password or secrets.token_urlsafe(12), email=email)
-            created.append(user)
-    return created
+        return [rater_create_or_invite(username=username, password=password or None, email=email, created_by=created_by)
+                for _, username, email, password in rows]
 
 
 def _field_problem(user_model, name: str, value: str) -> str | None:
@@ -87,6 +106,14 @@ def _field_problem(user_model, name: str, value: str) -> str | None:
     except ValidationError as exc:
         return " ".join(exc.messages)
     return None
+
+
+def rater_password_reset(*, user, created_by=None) -> str:
+    """An admin's reset: a new invitation link for an existing rater (earlier unused links stop
+    working; the current password keeps working until the rater sets a new one). Returns the token."""
+    if not roles.is_rater(user):
+        raise ValueError(f"'{user.username}' is not a rater")
+    return invitation_create(user=user, created_by=created_by).token
 
 
 def rater_set_paused(*, user, paused: bool) -> RaterProfile:
