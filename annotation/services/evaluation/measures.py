@@ -42,7 +42,8 @@ class RunScores:
 
 
 # --------------------------------------------------------------------------------------------
-# trec_eval measures through ir_measures (which calls pytrec_eval, the C trec_eval)
+# trec_eval measures through pytrec_eval (the C trec_eval), called as ir_measures' pytrec_eval
+# provider calls it; Judged@k as ir_measures' judged provider computes it
 
 #: trec_eval prints measures in the order of its measure table (measures.c), not the -m order.
 TREC_EVAL_ORDER = ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
@@ -63,12 +64,17 @@ _INTEGER_ROOTS = {"num_ret", "num_rel", "num_rel_ret", "num_q"}
 _SUMMARY_ONLY = {"num_q"}  # trec_eval prints no per-query line for it
 
 
+#: ir_measures' names of the measures above without parameters, read without importing
+#: ir_measures (about a tenth of a file-only `evaluate`); any other spelling goes to its parser.
+_PLAIN_IR_NAME = re.compile(r"(AP|P|R|nDCG|Success|RR|Bpref|Rprec|infAP|Judged|NumRet|NumRel|NumQ)(?:@([1-9]\d*))?")
+
+
 @dataclass(frozen=True)
 class TrecMeasure:
-    name: str  # as trec_eval -q prints it (Judged@k, which trec_eval lacks, keeps ir_measures' name)
+    name: str  # as trec_eval -q prints it, which is also pytrec_eval's name for it (Judged@k, which
+    # trec_eval lacks, keeps ir_measures' name)
     root: str
     cutoff: int | None
-    ir_measure: object
 
     @property
     def order(self) -> tuple[int, int]:
@@ -84,11 +90,24 @@ def _trec_eval_spelling(text: str) -> tuple[str, int | None] | None:
     return None
 
 
-def _from_ir_measures(measure) -> tuple[str, int | None]:
-    params = dict(measure.params)
+def _ir_measures_spelling(text: str) -> tuple[str, int | None]:
+    """(trec_eval root, cutoff) of a name in ir_measures' spelling; raises EvaluationError."""
+    plain = _PLAIN_IR_NAME.fullmatch(text)
+    if plain:
+        return _from_ir_measures(plain.group(1), {"cutoff": int(plain.group(2))} if plain.group(2) else {}, text)
+    import ir_measures
+
+    try:
+        parsed = ir_measures.parse_measure(text)
+    except (ValueError, NameError, SyntaxError, TypeError, AttributeError) as exc:
+        raise EvaluationError(f"unknown measure '{text}' (choose from {', '.join(TrecEvalMeasures.OFFERED)}, "
+                              f"or trec_eval's names such as map, P_10, ndcg_cut_10)") from exc
+    return _from_ir_measures(parsed.NAME, dict(parsed.params), parsed)
+
+
+def _from_ir_measures(name: str, params: dict, measure) -> tuple[str, int | None]:
     cutoff = params.pop("cutoff", None)
     rel = params.pop("rel", None)
-    name = measure.NAME
     if name == "NumRet" and rel == 1:
         return "num_rel_ret", None
     if rel not in (None, 1) or params:
@@ -110,8 +129,6 @@ class TrecEvalMeasures:
     DEFAULT = ("AP", "P@5", "P@10", "nDCG@10", "RR", "bpref")
 
     def parse(self, names: Sequence[str] | None, conventions: Conventions) -> list[TrecMeasure]:
-        import ir_measures
-
         chosen: dict[str, TrecMeasure] = {}
         for text in names or self.DEFAULT:
             text = text.strip()
@@ -124,29 +141,20 @@ class TrecEvalMeasures:
                 if (cutoff is None and needs_cutoff) or (cutoff is not None and not takes_cutoff):
                     raise EvaluationError(f"measure '{text}': {root} {'needs a' if needs_cutoff else 'takes no'} cutoff")
             else:
-                try:
-                    parsed = ir_measures.parse_measure(text)
-                except (ValueError, NameError, SyntaxError, TypeError, AttributeError) as exc:
-                    raise EvaluationError(f"unknown measure '{text}' (choose from {', '.join(self.OFFERED)}, "
-                                          f"or trec_eval's names such as map, P_10, ndcg_cut_10)") from exc
-                root, cutoff = _from_ir_measures(parsed)
+                root, cutoff = _ir_measures_spelling(text)
                 if root in ("P", "recall", "success", "Judged") and cutoff is None:
                     raise EvaluationError(f"measure '{text}' needs a cutoff, e.g. {text}@10")
             if cutoff is not None and cutoff < 1:
                 raise EvaluationError(f"measure '{text}': the cutoff must be at least 1")
             if root == "Judged":
-                measure = TrecMeasure(f"Judged@{cutoff}", root, cutoff, ir_measures.parse_measure(f"Judged@{cutoff}"))
+                measure = TrecMeasure(judged_name(cutoff), root, cutoff)
             else:
-                ir_name = _TREC_ROOTS[root][0] + (f"@{cutoff}" if cutoff else "")
-                measure = TrecMeasure(f"{root}_{cutoff}" if cutoff else root, root, cutoff,
-                                      ir_measures.parse_measure(ir_name))
+                measure = TrecMeasure(f"{root}_{cutoff}" if cutoff else root, root, cutoff)
             chosen.setdefault(measure.name, measure)
         return sorted(chosen.values(), key=lambda m: m.order)
 
     def score(self, run: ScoredRun, judgments: Judgments, conventions: Conventions,
               measures: list[TrecMeasure]) -> RunScores:
-        import ir_measures
-
         qrels = judgments.qrels
         if judgments.originals is not None:
             qrels = with_originals(qrels, judgments.originals)
@@ -161,7 +169,7 @@ class TrecEvalMeasures:
         cut = {m.name: m.cutoff for m in measures
                if m.cutoff is not None and m.root != "Judged" and m.root not in _INTEGER_ROOTS}
         asked = {m.name for m in measures}
-        extra = {judged_name(k): TrecMeasure(judged_name(k), "Judged", k, ir_measures.parse_measure(judged_name(k)))
+        extra = {judged_name(k): TrecMeasure(judged_name(k), "Judged", k)
                  for k in sorted(set(cut.values())) if judged_name(k) not in asked}
         per_query, all_values = _calc([*measures, *extra.values()], queries, qrels, ranked)
         judged = {name: (judged_name(k), all_values[judged_name(k)]) for name, k in cut.items()}
@@ -198,25 +206,66 @@ def with_originals(qrels: dict, originals: dict[str, set[str]]) -> dict:
 
 def _calc(measures: list[TrecMeasure], queries: list[str], qrels: dict, ranked: dict[str, list[str]]
           ) -> tuple[dict[str, dict[str, float]], dict[str, float]]:
-    """Per-query values and means over ``queries`` (a query trec_eval gives no value for counts 0)."""
-    import ir_measures
+    """Per-query values and means over ``queries`` (a query trec_eval gives no value for counts 0).
 
+    What ir_measures.iter_calc gave, without its per-value objects (a fifth of a file-only
+    `evaluate` on TREC-sized files): trec_eval's measures from one pytrec_eval evaluator at
+    relevance level 1 (its pytrec_eval provider's one invocation for these measures), Judged@k as
+    its judged provider computes it, and every query without a value for a measure given 0 (its
+    measures' DEFAULT)."""
     # Ranks are already in trec_eval's order (ties broken by doc id); strictly decreasing scores
-    # keep that order in every ir_measures provider, whatever its own tie rule.
-    te_run = {q: {d: float(len(ranked[q]) - i) for i, d in enumerate(ranked[q])} for q in queries}
+    # keep that order in trec_eval and in the Judged@k rule alike.
     te_qrels = {q: qrels[q] for q in queries}
-    by_measure = {m.ir_measure: m for m in measures}
     per_query: dict[str, dict[str, float]] = {q: {} for q in queries}
-    if by_measure:
-        for metric in ir_measures.iter_calc(list(by_measure), te_qrels, te_run):
-            m = by_measure[metric.measure]
-            value = float(metric.value)
-            per_query[metric.query_id][m.name] = int(value) if m.root in _INTEGER_ROOTS else value
+    trec = [m for m in measures if m.root != "Judged" and not _beyond_trec_eval(m)]
+    beyond = [m for m in measures if _beyond_trec_eval(m)]
+    if beyond:
+        _calc_through_ir_measures(beyond, queries, te_qrels, ranked, per_query)
+    if trec:
+        import pytrec_eval
+
+        te_run = {q: dict(zip(ranked[q], range(len(ranked[q]), 0, -1))) for q in queries}
+        evaluator = pytrec_eval.RelevanceEvaluator(te_qrels, {m.name for m in trec}, relevance_level=1,
+                                                   judged_docs_only_flag=0)
+        integer = {m.name for m in trec if m.root in _INTEGER_ROOTS}
+        for q, values in evaluator.evaluate(te_run).items():
+            per_query[q].update({name: int(v) if name in integer else float(v) for name, v in values.items()})
+    for m in measures:
+        if m.root == "Judged":
+            for q in queries:
+                judged = te_qrels[q]
+                if judged:
+                    top = ranked[q][:m.cutoff]
+                    # ir_measures' rule: a list shorter than k is divided by its length.
+                    per_query[q][m.name] = sum(d in judged for d in top) / min(m.cutoff, len(top))
+    default = {m.name: 0 if m.root in _INTEGER_ROOTS else 0.0 for m in measures}
+    for q in queries:
+        values = per_query[q]
+        if len(values) < len(default):
+            per_query[q] = values = default | values
     all_values: dict[str, float] = {}
     for m in measures:
         values = [per_query[q].get(m.name, 0) for q in queries]
         all_values[m.name] = int(sum(values)) if m.root in _INTEGER_ROOTS else sum(values) / len(queries)
     return per_query, all_values
+
+
+def _beyond_trec_eval(measure: TrecMeasure) -> bool:
+    """A cutoff on a measure trec_eval has none for (RR@10 in ir_measures' spelling): another of
+    ir_measures' providers computes it."""
+    return measure.root in _TREC_ROOTS and measure.cutoff is not None and not _TREC_ROOTS[measure.root][2]
+
+
+def _calc_through_ir_measures(measures: list[TrecMeasure], queries: list[str], qrels: dict,
+                              ranked: dict[str, list[str]], per_query: dict[str, dict[str, float]]) -> None:
+    import ir_measures
+
+    te_run = {q: {d: float(len(ranked[q]) - i) for i, d in enumerate(ranked[q])} for q in queries}
+    by_measure = {ir_measures.parse_measure(f"{_TREC_ROOTS[m.root][0]}@{m.cutoff}"): m for m in measures}
+    for metric in ir_measures.iter_calc(list(by_measure), qrels, te_run):
+        m = by_measure[metric.measure]
+        value = float(metric.value)
+        per_query[metric.query_id][m.name] = int(value) if m.root in _INTEGER_ROOTS else value
 
 
 # --------------------------------------------------------------------------------------------
