@@ -5,7 +5,6 @@ release's leaderboard settings (its cut-offs, bootstrap and depth)."""
 from __future__ import annotations
 
 import tempfile
-import zipfile
 from pathlib import Path
 
 from annotation.analysis.submissions import submission_measures
@@ -14,8 +13,8 @@ from annotation.formats.qrels import qrels_dict
 from annotation.formats.runs import read_trec
 from annotation.formats.text_lines import LineSource
 from annotation.models import Caption, Clip, Release, Submission
+from annotation.services.evaluation.release_qrels import release_qrels_write
 from annotation.services.evaluation.runs import ScoredRun, read_trec_run
-from annotation.services.exports.labels import EXPORTS
 from annotation.services.reports.kinds import corrected_leaderboard as leaderboard_kind
 from annotation.services.submissions.storage import SUBMISSIONS
 from annotation.storage import stored_file_local_path
@@ -35,15 +34,10 @@ def release_leaderboard_settings(release: Release) -> dict:
 
 
 def release_qrels(release: Release) -> dict[str, dict[str, int]]:
-    """qrels.txt of the release's archive as `{caption id: {clip id: relevance}}` (external ids)."""
-    member = f"{release.folder}/qrels.txt"
-    with stored_file_local_path(EXPORTS, release.archive) as archive, zipfile.ZipFile(archive) as zipped, \
-            tempfile.TemporaryDirectory(prefix="rejudge-qrels-") as folder:
-        path = Path(folder) / "qrels.txt"
-        with zipped.open(member) as source, open(path, "wb") as target:
-            while chunk := source.read(1 << 20):
-                target.write(chunk)
-        return qrels_dict(path) or {}
+    """qrels.txt of the release's archive as `{caption id: {clip id: relevance}}` (external ids),
+    the file researchers download, read out by the one reader of it (evaluation/release_qrels.py)."""
+    with tempfile.TemporaryDirectory(prefix="rejudge-qrels-") as folder:
+        return qrels_dict(release_qrels_write(slug=release.slug, folder=Path(folder))) or {}
 
 
 def submission_run_read(path: Path, *, release: Release, max_depth: int, display: str) -> ScoredRun:
