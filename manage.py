@@ -5,8 +5,8 @@ import sys
 
 def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    # A command that reads files only (evaluate --judgments FILE) runs before django.setup().
-    from annotation.management.commands._offline import run_without_setup
+    # A command that reads files only (evaluate --judgments FILE) runs without Django.
+    from annotation.management.commands._without_setup import run_without_setup
 
     if not run_without_setup(sys.argv):
         from django.core.management import execute_from_command_line

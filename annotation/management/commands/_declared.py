@@ -13,8 +13,6 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from django.core.management.base import CommandError
-
 from annotation.analysis.params import Param, ParamInvalid, params_clean
 
 
@@ -82,6 +80,8 @@ def declared_given(opts: Mapping, params: Mapping[str, Param], *, names: Iterabl
 def _item(name: str, spec: Param, text: str):
     if spec.items is str:
         return text
+    from django.core.management.base import CommandError  # see declared_clean
+
     try:
         return spec.items(text)
     except ValueError:
@@ -92,6 +92,10 @@ def _item(name: str, spec: Param, text: str):
 def declared_clean(params: Mapping[str, Param], given: Mapping, *, target: Any = None, owner: str = "this command") -> dict:
     """`given` checked against the declarations, defaults filled in; a refusal is a CommandError
     naming the option (--depth), not the API's parameter name."""
+    # Imported here: `evaluate` reads its options from this module before importing Django at all
+    # (commands/_evaluate_files.py).
+    from django.core.management.base import CommandError
+
     try:
         return params_clean(params, given, target=target, owner=owner)
     except ParamInvalid as exc:

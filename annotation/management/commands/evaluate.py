@@ -4,18 +4,13 @@ from pathlib import Path
 
 from django.core.management.base import CommandError
 
-from annotation.analysis.grades import AGGREGATES
-from annotation.analysis.judged import JUDGED_THRESHOLD
-from annotation.analysis.repeats import REPEAT_RULES
 from annotation.formats.errors import ImportRejected
 from annotation.formats.text_lines import file_checksum
-from annotation.services.evaluation.conventions import CONVENTIONS
 from annotation.services.evaluation.errors import EvaluationError
 from annotation.services.evaluation.evaluate import evaluate
-from annotation.services.evaluation.registry import JUDGMENT_FORMATS, RUN_READERS
-from annotation.services.evaluation.writers import WRITERS
 
-from ._declared import add_declared_arguments, declared_clean, declared_given
+from ._declared import declared_clean, declared_given
+from ._evaluate_files import DECLARED, add_evaluate_arguments, evaluate_files, files_only
 from ._offline import OfflineCommand
 from ._progress import rejected_to_command_error
 
@@ -30,55 +25,13 @@ class Command(OfflineCommand):
             "measure cut at K the run's Judged@K and flag it when below --judged-threshold.")
 
     #: Options declared once elsewhere (the threshold is the leaderboard's and the client's too).
-    DECLARED = {"judged_threshold": JUDGED_THRESHOLD}
+    DECLARED = DECLARED
 
     def add_arguments(self, parser):
-        parser.add_argument("runs", nargs="*", type=Path, metavar="RUN")
-        parser.add_argument("--judgments", type=Path, metavar="FILE")
-        parser.add_argument("--judgments-format", choices=list(JUDGMENT_FORMATS))
-        parser.add_argument("--release", metavar="NAME@vN",
-                            help="Score against a stored release's qrels.txt (the file its archive holds, which "
-                                 "the client's evaluate reads), as qrels; run files only.")
-        parser.add_argument("--dataset", help="With --judgment-set: score against a stored set of this dataset.")
-        parser.add_argument("--judgment-set", metavar="NAME",
-                            help="A stored judgment set, read with the options it was imported with.")
-        parser.add_argument("--run", action="append", default=[], metavar="NAME", dest="stored_runs",
-                            help="A stored run of the dataset (repeat for several); with --judgment-set.")
-        parser.add_argument("--with-originals", action="store_true",
-                            help="With --judgment-set: the dataset's original positives stay relevant and FIRE's "
-                                 "A (B + C) is added (qrels, fire_json, rater_labels sets).")
-        parser.add_argument("--store", action="store_true",
-                            help="With --judgment-set: keep the result as a report (parameters, run checksums, "
-                                 "library versions).")
-        parser.add_argument("--run-format", choices=list(RUN_READERS),
-                            help="Default: trec, or the judgments' own format for a moment benchmark.")
-        parser.add_argument("--conventions", choices=list(CONVENTIONS),
-                            help="Default: the judgments format's own tool (sample_eval: trecvid, qrels: trec).")
-        parser.add_argument("--measures", nargs="+", metavar="NAME",
-                            help="trec_eval or ir_measures names for qrels (map, P_10, AP, P@10, nDCG@10, ...); "
-                                 "sample_eval's names for sample_eval (infAP, infNDCG, iP10, ...). Default: a "
-                                 "common set for qrels, everything sample_eval prints for sample_eval.")
-        parser.add_argument("--output", default="table", choices=list(WRITERS))
-        parser.add_argument("--queries", type=Path, metavar="FILE",
-                            help="fire_json: a TSV query_id<TAB>text mapping the run's query ids to FIRE's caption "
-                                 "texts (FIRE names queries by their text).")
-        parser.add_argument("--originals", type=Path, metavar="FILE",
-                            help="qrels, fire_json, rater_labels: TREC qrels of the benchmark's original positives; "
-                                 "they stay relevant, and FIRE's A (B + C) is added, B scored on them alone.")
-        parser.add_argument("--columns", metavar="NAME=COLUMN,...",
-                            help="rater_labels: map the file's columns, e.g. query=query_id,item=video,rater=worker,"
-                                 "value=relevance. Names: query, item, rater, value, time.")
-        parser.add_argument("--repeats", choices=REPEAT_RULES,
-                            help="rater_labels: one rater's repeated labels of a pair: keep the last (default; by the "
-                                 "time column when there is one, else file order), the first, or all.")
-        parser.add_argument("--aggregate", choices=AGGREGATES,
-                            help="rater_labels: the raters' values of a pair become one grade by their mean (default, "
-                                 "TVR-Ranking's rule), median or majority, rounded half up to a whole grade.")
-        add_declared_arguments(parser, self.DECLARED)
+        add_evaluate_arguments(parser)
 
     def files_only(self, options) -> bool:
-        return bool(options["judgments"]) and not any(
-            options[k] for k in ("dataset", "judgment_set", "stored_runs", "store", "with_originals", "release"))
+        return files_only(options)
 
     def handle(self, *args, **opts):
         if opts["release"]:
@@ -108,10 +61,7 @@ class Command(OfflineCommand):
         threshold = declared_clean(self.DECLARED, declared_given(opts, self.DECLARED))["judged_threshold"]
         try:
             if judgment_set is None:
-                result = evaluate(opts["runs"], opts["judgments"], opts["judgments_format"],
-                                  conventions=opts["conventions"], measures=opts["measures"],
-                                  run_format=opts["run_format"], output=opts["output"], judgments_options=options,
-                                  judged_threshold=threshold)
+                result = evaluate_files(opts, threshold)
             else:
                 # Imported here: reports pull in SciPy, which a file-only evaluation never needs.
                 from annotation.services.judgment_sets.scoring import evaluation_report_store, judgment_set_evaluate
