@@ -107,5 +107,12 @@ class Submission(models.Model):
     class Meta:
         ordering = ["-created_at", "-id"]
 
+    @property
+    def state(self) -> str:
+        """The status, or 'failed' when the scoring job failed (its errors name file, line and field)."""
+        if self.status == self.Status.SUBMITTED and self.job is not None and self.job.status == Job.Status.FAILED:
+            return "failed"
+        return self.status
+
     def __str__(self) -> str:
         return f"{self.name} on {self.release.slug}"

@@ -13,7 +13,7 @@ from rest_framework import serializers
 from rest_framework.exceptions import PermissionDenied
 from rest_framework.generics import ListAPIView, RetrieveAPIView
 from rest_framework.parsers import FormParser, MultiPartParser
-from rest_framework.permissions import SAFE_METHODS, BasePermission
+from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -62,8 +62,8 @@ class SubmissionJobSerializer(serializers.ModelSerializer):
 class SubmissionOutputSerializer(serializers.ModelSerializer):
     release = serializers.CharField(source="release.slug", read_only=True)
     submitted_by = serializers.SerializerMethodField()
-    state = serializers.SerializerMethodField(help_text="status, or 'failed' when the scoring job failed (its "
-                                                        "errors name file, line and field)")
+    state = serializers.CharField(read_only=True, help_text="status, or 'failed' when the scoring job failed (its "
+                                                            "errors name file, line and field)")
     job = SubmissionJobSerializer(read_only=True)
     url = serializers.SerializerMethodField()
 
@@ -74,12 +74,6 @@ class SubmissionOutputSerializer(serializers.ModelSerializer):
 
     def get_submitted_by(self, submission) -> str | None:
         return submission.submitted_by.get_username() if submission.submitted_by else None
-
-    def get_state(self, submission) -> str:
-        if submission.status == Submission.Status.SUBMITTED and submission.job and \
-                submission.job.status == Job.Status.FAILED:
-            return "failed"
-        return submission.status
 
     def get_url(self, submission) -> str:
         return reverse("api:submission-detail", args=[submission.pk])

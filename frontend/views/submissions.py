@@ -11,7 +11,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from annotation import roles
-from annotation.models import Job, Submission
+from annotation.models import Submission
 from annotation.selectors.submissions import (release_anonymous_submissions_allowed, submission_readers_may_submit,
                                               submission_release_for, submissions_visible_to)
 from annotation.services.submissions.operations import SCORE_SUBMISSION, SubmissionError, submission_start
@@ -23,12 +23,7 @@ SHOWN = 200
 
 
 def _state(submission: Submission) -> str:
-    if submission.status == Submission.Status.SUBMITTED and submission.job and \
-            submission.job.status == Job.Status.FAILED:
-        return "failed"
-    if submission.status == Submission.Status.SUBMITTED:
-        return "being scored"
-    return submission.get_status_display()
+    return "being scored" if submission.state == Submission.Status.SUBMITTED else submission.state
 
 
 def _row(submission: Submission) -> dict:
