@@ -5,7 +5,8 @@ The one rule, read by the API and the release page:
 - a reader of releases (annotation/roles.py may_read_releases: researchers, and with
   REJUDGE_RELEASES_PUBLIC anyone but raters) submits to a release they can read and sees their own;
 - anyone else but a rater (a visitor without an account, an account in no role) submits only where
-  an admin allowed anonymous submissions on that release (ReleaseSubmissionPolicy), and sees none;
+  an admin allowed anonymous submissions on that release (ReleaseSubmissionPolicy), and not while it
+  is held back from the public (selectors/release_access.py), and sees none;
 - raters never (a release holds resolved labels, which may be gold answers of a pool they judge).
 """
 from __future__ import annotations
@@ -14,6 +15,7 @@ from django.db.models import QuerySet
 
 from annotation import roles
 from annotation.models import Release, ReleaseSubmissionPolicy, Submission
+from annotation.selectors.release_access import releases_held_back
 
 
 def release_anonymous_submissions_allowed(*, release_id: int) -> bool:
@@ -32,7 +34,11 @@ def submission_release_for(*, user, release_id: int) -> Release | None:
     if submission_readers_may_submit(user):
         return roles.releases_readable_by(user, Release.objects.select_related("dataset")).filter(pk=release_id).first()
     if release_anonymous_submissions_allowed(release_id=release_id):
-        return Release.objects.select_related("dataset").filter(pk=release_id).first()
+        release = Release.objects.select_related("dataset").filter(pk=release_id).first()
+        # A release held back from the public while a campaign runs (its verdicts may be gold
+        # answers there) takes no anonymous run: a run's scores and holes would tell its verdicts.
+        if release is not None and release.pk not in releases_held_back([release]):
+            return release
     return None
 
 

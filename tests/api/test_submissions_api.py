@@ -107,3 +107,18 @@ def test_declared_bounds_are_refused_naming_the_field(release, fields, field):
 
 def test_an_unreadable_release_is_not_found_for_a_reader(release):
     assert _post(_client(make_user("researcher")), release.__class__(pk=999_999)).status_code == 404
+
+
+def test_an_account_in_no_role_submits_as_a_visitor_and_never_to_a_release_held_back(release, monkeypatch):
+    from django.contrib.auth import get_user_model
+
+    no_role = get_user_model().objects.create_user(username="plain", password="pw-123456")
+    _client(make_user("admin")).patch(f"/api/v1/releases/{release.pk}/submission-policy/",
+                                      {"anonymous_allowed": True}, format="json")
+    response = _post(_client(no_role), release)
+    assert response.status_code == 202 and response.json()["submitted_by"] is None
+    # While a campaign runs on gold answers the release decides, it is held back from the public
+    # (selectors/release_access.py): a visitor's run would tell its verdicts.
+    monkeypatch.setattr("annotation.selectors.submissions.releases_held_back", lambda releases: {release.pk})
+    assert _post(_client(), release).status_code == 403
+    assert _post(_client(make_user("researcher")), release).status_code == 202
