@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from annotation.formats.errors import IssueCollector
@@ -38,6 +38,9 @@ class Judgments:
     rules: str | None = None
     #: Said when no query of a run is in the judgments (e.g. FIRE names queries by their text).
     hint: str | None = None
+    #: Scorers built on these qrels, kept for the next run scored against them (measures.py):
+    #: building pytrec_eval's copy of 100,000 judgments is as long as scoring a run.
+    scorers: dict = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def queries(self) -> int:

@@ -171,7 +171,9 @@ class TrecEvalMeasures:
         asked = {m.name for m in measures}
         extra = {judged_name(k): TrecMeasure(judged_name(k), "Judged", k)
                  for k in sorted(set(cut.values())) if judged_name(k) not in asked}
-        per_query, all_values = _calc([*measures, *extra.values()], queries, qrels, ranked)
+        per_query, all_values = _calc([*measures, *extra.values()], queries, qrels, ranked,
+                                      scorers=judgments.scorers if qrels is judgments.qrels else None,
+                                      scores=run.scores if ranked is run.ranked else None)
         judged = {name: (judged_name(k), all_values[judged_name(k)]) for name, k in cut.items()}
         for name in extra:
             del all_values[name]
@@ -204,7 +206,8 @@ def with_originals(qrels: dict, originals: dict[str, set[str]]) -> dict:
     return out
 
 
-def _calc(measures: list[TrecMeasure], queries: list[str], qrels: dict, ranked: dict[str, list[str]]
+def _calc(measures: list[TrecMeasure], queries: list[str], qrels: dict, ranked: dict[str, list[str]], *,
+          scorers: dict | None = None, scores: dict[str, dict[str, float]] | None = None
           ) -> tuple[dict[str, dict[str, float]], dict[str, float]]:
     """Per-query values and means over ``queries`` (a query trec_eval gives no value for counts 0).
 
@@ -212,9 +215,12 @@ def _calc(measures: list[TrecMeasure], queries: list[str], qrels: dict, ranked: 
     `evaluate` on TREC-sized files): trec_eval's measures from one pytrec_eval evaluator at
     relevance level 1 (its pytrec_eval provider's one invocation for these measures), Judged@k as
     its judged provider computes it, and every query without a value for a measure given 0 (its
-    measures' DEFAULT)."""
-    # Ranks are already in trec_eval's order (ties broken by doc id); strictly decreasing scores
-    # keep that order in trec_eval and in the Judged@k rule alike.
+    measures' DEFAULT). With ``scorers`` (the judgments' cache) one evaluator on all of ``qrels``
+    serves every run: trec_eval scores a query on its own judgments alone. ``scores``, the run's
+    own when ``ranked`` holds every line, go to trec_eval as they are: it orders them by the rule
+    ``ranked`` was ordered by (score descending, ties by doc id descending)."""
+    # Otherwise ranks are already in trec_eval's order; strictly decreasing scores keep that order
+    # in trec_eval and in the Judged@k rule alike.
     te_qrels = {q: qrels[q] for q in queries}
     per_query: dict[str, dict[str, float]] = {q: {} for q in queries}
     trec = [m for m in measures if m.root != "Judged" and not _beyond_trec_eval(m)]
@@ -224,12 +230,21 @@ def _calc(measures: list[TrecMeasure], queries: list[str], qrels: dict, ranked: 
     if trec:
         import pytrec_eval
 
-        te_run = {q: dict(zip(ranked[q], range(len(ranked[q]), 0, -1))) for q in queries}
-        evaluator = pytrec_eval.RelevanceEvaluator(te_qrels, {m.name for m in trec}, relevance_level=1,
-                                                   judged_docs_only_flag=0)
+        if scores is not None:
+            te_run = {q: scores[q] for q in queries}
+        else:
+            te_run = {q: dict(zip(ranked[q], range(len(ranked[q]), 0, -1))) for q in queries}
+        names = frozenset(m.name for m in trec)
+        evaluator = None if scorers is None else scorers.get(("pytrec_eval", names))
+        if evaluator is None:
+            evaluator = pytrec_eval.RelevanceEvaluator(qrels if scorers is not None else te_qrels, set(names),
+                                                       relevance_level=1, judged_docs_only_flag=0)
+            if scorers is not None:
+                scorers[("pytrec_eval", names)] = evaluator
         integer = {m.name for m in trec if m.root in _INTEGER_ROOTS}
         for q, values in evaluator.evaluate(te_run).items():
-            per_query[q].update({name: int(v) if name in integer else float(v) for name, v in values.items()})
+            if q in per_query:
+                per_query[q].update({name: int(v) if name in integer else float(v) for name, v in values.items()})
     for m in measures:
         if m.root == "Judged":
             for q in queries:
