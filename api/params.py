@@ -24,3 +24,12 @@ def query_int(request, name: str, *, default: int | None = None, min_value: int 
     except NotAWholeNumber as exc:
         raise ValidationError({name: [str(exc)]}) from exc
 
+
+#: The longest Idempotency-Key kept (Job.idempotency_key's column): a longer one is cut, not refused.
+IDEMPOTENCY_KEY_MAX = 100
+
+
+def idempotency_key(request) -> str | None:
+    """The request's `Idempotency-Key` header, trimmed (None when absent or blank): the upload
+    endpoints give a request sent again with the same key the first job or submission back."""
+    return (request.headers.get("Idempotency-Key") or "").strip()[:IDEMPOTENCY_KEY_MAX] or None

@@ -14,6 +14,7 @@ from annotation.services.datasets.runs import ALL_RANKS
 from api.operations import declared_serializer, given, refused
 from api.permissions import IsAdmin, IsAdminOrResearcherReadOnly
 from api.views.jobs import JobOutputSerializer, job_accepted_response
+from api.params import idempotency_key
 
 
 class DatasetOutputSerializer(serializers.ModelSerializer):
@@ -46,10 +47,6 @@ class DatasetDetailApi(APIView):
         return Response(DatasetOutputSerializer(get_object_or_404(_datasets(), pk=dataset_id)).data)
 
 
-def _idempotency_key(request) -> str | None:
-    return (request.headers.get("Idempotency-Key") or "").strip()[:100] or None
-
-
 class DatasetImportApi(APIView):
     """Admin: upload a dataset file; it is imported by a background job (202 + status URL).
 
@@ -70,7 +67,7 @@ class DatasetImportApi(APIView):
             job, created = dataset_import_start(uploaded_file=v["file"], name=v["name"],
                                                 fmt=v.get("format") or None, media_template=v.get("media_template", ""),
                                                 description=v.get("description", ""), created_by=request.user,
-                                                idempotency_key=_idempotency_key(request))
+                                                idempotency_key=idempotency_key(request))
         except ImportRequestError as exc:
             raise refused(exc) from exc
         return job_accepted_response(job, created)
@@ -134,7 +131,7 @@ class RunImportApi(APIView):
         try:
             job, created = run_import_start(dataset=dataset, uploaded_file=v["file"], name=v.get("name") or None,
                                             fmt=v.get("format") or None, max_depth=v.get("max_depth"),
-                                            created_by=request.user, idempotency_key=_idempotency_key(request))
+                                            created_by=request.user, idempotency_key=idempotency_key(request))
         except ImportRequestError as exc:
             raise refused(exc) from exc
         return job_accepted_response(job, created)

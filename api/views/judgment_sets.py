@@ -26,6 +26,7 @@ from api.operations import declared_serializer, given, refused
 from api.permissions import IsAdmin, IsAdminOrResearcherReadOnly
 from api.views.jobs import JobOutputSerializer, job_accepted_response
 from api.views.reports import FILE_RENDERERS
+from api.params import idempotency_key
 
 
 class JudgmentSetOutputSerializer(serializers.Serializer):
@@ -124,7 +125,7 @@ class JudgmentsImportApi(APIView):
         data.is_valid(raise_exception=True)
         params = given(data.validated_data)
         upload = params.pop("file")
-        key = (request.headers.get("Idempotency-Key") or "").strip()[:100] or None
+        key = idempotency_key(request)
         try:
             job, created = judgments_import_start(dataset=dataset, uploaded_file=upload, params=params,
                                                   created_by=request.user, idempotency_key=key)

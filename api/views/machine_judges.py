@@ -24,7 +24,7 @@ from annotation.services.machine_judges.operations import (MACHINE_JUDGE_SET_REP
                                                            machine_judge_set_report_start,
                                                            machine_judgments_import_start)
 from api.operations import declared_serializer, given, refused
-from api.params import query_int
+from api.params import idempotency_key, query_int
 from api.permissions import IsAdmin, IsAdminOrResearcherReadOnly
 from api.views.jobs import JobOutputSerializer, job_accepted_response
 
@@ -61,7 +61,7 @@ def _import(request, *, pool=None, judgment_set=None) -> Response:
     data = _UploadInput(data=request.data)
     data.is_valid(raise_exception=True)
     v = given(data.validated_data)
-    key = (request.headers.get("Idempotency-Key") or "").strip()[:100] or None
+    key = idempotency_key(request)
     try:
         job, created = machine_judgments_import_start(
             uploaded_file=v["file"], name=v.get("name") or None, pool=pool, judgment_set=judgment_set,

@@ -26,11 +26,8 @@ from annotation.services.submissions.operations import SCORE_SUBMISSION, Submiss
 from annotation.services.submissions.policy import submission_policy_set
 from api.operations import declared_serializer, given, refused
 from api.permissions import CanReadReleases
+from api.params import idempotency_key
 from config.throttling import AnonThrottle, UploadThrottle, UserThrottle
-
-
-def _idempotency_key(request) -> str | None:
-    return (request.headers.get("Idempotency-Key") or "").strip()[:100] or None
 
 
 class CanSubmitRuns(BasePermission):
@@ -112,7 +109,7 @@ class ReleaseSubmissionListApi(ListAPIView):
             submission, created = submission_start(release=release, uploaded_file=v.pop("file"), name=v.pop("name"),
                                                    max_depth=v.get("max_depth"), holes_depth=v.get("holes_depth"),
                                                    submitted_by=submitter,
-                                                   idempotency_key=_idempotency_key(request) if submitter else None)
+                                                   idempotency_key=idempotency_key(request) if submitter else None)
         except SubmissionError as exc:
             raise refused(exc) from exc
         body = SubmissionOutputSerializer(submission, context={"request": request}).data
