@@ -19,7 +19,6 @@ from annotation.analysis.storable_text import text_problem
 
 from .errors import IssueCollector
 from .fields import MAX_ID_LENGTH, csv_header, csv_records, is_scalar, json_object_lines, load_json, shown
-from .score_matrix import is_npz
 from .text_lines import LineSource, NumberedLines, whole_text
 
 # npz: a score matrix, read by formats.score_matrix; qvhighlights: Moment-DETR's prediction jsonl;
@@ -326,4 +325,7 @@ def guess_run_format(path: Path) -> str:
         if name.endswith(suffix):
             return fmt
     # A zip archive under another name is a score matrix (np.savez's output), never a TREC run.
+    # Imported here: zipfile is a few milliseconds `evaluate` on run files never needs.
+    from .score_matrix import is_npz
+
     return "npz" if is_npz(path) else "trec"

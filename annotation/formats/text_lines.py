@@ -1,7 +1,6 @@
 """Streaming a text file line by line, decoding UTF-8 per line so one bad byte names its line."""
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
@@ -69,6 +68,8 @@ def whole_text(path: Path) -> str | None:
 
 
 def file_checksum(path: Path) -> str:
+    import hashlib  # here: the readers' fast paths (a file-only `evaluate`) never need it
+
     sha = hashlib.sha256()
     with Path(path).open("rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
