@@ -147,5 +147,8 @@ class RaterPasswordResetApi(APIView):
     @extend_schema(request=None)
     def post(self, request, user_id: int):
         user = get_object_or_404(get_user_model(), pk=user_id, groups__name=roles.RATER)
-        token = rater_password_reset(user=user, created_by=request.user)
+        try:
+            token = rater_password_reset(user=user, created_by=request.user)
+        except ValueError as exc:  # a disabled account: a link could not be used
+            raise ValidationError({"detail": str(exc)}) from exc
         return Response({**rater_json(user), **invitation_json(request, token)}, status=status.HTTP_201_CREATED)

@@ -156,6 +156,24 @@ def test_a_reset_is_for_raters_only():
     assert api_as(admin).post(f"/api/v1/raters/{make_user('researcher').pk}/password-reset/").status_code == 404
 
 
+def test_a_disabled_rater_gets_no_link():
+    rater = make_rater()
+    rater.is_active = False
+    rater.save(update_fields=["is_active"])
+    refused = api_as(make_user("admin")).post(f"/api/v1/raters/{rater.pk}/password-reset/")
+    assert refused.status_code == 400 and "not an active rater" in str(refused.json())
+    assert not RaterInvitation.objects.exists()
+
+
+def test_a_link_of_a_disabled_account_says_so():
+    rater = make_rater()
+    token = invitation_create(user=rater).token
+    rater.is_active = False
+    rater.save(update_fields=["is_active"])
+    response = Client().get(f"/invite/{token}/")
+    assert response.status_code == 410 and b"disabled" in response.content
+
+
 @pytest.mark.parametrize("role", [None, "rater", "researcher"])
 def test_others_may_not_create_links(role):
     rater = make_rater()

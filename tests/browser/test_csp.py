@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import pytest
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.urls import URLPattern, URLResolver, get_resolver, resolve
 
 from annotation.models import Caption, Clip, Dataset, Job, Prediction, Run
+from annotation.services.accounts.invitations import invitation_create
 from annotation.services.crowd.studies import study_save
 from annotation.demo.load import demo_load
 from annotation.services.pools.moments import moment_pool_create
@@ -170,6 +172,9 @@ def test_every_page_passes_the_content_security_policy(browser, server, site, tm
         anonymous.page.wait_for_selector("#login-error")
         anonymous.collect("/login/ refused")
         anonymous.visit("/no-such-page/", status=404, name="(404)")
+        # An invitation link, as a rater opens it to set their own password.
+        invited = get_user_model().objects.get(username=accounts["rater"][0])
+        anonymous.visit(f"/invite/{invitation_create(user=invited).token}/")
 
         # A rater: their start page, judging (a training pair answered, so its feedback shows too),
         # ranking, and the page they may not open.

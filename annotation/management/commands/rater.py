@@ -116,7 +116,10 @@ class Command(BaseCommand):
         user = get_user_model().objects.filter(username=name, groups__name=roles.RATER).first()
         if user is None:
             raise CommandError(f"no rater named '{name}'")
-        token = rater_password_reset(user=user)
+        try:
+            token = rater_password_reset(user=user)
+        except ValueError as exc:
+            raise CommandError(str(exc)) from exc
         self.stdout.write(f"invitation link for '{name}' (works once, for {INVITATION_LIFETIME.days} days; earlier "
                           f"unused links no longer work): {self._link(base_url, token)}")
 

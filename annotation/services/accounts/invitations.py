@@ -55,15 +55,15 @@ def invitation_create(*, user, created_by=None, lifetime: timedelta = INVITATION
 
 def invitation_check(*, token: str) -> RaterInvitation:
     """The invitation the token opens, or InvitationInvalid saying why not (used, expired, replaced,
-    unknown). Looked up by the token's digest, and the digest compared in constant time, so the
-    answer's timing tells nothing about how much of a guess was right."""
+    unknown). Never compared as typed: the guess is hashed first, so a lookup's timing depends on its
+    digest, which shares no prefix with the real token's; the final comparison is constant-time too."""
     digest = token_digest(token or "")
     invitation = RaterInvitation.objects.select_related("user").filter(token_sha256=digest).first()
     if invitation is None or not hmac.compare_digest(invitation.token_sha256, digest):
         raise InvitationInvalid("This link is not valid. Ask the admin who invited you for a new one.")
     if invitation.used_at is not None:
-        raise InvitationInvalid("This link was already used to set a password. Sign in with it, or ask an admin "
-                          "to reset your password.")
+        raise InvitationInvalid("This link was already used to set a password. Log in with that password, or "
+                                "ask an admin to reset it.")
     if invitation.revoked_at is not None:
         raise InvitationInvalid("This link was replaced by a newer one. Use the latest link you were sent.")
     if invitation.expires_at <= timezone.now():

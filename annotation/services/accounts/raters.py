@@ -112,7 +112,7 @@ def rater_password_reset(*, user, created_by=None) -> str:
     """An admin's reset: a new invitation link for an existing rater (earlier unused links stop
     working; the current password keeps working until the rater sets a new one). Returns the token."""
     if not roles.is_rater(user):
-        raise ValueError(f"'{user.username}' is not a rater")
+        raise ValueError(f"'{user.username}' is not an active rater")
     return invitation_create(user=user, created_by=created_by).token
 
 
