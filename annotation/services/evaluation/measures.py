@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from heapq import nlargest
 from dataclasses import dataclass, field
 
 from annotation.analysis import sample_eval as se
+from annotation.analysis.sample_eval import trec_order
 from annotation.analysis.judged import JUDGED_THRESHOLD, judged_name
 
 from .conventions import Conventions
@@ -158,11 +160,13 @@ class TrecEvalMeasures:
         qrels = judgments.qrels
         if judgments.originals is not None:
             qrels = with_originals(qrels, judgments.originals)
-        queries = sorted(q for q in run.ranked if q in qrels)
+        queries = sorted(q for q in run.scores if q in qrels)
         if not queries:
             hint = f": {judgments.hint}" if judgments.hint else ""
             raise EvaluationError(f"{run.name}: no query of the run is in the judgments {judgments.name}{hint}")
-        ranked = run.truncated(conventions.max_result_size)
+        # Every line scored (trec's conventions): trec_eval takes the run's own scores and ranks
+        # them itself, and only the top K of each query is sorted here, for Judged@K.
+        ranked = None if conventions.max_result_size is None else run.truncated(conventions.max_result_size)
         # The Judged@K of every measure cut at K, computed with the measures (same queries, same
         # qrels, same ranking), whether or not Judged@K was asked for; only asked ones are printed
         # as measures.
@@ -173,7 +177,7 @@ class TrecEvalMeasures:
                  for k in sorted(set(cut.values())) if judged_name(k) not in asked}
         per_query, all_values = _calc([*measures, *extra.values()], queries, qrels, ranked,
                                       scorers=judgments.scorers if qrels is judgments.qrels else None,
-                                      scores=run.scores if ranked is run.ranked else None)
+                                      scores=run.scores if ranked is None else None)
         judged = {name: (judged_name(k), all_values[judged_name(k)]) for name, k in cut.items()}
         for name in extra:
             del all_values[name]
@@ -183,7 +187,7 @@ class TrecEvalMeasures:
             # Judged@k (how much of the list is judged, not how good it is) have no B.
             only = {q: {d: 1 for d in judgments.originals.get(q, ())} for q in queries}
             effectiveness = [m for m in measures if m.root not in _INTEGER_ROOTS and m.root != "Judged"]
-            _, original = _calc(effectiveness, queries, only, ranked)
+            _, original = _calc(effectiveness, queries, only, ranked, scores=run.scores if ranked is None else None)
         per_names = tuple(m.name for m in measures if m.root not in _SUMMARY_ONLY)
         for q in queries:
             for name in list(per_query[q]):
@@ -191,8 +195,8 @@ class TrecEvalMeasures:
                     del per_query[q][name]
         return RunScores(run.name, run.tag, per_names, tuple(m.name for m in measures), per_query, all_values,
                          frozenset(m.name for m in measures if m.root in _INTEGER_ROOTS),
-                         tuple(sorted(q for q in qrels if q not in run.ranked)),
-                         tuple(sorted(q for q in run.ranked if q not in qrels)), original=original, judged=judged)
+                         tuple(sorted(q for q in qrels if q not in run.scores)),
+                         tuple(sorted(q for q in run.scores if q not in qrels)), original=original, judged=judged)
 
 
 def with_originals(qrels: dict, originals: dict[str, set[str]]) -> dict:
@@ -206,7 +210,7 @@ def with_originals(qrels: dict, originals: dict[str, set[str]]) -> dict:
     return out
 
 
-def _calc(measures: list[TrecMeasure], queries: list[str], qrels: dict, ranked: dict[str, list[str]], *,
+def _calc(measures: list[TrecMeasure], queries: list[str], qrels: dict, ranked: dict[str, list[str]] | None, *,
           scorers: dict | None = None, scores: dict[str, dict[str, float]] | None = None
           ) -> tuple[dict[str, dict[str, float]], dict[str, float]]:
     """Per-query values and means over ``queries`` (a query trec_eval gives no value for counts 0).
@@ -216,9 +220,10 @@ def _calc(measures: list[TrecMeasure], queries: list[str], qrels: dict, ranked: 
     relevance level 1 (its pytrec_eval provider's one invocation for these measures), Judged@k as
     its judged provider computes it, and every query without a value for a measure given 0 (its
     measures' DEFAULT). With ``scorers`` (the judgments' cache) one evaluator on all of ``qrels``
-    serves every run: trec_eval scores a query on its own judgments alone. ``scores``, the run's
-    own when ``ranked`` holds every line, go to trec_eval as they are: it orders them by the rule
-    ``ranked`` was ordered by (score descending, ties by doc id descending)."""
+    serves every run: trec_eval scores a query on its own judgments alone. Either ``ranked`` (a
+    ranking cut at the conventions' depth) or ``scores`` (the run's own, every line scored) is
+    given; scores go to trec_eval as they are: it orders them by the rule a ranking is made by
+    (score descending, ties by doc id descending), and so does the top K taken for Judged@K."""
     # Otherwise ranks are already in trec_eval's order; strictly decreasing scores keep that order
     # in trec_eval and in the Judged@k rule alike.
     te_qrels = {q: qrels[q] for q in queries}
@@ -226,6 +231,8 @@ def _calc(measures: list[TrecMeasure], queries: list[str], qrels: dict, ranked: 
     trec = [m for m in measures if m.root != "Judged" and not _beyond_trec_eval(m)]
     beyond = [m for m in measures if _beyond_trec_eval(m)]
     if beyond:
+        if ranked is None:
+            ranked = {q: trec_order(list(scores[q]), list(scores[q].values())) for q in queries}
         _calc_through_ir_measures(beyond, queries, te_qrels, ranked, per_query)
     if trec:
         import pytrec_eval
@@ -250,7 +257,11 @@ def _calc(measures: list[TrecMeasure], queries: list[str], qrels: dict, ranked: 
             for q in queries:
                 judged = te_qrels[q]
                 if judged:
-                    top = ranked[q][:m.cutoff]
+                    if ranked is None:
+                        # nlargest is sorted(..., reverse=True)[:k]: (score, doc) pairs, trec_order's rule.
+                        top = [d for _, d in nlargest(m.cutoff, zip(scores[q].values(), scores[q]))]
+                    else:
+                        top = ranked[q][:m.cutoff]
                     # ir_measures' rule: a list shorter than k is divided by its length.
                     per_query[q][m.name] = sum(d in judged for d in top) / min(m.cutoff, len(top))
     default = {m.name: 0 if m.root in _INTEGER_ROOTS else 0.0 for m in measures}

@@ -8,6 +8,7 @@ as the official tools ignore it: order comes from the scores (see analysis.sampl
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from annotation.analysis.sample_eval import trec_order
@@ -20,8 +21,13 @@ from annotation.formats.text_lines import LineSource
 class ScoredRun:
     name: str  # the file name, which tells runs apart in outputs
     tag: str  # the run tag of the first line (trec_eval's runid)
-    ranked: dict[str, list[str]]  # query -> doc ids in the tools' rank order, every line kept
     scores: dict[str, dict[str, float]]  # query -> doc -> score, as in the file
+
+    @cached_property
+    def ranked(self) -> dict[str, list[str]]:
+        """Query -> doc ids in the tools' rank order, every line kept. Sorted when first asked
+        for: trec_eval, given the scores, sorts them by the same rule itself (measures.py)."""
+        return {q: trec_order(list(docs), list(docs.values())) for q, docs in self.scores.items()}
 
     def truncated(self, max_result_size: int | None) -> dict[str, list[str]]:
         if max_result_size is None:
@@ -35,8 +41,7 @@ def read_trec_run(path: Path) -> ScoredRun:
     fast = trec_scores(path)
     if fast is not None:
         tag, scores = fast
-        return ScoredRun(path.name, tag, {q: trec_order(list(docs), list(docs.values())) for q, docs in scores.items()},
-                         scores)
+        return ScoredRun(path.name, tag, scores)
     issues = IssueCollector(path.name)
     source = LineSource(path, issues)
     scores: dict[str, dict[str, float]] = {}
@@ -57,5 +62,4 @@ def read_trec_run(path: Path) -> ScoredRun:
         scores.setdefault(row.caption_id, {})[row.clip_id] = row.score
     source.check_not_empty()
     issues.raise_if_any()
-    ranked = {q: trec_order(list(docs), list(docs.values())) for q, docs in scores.items()}
-    return ScoredRun(path.name, tag, ranked, scores)
+    return ScoredRun(path.name, tag, scores)
