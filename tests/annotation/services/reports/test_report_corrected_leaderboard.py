@@ -72,7 +72,7 @@ def test_leaderboard_by_hand(tmp_path):
     pool = _pool(tmp_path)
     report = report_create(pool=pool, kind="corrected_leaderboard", params={"ks": [1, 5]})
     assert report.params == {"ks": [1, 5], "depth": None, "replicates": 1000, "seed": 0, "confidence": 0.95,
-                             "decimals": 1}
+                             "decimals": 1, "judged_threshold": 0.9}
     result = report.result
     assert result["measures"] == ["C@1", "C@5", "AP", "nDCG@10"] and result["sampled"] is False
     assert result["interval"].startswith("percentile bootstrap over queries: 1000 resamples")
