@@ -410,7 +410,10 @@ SPECTACULAR_SETTINGS = {
                             # A rater's answer: submitted, changed, listed.
                             "LabelValueEnum": "annotation.models.labels.Label.Value",
                             # A strategy (build, PATCH) and the strategies a simulation replays.
-                            "JudgingStrategyEnum": "annotation.analysis.judging.strategies.STRATEGIES"},
+                            "JudgingStrategyEnum": "annotation.analysis.judging.strategies.STRATEGIES",
+                            # A job's status, and a submission's own (submitted, scored) beside it.
+                            "JobStatusEnum": "annotation.models.jobs.Job.Status",
+                            "SubmissionStatusEnum": "annotation.models.releases.Submission.Status"},
 }
 
 # --- Cache: job progress lives here so a job can report it while its import transaction is open.

@@ -197,6 +197,17 @@ def test_every_page_passes_the_content_security_policy(browser, server, site, tm
         researcher.visit("/account/token/")
         researcher.visit("/releases/")
         researcher.visit(f"/releases/{site['release'].pk}/")
+        # A run submitted from the release page: the form posts to release-submit, which sends the
+        # researcher back to the page (its answer checked like any page's).
+        run_file = tmp_path / "submitted.trec"
+        run_file.write_text("q1 Q0 v1 1 0.9 submitted\n")
+        researcher.page.set_input_files("#release-submission-form [name=file]", str(run_file))
+        researcher.page.fill("#release-submission-form [name=name]", "submitted-model")
+        with researcher.page.expect_navigation():
+            researcher.page.click("#release-submission-form [type=submit]")
+        researcher.settle()
+        researcher.collect("release-submit")
+        researcher.visited.add("release-submit")
 
         # An admin: every admin page, with their forms and charts.
         admin = session("admin")
@@ -210,6 +221,14 @@ def test_every_page_passes_the_content_security_policy(browser, server, site, tm
                      *(f"/proxies/reports/{r.pk}/" for r in site["proxy_reports"]),
                      "/releases/", f"/releases/{site['release'].pk}/"):
             admin.visit(path)
+        # The admin's switch for anonymous submissions posts to release-submission-policy, which
+        # sends them back to the release page.
+        admin.visit(f"/releases/{site['release'].pk}/")
+        with admin.page.expect_navigation():
+            admin.page.click("#release-submission-policy [type=submit]")
+        admin.settle()
+        admin.collect("release-submission-policy")
+        admin.visited.add("release-submission-policy")
         # A refused form shows its problems inline (elements made by the page script).
         refused = tmp_path / "known.csv"
         refused.write_text("caption,clip,answer,role,explanation\nno-such-caption,no-such-clip,maybe,gold,\n")
