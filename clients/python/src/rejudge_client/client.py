@@ -171,22 +171,9 @@ class Client:
         resp = self._open(url)
         try:
             _raise_for_status(resp)
-            body = bytearray()
-            try:
-                for chunk in resp.iter_bytes():
-                    body += chunk
-                    if len(body) > MAX_JSON_BYTES:
-                        raise APIError(f"GET {url}: the answer is larger than {MAX_JSON_BYTES} bytes; not the "
-                                       f"releases API, refused", status=resp.status_code, url=url)
-            except httpx.HTTPError as exc:
-                raise APIError(f"GET {url}: {exc}", url=url) from exc
+            return _read_json(resp, url, hint=f" (is {self.api_root} a Rejudge server?)")
         finally:
             resp.close()
-        try:
-            return json.loads(bytes(body))
-        except ValueError as exc:
-            raise APIError(f"GET {url}: the answer is not JSON (is {self.api_root} a Rejudge server?)",
-                           status=resp.status_code, url=url) from exc
 
     def releases(self) -> list:
         """Every release the caller may read, following the list's pages (on the configured origin
@@ -412,22 +399,27 @@ class Client:
 _SUBMISSION_DONE = ("scored", "failed", "accepted")
 
 
-def _json_of(resp: httpx.Response, url: str) -> dict:
-    """A streamed answer's JSON object, read up to MAX_JSON_BYTES."""
+def _read_json(resp: httpx.Response, url: str, *, hint: str = "") -> Any:
+    """A streamed answer's JSON, read up to MAX_JSON_BYTES (a larger answer is not the API's)."""
+    what = f"{resp.request.method} {url}"
     text = bytearray()
     try:
         for chunk in resp.iter_bytes():
             text += chunk
             if len(text) > MAX_JSON_BYTES:
-                raise APIError(f"{resp.request.method} {url}: the answer is larger than {MAX_JSON_BYTES} bytes; "
+                raise APIError(f"{what}: the answer is larger than {MAX_JSON_BYTES} bytes; not the Rejudge API, "
                                f"refused", status=resp.status_code, url=url)
     except httpx.HTTPError as exc:
-        raise APIError(f"{resp.request.method} {url}: {exc}", url=url) from exc
+        raise APIError(f"{what}: {exc}", url=url) from exc
     try:
-        body = json.loads(bytes(text))
+        return json.loads(bytes(text))
     except ValueError as exc:
-        raise APIError(f"{resp.request.method} {url}: the answer is not JSON", status=resp.status_code,
-                       url=url) from exc
+        raise APIError(f"{what}: the answer is not JSON{hint}", status=resp.status_code, url=url) from exc
+
+
+def _json_of(resp: httpx.Response, url: str) -> dict:
+    """A submission's answer: a JSON object."""
+    body = _read_json(resp, url)
     if not isinstance(body, dict):
         raise APIError(f"{resp.request.method} {url}: expected a submission, got {str(body)[:200]}", url=url)
     return body

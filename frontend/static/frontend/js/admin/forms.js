@@ -14,7 +14,8 @@ import { api, errorText } from "../api.js";
 
 const POLL_MS = 500;
 
-function element(tag, attributes = {}, children = []) {
+/* A node with its attributes ("text": its text, "className": its class) and children. */
+export function element(tag, attributes = {}, children = []) {
   const node = document.createElement(tag);
   for (const [key, value] of Object.entries(attributes)) {
     if (key === "text") node.textContent = value;

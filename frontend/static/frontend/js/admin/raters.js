@@ -3,17 +3,7 @@
    server keeps only the link's hash, so the page shows each link once, with a copy button (a CSV
    import's as a file to download); a reload does not bring them back. */
 import { api, errorText } from "../api.js";
-
-function element(tag, attributes = {}, children = []) {
-  const node = document.createElement(tag);
-  for (const [key, value] of Object.entries(attributes)) {
-    if (key === "text") node.textContent = value;
-    else if (key === "className") node.className = value;
-    else node.setAttribute(key, value);
-  }
-  node.append(...children);
-  return node;
-}
+import { element } from "./forms.js";
 
 let linkBoxes = 0;
 
