@@ -25,8 +25,8 @@ class _DeclaredCheck:
         self.name, self.spec = name, spec
 
     def __call__(self, value) -> None:
-        if value is None:
-            return
+        if value is None or (value == "" and not self.spec.required):
+            return  # "the default": a form's empty field (a "Guess from the file" choice) chooses nothing
         try:
             param_value(self.name, self.spec, value)
         except ParamInvalid as exc:
@@ -122,8 +122,9 @@ def declared_serializer(name: str, params: Mapping[str, Param], *, rename: Mappi
 
 
 def given(validated: Mapping) -> dict:
-    """The validated values the client gave (None = "the default", left to the declaration)."""
-    return {name: value for name, value in validated.items() if value is not None}
+    """The validated values the client gave (None, or a form's empty text, = "the default", left to
+    the declaration)."""
+    return {name: value for name, value in validated.items() if value is not None and value != ""}
 
 
 def refused(exc: Exception, *, rename: Mapping[str, str] | None = None) -> ValidationError:

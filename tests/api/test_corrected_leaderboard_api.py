@@ -30,7 +30,8 @@ def test_admin_starts_the_leaderboard_and_a_researcher_reads_it(as_role, run_job
     report = Report.objects.get(pk=job.result["report_id"])
     assert report.kind == "corrected_leaderboard"
     # depth null: every run scored whole (issue 35; a cut is asked for, and then named in the measures).
-    assert report.params == {"ks": [1], "depth": None, "replicates": 200, "seed": 0, "confidence": 0.95, "decimals": 1}
+    assert report.params == {"ks": [1], "depth": None, "replicates": 200, "seed": 0, "confidence": 0.95, "decimals": 1,
+                             "judged_threshold": 0.9}
 
     researcher = as_role("researcher")
     detail = researcher.get(f"/api/v1/reports/{report.pk}/")

@@ -39,8 +39,9 @@ def test_the_page_shows_each_run_with_and_without_its_own_pairs(tmp_path):
     # seven own pairs (one relevant); B's 66.7 -> 33.3, five (two relevant); A's Judged@10 left out 33.3.
     row_a = re.search(r'<tr><th scope="row">A</th>(.*?)</tr>', section, re.S).group(1)
     row_b = re.search(r'<tr><th scope="row">B</th>(.*?)</tr>', section, re.S).group(1)
-    assert '<td class="num">7 (1)</td><td class="num">75.0 → 50.0 (+25.0)</td>' in row_a
-    assert '<td class="num">5 (2)</td><td class="num">66.7 → 33.3 (+33.3)</td>' in row_b
+    # Each cell may break between the values and the difference, never inside either (1280 px wide).
+    assert '<td class="num">7 (1)</td><td class="num fire"><span>75.0 → 50.0</span> <span>(+25.0)</span></td>' in row_a
+    assert '<td class="num">5 (2)</td><td class="num fire"><span>66.7 → 33.3</span> <span>(+33.3)</span></td>' in row_b
     assert row_a.endswith('<td class="num">33.3</td>')  # Judged@10, the last column
     assert "Judged@K without the run's own pairs" in section and "Leave one run out (Zobel 1998)" in section
 

@@ -42,7 +42,7 @@ def test_submit_waits_for_the_scores(platform):
         first = client.submit("example-fire@v1", platform["run"], name="model-s", idempotency_key="once", poll=0.1)
         again = client.submit(platform["release"].pk, platform["run"], name="model-s", idempotency_key="once",
                               poll=0.1)
-    assert first["state"] == "scored" and first["release"] == "example-fire@v1"
+    assert first["state"] == "scored" and first["release"] == "example-fire@v1", first.get("job")
     assert first["summary"]["holes"]["per_query"] == {"q1": 1, "q2": 2, "q3": 1}
     assert first["summary"]["values"]["C@5"]["value"] == 1.0
     assert again["id"] == first["id"]

@@ -76,7 +76,11 @@ def _submit(args) -> int:
     state = submission.get("state")
     print(f"submission {submission.get('id')} of {submission.get('name')} to {submission.get('release')}: {state}")
     if state == "failed":
-        for error in (submission.get("job") or {}).get("errors") or []:
+        job = submission.get("job") or {}
+        errors = job.get("errors") or []
+        if not errors and job.get("message"):  # a failure that names no line: the job says why
+            print(f"  {job['message']}", file=sys.stderr)
+        for error in errors:
             print(f"  {error.get('text') or error}", file=sys.stderr)
         return 1
     summary = submission.get("summary") or {}
