@@ -1,7 +1,6 @@
 """manage.py rater add NAME [--email E] [--password-stdin] | import FILE [--links-out F] | invite NAME | list"""
 from __future__ import annotations
 
-import csv
 import os
 import sys
 from pathlib import Path
@@ -13,6 +12,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from annotation import roles
+from annotation.formats.csv_safe import safe_csv_writer
 from annotation.formats.errors import ImportRejected
 from annotation.services.accounts.invitations import INVITATION_LIFETIME, invitation_path
 from annotation.services.accounts.raters import rater_create_or_invite, rater_password_reset, raters_import
@@ -107,7 +107,8 @@ class Command(BaseCommand):
 
     @staticmethod
     def _write_links(out, invited) -> None:
-        writer = csv.writer(out, lineterminator="\n")
+        # A username a spreadsheet would run as a formula ("=...") is written as text.
+        writer = safe_csv_writer(out, lineterminator="\n")
         writer.writerow(["username", "link"])
         writer.writerows(invited)
 
