@@ -69,15 +69,21 @@ def submission_start(*, release: Release, uploaded_file, name: str, max_depth: i
         stored.append(submission_file_store(uploaded_file=uploaded_file))
         return {"run_file": stored[0], "source_name": (uploaded_file.name or "")[:300]}
 
-    with transaction.atomic():
-        job, created = operation_start(SCORE_SUBMISSION, target=release, params=params, created_by=submitted_by,
-                                       inputs=inputs, idempotency_key=idempotency_key)
-        if created:
-            submission = Submission.objects.create(
-                release=release, name=job.params["name"], run_file=job.params["run_file"],
-                source_name=job.params["source_name"], submitted_by=submitted_by, job=job)
-        else:
-            submission = Submission.objects.filter(job=job, release=release).first()
+    try:
+        with transaction.atomic():
+            job, created = operation_start(SCORE_SUBMISSION, target=release, params=params, created_by=submitted_by,
+                                           inputs=inputs, idempotency_key=idempotency_key)
+            if created:
+                submission = Submission.objects.create(
+                    release=release, name=job.params["name"], run_file=job.params["run_file"],
+                    source_name=job.params["source_name"], submitted_by=submitted_by, job=job)
+            else:
+                submission = Submission.objects.filter(job=job, release=release).first()
+    except BaseException:
+        # Nothing was written: the run file stored for it belongs to no submission.
+        for name in stored:
+            submission_file_remove(name)
+        raise
     if not created and stored and stored[0] != job.params.get("run_file"):
         submission_file_remove(stored[0])  # a retried request: the first copy's file stands
     if submission is None:

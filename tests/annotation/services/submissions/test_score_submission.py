@@ -180,3 +180,22 @@ def test_a_blank_name_and_a_file_too_large_are_refused_before_anything_is_stored
         _submit(release, _trec(RUN_S))
     assert large.value.param == "file"
     assert Submission.objects.count() == 0 and Job.objects.filter(operation="score_submission").count() == 0
+
+
+def test_a_failure_after_the_run_is_stored_leaves_no_file_behind(release, monkeypatch):
+    """The run file is stored before the rows are written: if writing them fails, nothing was
+    acknowledged, and the stored file goes too (it would belong to no submission)."""
+    import annotation.services.submissions.operations as operations
+
+    stored = []
+    keep = operations.submission_file_store
+    monkeypatch.setattr(operations, "submission_file_store", lambda **kw: stored.append(keep(**kw)) or stored[-1])
+
+    def broken(**kwargs):
+        raise RuntimeError("the database went away")
+
+    monkeypatch.setattr(Submission.objects, "create", broken)
+    with pytest.raises(RuntimeError):
+        _submit(release, _trec(RUN_S))
+    assert len(stored) == 1 and not stored_file_exists("runs", stored[0])
+    assert Submission.objects.count() == 0 and Job.objects.filter(operation="score_submission").count() == 0
