@@ -4,27 +4,17 @@ each measure cut at K in the detail table; at the threshold nothing is flagged."
 from __future__ import annotations
 
 import copy
-import html as html_lib
 import re
 
 import pytest
-from django.test import Client
 
 from annotation.services.releases.create import release_create
 from frontend.views import releases as views
 from annotation.services.pools.build import pool_create
 from tests.annotation.services.reports.test_report_metrics import example_pool, load_example
-from tests.factories import make_user
+from tests.frontend.test_release_pool_bias_page import _page
 
 pytestmark = pytest.mark.django_db
-
-
-def _page(release) -> str:
-    client = Client()
-    client.force_login(make_user("researcher"))
-    response = client.get(f"/releases/{release.pk}/")
-    assert response.status_code == 200
-    return html_lib.unescape(response.content.decode())
 
 
 def test_a_run_below_the_threshold_is_flagged_where_its_judged_at_k_is_shown(tmp_path):
