@@ -83,13 +83,15 @@ class ReleaseSubmissionPolicy(models.Model):
 class Submission(models.Model):
     """A run file submitted to a release, scored against its qrels.txt by a job (services/submissions).
 
-    `holes` keeps the scored top K pairs without a verdict, the seam of the next step: an admin's
-    acceptance queues them in an incremental pool (status ACCEPTED), which this round does not do."""
+    `holes` keeps the scored top K pairs without a verdict. An admin's acceptance
+    (services/submissions/accept.py) builds an incremental pool over them, seeded from the release's
+    verdicts so only new pairs are queued: `pool` is that pool (its labels are the human labels of
+    the holes), and the next version of the release scores the run with its holes judged."""
 
     class Status(models.TextChoices):
         SUBMITTED = "submitted"  # stored, its scoring job queued or running (or failed: see the job)
         SCORED = "scored"
-        ACCEPTED = "accepted"  # reserved: its holes queued for people (a later round)
+        ACCEPTED = "accepted"  # its holes queued for people in `pool`
 
     release = models.ForeignKey(Release, on_delete=models.CASCADE, related_name="submissions")
     name = models.CharField(max_length=200, help_text="The model's name, as the submitter gave it.")
@@ -103,6 +105,13 @@ class Submission(models.Model):
     summary = models.JSONField(null=True, blank=True, help_text="Measures, Judged@K and holes per query.")
     holes = models.JSONField(null=True, blank=True, help_text="{k, pairs: [[caption id, clip id], ...]}: the "
                              "top K pairs without a verdict in the release.")
+    # Set once, at acceptance. SET_NULL: deleting the pool leaves the submission's record (who
+    # accepted it, when) while its holes are simply no longer being judged.
+    pool = models.ForeignKey("annotation.Pool", on_delete=models.SET_NULL, null=True, blank=True,
+                             related_name="submissions", help_text="The incremental pool its holes are judged in.")
+    accepted_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
+                                    related_name="+")
+    accepted_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]
