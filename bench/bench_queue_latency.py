@@ -1,7 +1,7 @@
 """Latency of "next pair + submit label" through the HTTP API served by gunicorn, on PostgreSQL.
 
     .venv/bin/python bench/bench_queue_latency.py [--sizes 5000 500000] [--raters 1 20] [--think 0 2]
-        [--strategy bandit --pool-runs 3] [--time-recompute]
+        [--strategy bandit --pool-runs 3] [--time-recompute] [--busy-load 0 2] [--baseline DIR] [--port N]
 
 For each pool size a pool is built (through the real pool service), gunicorn is started on it,
 and N rater threads loop next -> submit with token auth for a fixed time. Prints p50/p95 of the
@@ -18,6 +18,22 @@ whose lists overlap (run r is run 0 shifted down r ranks), so a label updates se
 raters answer "relevant" for about 10% of pairs. `--time-recompute` also times switching the
 built pool's strategy (PATCH pools/{id}/ judging), which recomputes every query's order.
 
+Every rater answers the truth of a simulated collection: a pair is relevant when a hash of its
+caption text and clip id says so, for about 10% of pairs (FIRE's share). `--strategy active` (issue
+25: a machine judge's uncertainty draws the sample) needs a machine judge's verdicts on the pool's
+pairs: the bench builds the pool in pool order, imports a simulated judge that agrees with that
+truth on `--judge-accuracy` of the pairs (its scores drawn so that the confident verdicts are the
+right ones more often), then switches the pool to "active" at `--sample-rate`, as an admin would.
+
+`--busy-load N [M ...]` runs every cell once per level, with that many processes of a fixed CPU
+load beside the server (each a busy loop of arithmetic, at normal priority), started before the
+cell and stopped after it, so "a busy machine" is the same on every run: 0 is quiet, 2 on a
+2-core machine leaves the server half the CPU it would have had. `--baseline DIR` serves the same
+cells from a second gunicorn running the code checked out in DIR (`git archive <commit> | tar -x
+-C DIR`) against the same database, the two runs of each cell back to back (their order
+alternating), so a change's before and after are measured under the same load; closed-loop cells
+get a pool of their own per server, as they use up several thousand pairs each.
+
 Cost, which a busy machine does not distort as it does wall-clock time: every cell also prints
 "CPU ms per label: web X, db Y", the CPU seconds (utime + stime from /proc) that the gunicorn
 workers and the PostgreSQL backends serving the bench database spent during the cell, per label
@@ -30,6 +46,7 @@ ms per label of the Django side and the functions that took it.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import http.client
 import json
 import os
@@ -49,7 +66,41 @@ from _setup import REPO, django_for_bench, free_port
 os.environ.setdefault("REJUDGE_MIN_WATCH_SECONDS", "0")
 
 
-def build(size: int, strategy: str = "pool_order", n_runs: int = 1, sample_rate: float = 0.8):
+RELEVANT_SHARE = 0.1  # about FIRE's share of relevant pairs
+
+
+def truly_relevant(caption_text: str, clip_external_id: str) -> bool:
+    """The simulated collection's truth: what every rater answers and the simulated machine judge
+    mostly agrees with. A hash of what the judging screen shows, so a rater thread needs no table."""
+    digest = hashlib.blake2b(f"{caption_text}\0{clip_external_id}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") / 2 ** 64 < RELEVANT_SHARE
+
+
+def simulated_judge(pool, accuracy: float, seed: int = 1):
+    """A machine judge of the pool's pairs, right on about `accuracy` of them: its score (the
+    confidence in its verdict) is higher where it is right, so the active design's uncertainty has
+    something to find. Returns the judge (for judging_settings_update's `machine_judge`)."""
+    import numpy as np
+
+    from annotation.models import MachineJudge, MachineJudgment, PooledPair
+
+    judge = MachineJudge.objects.create(dataset=pool.dataset, pool=pool, name=f"sim-{accuracy:g}", checksum="0" * 64)
+    pairs = list(PooledPair.objects.filter(pool=pool).values_list("caption_id", "clip_id", "caption__text",
+                                                                   "clip__external_id").distinct())
+    rng = np.random.default_rng(seed)
+    right = rng.random(len(pairs)) < accuracy
+    score = np.where(right, rng.uniform(0.55, 1.0, len(pairs)), rng.uniform(0.5, 0.8, len(pairs)))
+    verdicts = []
+    for (caption, clip, text, external_id), ok, confidence in zip(pairs, right.tolist(), score.tolist()):
+        relevant = truly_relevant(text, external_id) == ok
+        label = MachineJudgment.Label.RELEVANT if relevant else MachineJudgment.Label.NOT_RELEVANT
+        verdicts.append(MachineJudgment(judge=judge, caption_id=caption, clip_id=clip, label=label, score=round(confidence, 4)))
+    MachineJudgment.objects.bulk_create(verdicts, batch_size=5000)
+    return judge
+
+
+def build(size: int, strategy: str = "pool_order", n_runs: int = 1, sample_rate: float = 0.8,
+          judge_accuracy: float = 0.85, tag: str = ""):
     from django.db import connection
 
     from annotation.models import Caption, Clip, Dataset, Run
@@ -58,7 +109,7 @@ def build(size: int, strategy: str = "pool_order", n_runs: int = 1, sample_rate:
     from annotation.services.accounts.raters import memberships_grant, rater_create
     from annotation.services.accounts.users import api_token_for
 
-    name = f"bench-queue-{size}"
+    name = f"bench-queue-{size}{tag}"
     Dataset.objects.filter(name=name).delete()
     depth = 10
     n_captions = size // (depth + n_runs - 1)  # runs overlap: depth + n_runs - 1 pairs per caption
@@ -84,8 +135,18 @@ def build(size: int, strategy: str = "pool_order", n_runs: int = 1, sample_rate:
             cursor.cursor.copy_expert("COPY annotation_prediction (run_id, caption_id, clip_id, rank, score) FROM STDIN", buffer)
         runs.append(run)
     t = time.perf_counter()
+    # "active" needs a judge of the pool's pairs, and a judge belongs to a pool: the pool is built
+    # in pool order, the judge imported, and the pool switched, as an admin would.
     pool = pool_create(dataset=dataset, name="bench", runs=runs, depth=depth, redundancy=0.1, seed=1,
-                       judging={"strategy": strategy, **({"sample_rate": sample_rate} if strategy == "sampled" else {})})
+                       judging={"strategy": "pool_order" if strategy == "active" else strategy,
+                                **({"sample_rate": sample_rate} if strategy == "sampled" else {})})
+    if strategy == "active":
+        from annotation.services.judging import judging_settings_update
+
+        judge = simulated_judge(pool, judge_accuracy)
+        judging_settings_update(pool=pool, changes={"strategy": "active", "machine_judge": judge.name,
+                                                    "sample_rate": sample_rate})
+        pool.refresh_from_db()
     built = time.perf_counter() - t
     raters = [rater_create(username=f"{name}-r{i}-{uuid.uuid4().hex[:4]}", password="pw-123456") for i in range(20)]
     memberships_grant(pool=pool, users=raters)
@@ -109,9 +170,12 @@ def rater_loop(port: int, pool_id: int, token: str, stop: float, samples: list, 
         response = conn.getresponse()
         body = json.loads(response.read())
         if response.status != 200 or body["assignment"] is None:
-            errors.append(f"next: {response.status} {body}")
+            hint = " (the pool ran out of work for this rater: a larger pool or shorter cells)" \
+                if body.get("reason") == "no_work_left" else ""
+            errors.append(f"next: {response.status} {body}{hint}")
             return
-        value = "relevant" if rng.random() < 0.1 else "not_relevant"  # about FIRE's share of relevant pairs
+        shown = body["assignment"]
+        value = "relevant" if truly_relevant(shown["caption"]["text"], shown["clip"]["id"]) else "not_relevant"
         label = {"client_id": uuid.uuid4().hex, "lease_id": body["assignment"]["lease_id"], "value": value, "seconds": 1}
         conn.request("POST", "/api/v1/labels/", body=json.dumps(label), headers=headers)
         response = conn.getresponse()
@@ -240,7 +304,6 @@ def in_process_pairs(pool, token: str, n: int, on_statement=None) -> list[tuple[
     from django.test import Client
 
     client = Client(HTTP_AUTHORIZATION=f"Token {token}", HTTP_HOST="127.0.0.1")
-    rng = random.Random(token)
     out = []
 
     def run(path, body):
@@ -261,7 +324,8 @@ def in_process_pairs(pool, token: str, n: int, on_statement=None) -> list[tuple[
         body = response.json()
         if response.status_code != 200 or body["assignment"] is None:
             raise SystemExit(f"next: {response.status_code} {body}")
-        value = "relevant" if rng.random() < 0.1 else "not_relevant"
+        shown = body["assignment"]
+        value = "relevant" if truly_relevant(shown["caption"]["text"], shown["clip"]["id"]) else "not_relevant"
         response, submit_statements = run("/api/v1/labels/", {"client_id": uuid.uuid4().hex, "value": value, "seconds": 1,
                                                               "lease_id": body["assignment"]["lease_id"]})
         if response.status_code != 201:
@@ -348,6 +412,73 @@ def profile(pool, token: str, n: int) -> None:
         print(f"    {key:<28} {1000 * seconds / n:6.2f} ms per label (under cProfile)")
 
 
+# A fixed CPU load: arithmetic in a loop, no I/O, so each process takes one core whenever it gets one.
+_BUSY_LOOP = "x = 0\nwhile True:\n    x = (x * 1103515245 + 12345) % 2147483648\n"
+
+
+class BusyLoad:
+    """`n` processes of a fixed CPU load for the length of a `with` block, stopped (and waited
+    for) when it ends, however it ends."""
+
+    def __init__(self, n: int) -> None:
+        self.n, self.procs = n, []
+
+    def __enter__(self):
+        self.procs = [subprocess.Popen([sys.executable, "-c", _BUSY_LOOP]) for _ in range(self.n)]
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for proc in self.procs:
+            proc.terminate()
+        for proc in self.procs:
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=10)
+        self.procs = []
+
+
+def start_server(code, port: int, workers: int, threads: int) -> subprocess.Popen:
+    """gunicorn serving the code checked out in `code` (the repository, or --baseline's folder)."""
+    env = os.environ | {"DATABASE_URL": os.environ["DATABASE_URL"], "DEBUG": "0", "LOG_LEVEL": "WARNING"}
+    server = subprocess.Popen([sys.executable, "-m", "gunicorn", "config.wsgi:application", "-b", f"127.0.0.1:{port}",
+                               "--workers", str(workers), "--threads", str(threads), "--log-level", "warning",
+                               "--timeout", "180"], cwd=code, env=env)
+    for _ in range(300):
+        if server.poll() is not None:
+            raise SystemExit(f"gunicorn ({code}) exited with {server.returncode}")
+        try:
+            http.client.HTTPConnection("127.0.0.1", port, timeout=1).request("GET", "/login/")
+            break
+        except OSError:
+            time.sleep(0.1)
+    return server
+
+
+def stop_server(server: subprocess.Popen) -> None:
+    server.send_signal(signal.SIGTERM)
+    try:
+        server.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        server.wait(timeout=10)
+
+
+def plan_cache(pool, token: str, n: int = 12) -> None:
+    """Which of the queue's prepared statements PostgreSQL runs with a generic plan (planned once)
+    and which it plans anew on every run (custom plans: planning costs more than running them)."""
+    from django.db import connection
+
+    in_process_pairs(pool, token, n)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT generic_plans, custom_plans, statement FROM pg_prepared_statements ORDER BY prepare_time")
+        rows = cursor.fetchall()
+    print(f"  prepared statements after {n} labels in one connection (generic / custom plans):")
+    for generic, custom, statement in rows:
+        print(f"    {generic:>3} / {custom:<3} {' '.join(statement.split())[8:120]}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", type=int, nargs="+", default=[5000, 500000])
@@ -361,13 +492,21 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=None, help="gunicorn's port (default: a free one)")
     parser.add_argument("--database-url", default=None)
     parser.add_argument("--strategy", default="pool_order",
-                        choices=["pool_order", "shallow_first", "move_to_front", "bandit", "sampled"],
-                        help="Judging strategy of the pool (issue 15).")
+                        choices=["pool_order", "shallow_first", "move_to_front", "bandit", "sampled", "active"],
+                        help="Judging strategy of the pool (issue 15; active: issue 25, with a simulated machine judge).")
+    parser.add_argument("--judge-accuracy", type=float, default=0.85,
+                        help="`active`: the share of pairs the simulated machine judge gets right.")
+    parser.add_argument("--busy-load", type=int, nargs="+", default=[0], metavar="N",
+                        help="Run every cell once per N: with N processes of a fixed CPU load beside the server "
+                             "(0: quiet).")
+    parser.add_argument("--baseline", default=None, metavar="DIR",
+                        help="A checkout of other code (e.g. the commit before a change) served by a second gunicorn: "
+                             "every cell runs on both, back to back.")
     parser.add_argument("--pool-runs", type=int, default=1, help="Runs pooled (overlapping lists).")
     # The strategy's default rate samples too few pairs of a 5,000-pair pool for 20 raters back to
     # back: they run out of work within a cell.
     parser.add_argument("--sample-rate", type=float, default=0.8,
-                        help="The `sampled` strategy's sample rate (share of pairs in the sample).")
+                        help="The `sampled` and `active` strategies' sample rate (share of pairs in the sample).")
     parser.add_argument("--explain", action="store_true",
                         help="Print each statement of a next + submit with its EXPLAIN ANALYZE on the built pool.")
     parser.add_argument("--profile", type=int, default=0, metavar="N",
@@ -380,44 +519,70 @@ def main() -> None:
     from django.db import connection
 
     os.environ["REJUDGE_BENCH_DB"] = connection.settings_dict["NAME"]
+    # (label, code): the current code and, with --baseline, the other checkout; results per label.
+    codes = [("now", REPO)] + ([("baseline", args.baseline)] if args.baseline else [])
+    if args.baseline and not os.path.exists(os.path.join(args.baseline, "config", "wsgi.py")):
+        raise SystemExit(f"--baseline {args.baseline}: no config/wsgi.py there (not a checkout of this project)")
+    ports = {"now": args.port, "baseline": free_port()}
     results = {}
     for size in args.sizes:
-        pool, tokens, built = build(size, args.strategy, args.pool_runs, args.sample_rate)
-        print(f"pool of {pool.pairs.count():,} pairs ({args.pool_runs} run(s), {args.strategy}) built in {built:.1f}s")
+        # Closed-loop cells use up thousands of pairs each: a pool per server then, so both start alike.
+        own_pools = args.baseline and 0 in args.think
+        pools = {}
+        for label, _ in codes:
+            if label == "now" or own_pools:
+                pools[label] = build(size, args.strategy, args.pool_runs, args.sample_rate, args.judge_accuracy,
+                                     tag="" if label == "now" else f"-{label}")
+                pool, _, built = pools[label]
+                print(f"pool of {pool.pairs.count():,} pairs ({args.pool_runs} run(s), {args.strategy}) built in {built:.1f}s"
+                      + (f" (for {label})" if args.baseline else ""))
+            else:
+                pools[label] = pools["now"]
+        pool, tokens, _ = pools["now"]
         if args.explain:
             explain(pool, tokens[-1])
+            plan_cache(pool, tokens[-1])
         if args.profile:
             profile(pool, tokens[-2], args.profile)
-        env = os.environ | {"DATABASE_URL": os.environ["DATABASE_URL"], "DEBUG": "0", "LOG_LEVEL": "WARNING"}
-        server = subprocess.Popen([sys.executable, "-m", "gunicorn", "config.wsgi:application", "-b", f"127.0.0.1:{args.port}",
-                                   "--workers", str(args.workers), "--threads", str(args.threads), "--log-level", "warning",
-                                   "--timeout", "180"],
-                                  cwd=REPO, env=env)
+        servers = {}
         try:
-            for _ in range(100):
-                try:
-                    http.client.HTTPConnection("127.0.0.1", args.port, timeout=1).request("GET", "/login/")
-                    break
-                except OSError:
-                    time.sleep(0.1)
-            # Warm-up with enough raters to reach every worker: a worker's first requests load the
-            # URLconf and views, and a new backend its catalog caches, which no cell should count.
-            measure(args.port, pool, tokens, 2 * args.workers, 3)
+            for label, code in codes:
+                servers[label] = start_server(code, ports[label], args.workers, args.threads)
+                # Warm-up with enough raters to reach every worker: a worker's first requests load the
+                # URLconf and views, and a new backend its catalog caches, which no cell should count.
+                measure(ports[label], pools[label][0], pools[label][1], 2 * args.workers, 3)
+            cell = 0
             for think in args.think:
                 for n in args.raters:
-                    load = os.getloadavg()[0]
-                    r = measure(args.port, pool, tokens, n, args.paced_seconds if think else args.seconds, think, server)
-                    results[(size, n, think)] = r
-                    print(f"  {n:>2} rater(s), think {think:g}s: next+submit p50 {r['p50']:.1f} ms, p95 {r['p95']:.1f} ms "
-                          f"({r['n']:,} pairs, {r['throughput']:.0f} labels/s; load average {load:.1f} at the start)")
-                    print(f"      CPU ms per label: web {r['web_ms']:.2f}, db {r['db_ms']:.2f} (2 cores: {2000 / (r['web_ms'] + r['db_ms']):.0f} labels/s at most); "
-                          f"the bench's own rater threads {r['client_ms']:.2f}")
+                    for busy in args.busy_load:
+                        order = codes if cell % 2 == 0 else codes[::-1]  # neither always first
+                        cell += 1
+                        for label, _ in order:
+                            pool, tokens, _ = pools[label]
+                            with BusyLoad(busy):
+                                load = os.getloadavg()[0]
+                                r = measure(ports[label], pool, tokens, n, args.paced_seconds if think else args.seconds,
+                                            think, servers[label])
+                            results[(label, size, n, think, busy)] = r
+                            who = f"[{label}] " if args.baseline else ""
+                            print(f"  {who}{n:>2} rater(s), think {think:g}s, busy load {busy}: next+submit p50 {r['p50']:.1f} ms, "
+                                  f"p95 {r['p95']:.1f} ms ({r['n']:,} pairs, {r['throughput']:.0f} labels/s; load average "
+                                  f"{load:.1f} at the start)")
+                            print(f"      CPU ms per label: web {r['web_ms']:.2f}, db {r['db_ms']:.2f} (2 cores: "
+                                  f"{2000 / (r['web_ms'] + r['db_ms']):.0f} labels/s at most); the bench's own rater "
+                                  f"threads {r['client_ms']:.2f}")
+                        if args.baseline:
+                            a, b = results[("now", size, n, think, busy)], results[("baseline", size, n, think, busy)]
+                            print(f"      now / baseline: labels/s {a['throughput'] / b['throughput']:.2f}x, p95 "
+                                  f"{a['p95'] / b['p95']:.2f}x, web CPU {a['web_ms'] / b['web_ms']:.2f}x, db CPU "
+                                  f"{a['db_ms'] / b['db_ms']:.2f}x")
         finally:
-            server.send_signal(signal.SIGTERM)
-            server.wait(timeout=30)
+            for server in servers.values():
+                stop_server(server)
         if args.time_recompute:
             from annotation.services.judging import judging_settings_update
 
+            pool = pools["now"][0]
             other = "shallow_first" if args.strategy != "shallow_first" else "bandit"
             t = time.perf_counter()
             done = judging_settings_update(pool=pool, changes={"strategy": other})
@@ -427,9 +592,11 @@ def main() -> None:
     if len(sizes) >= 2:
         for think in args.think:
             for n in args.raters:
-                small, large = results[(sizes[0], n, think)]["p95"], results[(sizes[-1], n, think)]["p95"]
-                print(f"{n} rater(s), think {think:g}s: p95 at {sizes[-1]:,} / p95 at {sizes[0]:,} = {large / small:.2f}x "
-                      f"(goal <= 1.5x)")
+                for busy in args.busy_load:
+                    small, large = (results[("now", sizes[0], n, think, busy)]["p95"],
+                                    results[("now", sizes[-1], n, think, busy)]["p95"])
+                    print(f"{n} rater(s), think {think:g}s, busy load {busy}: p95 at {sizes[-1]:,} / p95 at {sizes[0]:,} = "
+                          f"{large / small:.2f}x (goal <= 1.5x)")
 
 
 if __name__ == "__main__":
