@@ -11,3 +11,4 @@ from .crowd import *  # noqa: F401,F403
 from .judging import *  # noqa: F401,F403
 from .judges import *  # noqa: F401,F403
 from .releases import *  # noqa: F401,F403
+from .media import *  # noqa: F401,F403

@@ -44,6 +44,11 @@ class Clip(models.Model):
     start = models.FloatField(null=True, blank=True)
     end = models.FloatField(null=True, blank=True)
     duration = models.FloatField(null=True, blank=True)
+    # Set by prepare_media (services/media/prepare.py) when it replaced `media` with a copy browsers
+    # play: the reference the dataset was imported with, and where in it the copy starts (seconds;
+    # a copy cut to the clip's span starts there, and start/end are then the copy's).
+    original_media = models.CharField(max_length=1000, blank=True)
+    media_offset = models.FloatField(default=0)
 
     class Meta:
         constraints = [
