@@ -19,6 +19,7 @@ from annotation.services.queue.labels import LabelRefused, pair_adjudicate, pair
 from annotation.services.pools.operations import (POOL_BUILD, judging_reorder_start, pool_add_run_start,
                                                  pool_build_start)
 from annotation.services.pools.known_pairs import known_pairs_for_build
+from annotation.services.pools.settings_checks import pool_settings_warnings
 from annotation.services.judging import (JUDGING_SETTINGS, RECOMPUTE_IN_A_JOB_ABOVE, JudgingError, judging_settings_of,
                                          judging_settings_update)
 from annotation.services.pools.build import PoolError, known_pairs_add, known_pairs_import_csv, pool_settings_update
@@ -185,7 +186,8 @@ class PoolDetailApi(APIView):
             except PoolError as exc:
                 raise ValidationError({"detail": str(exc)}) from exc
         pool.refresh_from_db()
-        return Response(PoolOutputSerializer(pool).data | {"redrawn": result["redrawn"]} | extra)
+        return Response(PoolOutputSerializer(pool).data | {"redrawn": result["redrawn"]} | extra
+                        | {"warnings": pool_settings_warnings(pool=pool)})
 
 
 class PoolStatsApi(APIView):

@@ -17,6 +17,7 @@ from annotation.selectors.dashboard import (dataset_runs, datasets_overview, poo
 from annotation.selectors.known_pairs import known_pair_sources
 from annotation.services.crowd.arrivals import PREVIEW_ASSIGNMENT
 from annotation.services.crowd.studies import quality_rule_warnings
+from annotation.services.pools.settings_checks import pool_settings_warnings
 from annotation.selectors.judging import STRATEGY_TEXT
 from annotation.selectors.pools import PAIR_COUNT_WORDS, pairs_needing_admin, pool_progress
 from annotation.selectors.reports import judgment_set_list
@@ -87,6 +88,9 @@ def pool_detail(request, pool_id: int):
         "preview_assignment": PREVIEW_ASSIGNMENT,
         # An unsaved rule shows the model's defaults: what the first save stores unless changed.
         "rule": rule, "rule_warnings": quality_rule_warnings(pool=pool, rule=rule) if rule.pk else [],
+        # Every other setting that cannot act as asked (the rule's own are shown beside its form).
+        "settings_warnings": [w for w in pool_settings_warnings(pool=pool)
+                              if w not in (quality_rule_warnings(pool=pool, rule=rule) if rule.pk else [])],
         "judge_endpoints": JudgeEndpoint.objects.all(), "machine_judges": MachineJudge.objects.filter(pool=pool),
     })
 

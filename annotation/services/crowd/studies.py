@@ -4,6 +4,9 @@ from __future__ import annotations
 from django.db import transaction
 
 from annotation.models import CrowdStudy, Pool, PooledPair, QualityRule
+# The rule's and the study's dependencies on other settings are checked with every other pool
+# setting's, in one place; imported here for the pages and views that save the rule.
+from annotation.services.pools.settings_checks import crowd_study_warnings, quality_rule_warnings  # noqa: F401
 
 STUDY_FIELDS = ("platform", "title", "description", "completion_code", "quota_pairs", "quota_minutes", "consent_text",
                 "guidelines_extra", "training_required", "idle_timeout_seconds", "is_open", "places")
@@ -70,20 +73,3 @@ def quality_rule_save(*, pool: Pool, **settings) -> QualityRule:
         raise StudyInvalid("too_fast_seconds", "too_fast_seconds must not be negative")
     rule.save()
     return rule
-
-
-def quality_rule_warnings(*, pool: Pool, rule: QualityRule) -> list[str]:
-    """Why an enabled rule cannot act on this pool, with the numbers: a rater answers each gold pair
-    once, so the rule never applies after more gold answers than the pool has gold pairs. Warned,
-    not refused: gold pairs can still be added (a known-pairs file)."""
-    if not rule.enabled:
-        return []
-    gold = PooledPair.objects.filter(pool=pool, role=PooledPair.Role.GOLD).count()
-    if gold == 0:
-        return [f"the pool has no gold pairs: the rule (after {rule.min_gold_answers} gold answers) never applies "
-                f"until gold pairs are added"]
-    if rule.min_gold_answers > gold:
-        return [f"the pool has {gold} gold pair{'s' if gold != 1 else ''}, so a rater gives at most {gold} gold "
-                f"answer{'s' if gold != 1 else ''}: the rule (after {rule.min_gold_answers}) never applies; set it to "
-                f"at most {gold}, or add gold pairs"]
-    return []

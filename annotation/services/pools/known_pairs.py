@@ -4,6 +4,9 @@ the build is asked for (so a bad file is a 400 naming file, line and field, and 
 then travel in the build job's parameters and are added by known_pairs_add right after the pool."""
 from __future__ import annotations
 
+from pathlib import Path
+
+from annotation.analysis.params import Param
 from annotation.formats.csv_uploads import csv_rows
 from annotation.formats.errors import IssueCollector
 from annotation.models import Dataset, Pool, PooledPair
@@ -12,6 +15,16 @@ from annotation.services.pools.build import PoolError, _known_pairs_check
 # A known-pairs list rides in the job's JSON parameters; a few thousand is far more than any
 # training queue or gold set needs.
 MAX_KNOWN_PAIRS = 5000
+
+# The build's ways of attaching known pairs, as the command line declares them (the API takes an
+# uploaded file or a pool id as form fields: api/views/pools.py).
+KNOWN_PAIRS_PARAMS = {
+    "known_pairs": Param(str, None, "a CSV of training and gold pairs to attach to the pool, header "
+                         "caption,clip,answer[,role][,explanation] (answer relevant or not_relevant; role training "
+                         "or gold, default gold)", max_length=4096),
+    "known_pairs_from": Param(int, None, "copy the training and gold pairs of this pool (its id) of the same dataset",
+                              1),
+}
 
 
 def known_pairs_copied(*, dataset: Dataset, source_pool_id: int) -> list[dict]:
@@ -49,6 +62,15 @@ def known_pairs_from_csv(*, dataset: Dataset, content: bytes, source_name: str =
 
 def known_pair_roles(items: list[dict]) -> dict:
     return {"training": sum(i["role"] == "training" for i in items), "gold": sum(i["role"] == "gold" for i in items)}
+
+
+def known_pairs_from_file(*, dataset: Dataset, path: str | Path) -> list[dict]:
+    """known_pairs_from_csv on a file named on the command line; its errors name that path."""
+    try:
+        content = Path(path).read_bytes()
+    except OSError as exc:
+        raise PoolError(f"{path}: cannot read the known-pairs file ({exc.strerror or exc})") from None
+    return known_pairs_from_csv(dataset=dataset, content=content, source_name=str(path))
 
 
 def known_pairs_for_build(*, dataset: Dataset, source_pool_id: int | None = None, upload=None) -> list[dict]:

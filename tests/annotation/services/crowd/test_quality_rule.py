@@ -146,7 +146,7 @@ def test_rule_settings_are_checked(pool):
 # was saved on a pool with 2 gold pairs, and nothing said it would never pause anyone).
 
 def test_a_rule_after_more_gold_answers_than_gold_pairs_is_warned_of_with_the_numbers():
-    two = crowd_pool(gold=2, training=0)
+    two = crowd_pool(gold=2, training=0, gold_rate=0.2)  # gold reaches raters
     rule = quality_rule_save(pool=two, min_gold_answers=3, min_gold_accuracy=0.7)
     assert quality_rule_warnings(pool=two, rule=rule) == [
         "the pool has 2 gold pairs, so a rater gives at most 2 gold answers: the rule (after 3) never applies; "
@@ -169,7 +169,7 @@ def test_the_api_and_the_pool_page_say_it(client):
 
     from tests.factories import make_user
 
-    two = crowd_pool(gold=2, training=0)
+    two = crowd_pool(gold=2, training=0, gold_rate=0.2)
     admin = make_user("admin")
     api = APIClient()
     api.force_authenticate(admin)
