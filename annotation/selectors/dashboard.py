@@ -17,7 +17,7 @@ from annotation.analysis.activity import IDLE_CUTOFF_SECONDS, active_seconds, la
 from annotation.analysis.agreement import agreement_report
 from annotation.models import Dataset, Job, Label, Pool, PooledPair, PoolMembership, Run
 from annotation.selectors.judging import pool_query_statuses
-from annotation.selectors.pools import pairs_to_judge, pool_pair_counts, pool_progress
+from annotation.selectors.pools import PRODUCTION_ROLES, pairs_to_judge, pool_pair_counts, pool_progress, start_of_today
 
 VOTE_CODES = {Label.Value.NOT_RELEVANT: 0, Label.Value.RELEVANT: 1}
 
@@ -27,10 +27,6 @@ def _count_of(model, fk: str):
     as they would with several joins in one GROUP BY."""
     rows = model.objects.filter(**{fk: OuterRef("pk")}).order_by().values(fk).annotate(n=Count("pk")).values("n")
     return Coalesce(Subquery(rows, output_field=IntegerField()), 0)
-
-
-def _start_of_today():
-    return timezone.localtime().replace(hour=0, minute=0, second=0, microsecond=0)
 
 
 def datasets_overview():
@@ -92,7 +88,7 @@ def raters_overview():
     return (get_user_model().objects.filter(groups__name=roles.RATER).select_related("rater_profile")
             .prefetch_related(Prefetch("memberships", queryset=memberships))
             .annotate(label_count=Count("labels"),
-                      labels_today=Count("labels", filter=Q(labels__created_at__gte=_start_of_today())),
+                      labels_today=Count("labels", filter=Q(labels__created_at__gte=start_of_today())),
                       last_label_at=Max("labels__created_at"))
             .order_by("username"))
 
@@ -125,7 +121,7 @@ LIVE_WINDOW_HOURS = 24
 LIVE_BASELINE_SECONDS = 600
 LIVE_QUERY_ROWS = 50
 CHART_HOURS = 48
-PRODUCTION = (PooledPair.Role.POOL, PooledPair.Role.GOLD)
+PRODUCTION = PRODUCTION_ROLES
 # Per rater, what the baseline keeps: counts that never change once a label is written (a rater
 # may change relevant <-> not relevant, never into or out of ambiguous or doesn't play, and the
 # client's seconds stay). Gold answers right are counted fresh: a change can flip them.
@@ -209,7 +205,7 @@ def pool_live(*, pool: Pool, now=None, idle_cutoff: float = IDLE_CUTOFF_SECONDS,
     since = now - timedelta(hours=LIVE_WINDOW_HOURS)
     chart_since = now - timedelta(hours=chart_hours)
     hour_ago = now - timedelta(hours=1)
-    today = timezone.localtime(now).replace(hour=0, minute=0, second=0, microsecond=0)
+    today = start_of_today(now)
     with _snapshot_transaction():
         pool = Pool.objects.get(pk=pool.pk)  # the judging stop and settings of this snapshot
         members = list(PoolMembership.objects.filter(pool=pool).select_related("rater", "rater__rater_profile")

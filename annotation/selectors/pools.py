@@ -88,27 +88,41 @@ def pool_throughput(*, pool: Pool, hours: int = 48) -> dict:
     return {"since": since.isoformat(), "per_hour": per_hour, "per_rater": per_rater}
 
 
+#: The roles whose labels are the pool's work: pool pairs and the gold pairs mixed in among them.
+#: Training answers are not labels of the pool: the pool page (dashboard.pool_live) and the
+#: rater's own page (rater_progress) count by this one rule.
+PRODUCTION_ROLES = (PooledPair.Role.POOL, PooledPair.Role.GOLD)
+
+
+def start_of_today(now=None):
+    """Midnight of the server's day: where every "today" on the pages starts."""
+    return timezone.localtime(now).replace(hour=0, minute=0, second=0, microsecond=0)
+
+
 def rater_progress(*, pool: Pool, rater) -> dict:
     """What a rater's page shows: their answers, and the pairs still open to them.
 
     `left_for_you` moves by exactly one for every answer the rater gives, whatever the pair's
-    role: pool pairs that still need labels and that they have not labelled, plus the gold pairs
-    they have not answered while any such pool pair is left. A pool-wide count of open pairs
-    would move on a pool answer and stand still on a gold one, which tells gold pairs apart."""
-    today = timezone.localtime().replace(hour=0, minute=0, second=0, microsecond=0)
+    role, and counts what the queue can still hand them: pool pairs that still need labels and
+    that they have not labelled, plus the gold pairs it would hand them while any such pool pair
+    is left. A gold pair that repeats a pool pair (its twin) is handed out only once the twin is
+    closed and to a rater who has not labelled the twin (services/queue/leases.py
+    _GOLD_TWIN_SEEN), so it stands in for its twin and is not counted beside it: a 178-pair pool
+    with gold twins starts at 178. A pool-wide count of open pairs would move on a pool answer
+    and stand still on a gold one, which tells gold pairs apart. Training is not counted in
+    either figure (PRODUCTION_ROLES)."""
+    today = start_of_today()
     mine = Label.objects.filter(rater=rater, pair__pool=pool)
     membership = PoolMembership.objects.filter(pool=pool, rater=rater).first()
-    roles = dict(PooledPair.objects.filter(pool=pool).exclude(role=PooledPair.Role.POOL)
-                 .values_list("role").annotate(n=Count("id")).order_by())
-    training_total = roles.get(PooledPair.Role.TRAINING, 0)
+    training_total = PooledPair.objects.filter(pool=pool, role=PooledPair.Role.TRAINING).count()
     answered = mine.aggregate(
-        today=Count("id", filter=Q(created_at__gte=today)), total=Count("id"),
+        today=Count("id", filter=Q(created_at__gte=today, pair__role__in=PRODUCTION_ROLES)),
+        total=Count("id", filter=Q(pair__role__in=PRODUCTION_ROLES)),
         training=Count("id", filter=Q(pair__role=PooledPair.Role.TRAINING)),
-        gold=Count("id", filter=Q(pair__role=PooledPair.Role.GOLD)),
         open_pool=Count("id", filter=Q(pair__role=PooledPair.Role.POOL, pair__state=PooledPair.State.OPEN,
                                        pair__vote_count__lt=F("pair__required_labels"))))
     pool_left = max(0, pool_pairs_left(pool=pool) - answered["open_pool"])
-    gold_left = max(0, roles.get(PooledPair.Role.GOLD, 0) - answered["gold"]) if pool_left else 0
+    gold_left = _gold_left_for(pool=pool, rater=rater) if pool_left else 0
     return {
         "labelled_today": answered["today"],
         "labelled_total": answered["total"],
@@ -121,6 +135,18 @@ def rater_progress(*, pool: Pool, rater) -> dict:
             "pass_mark": pool.training_pass_mark,
         },
     }
+
+
+def _gold_left_for(*, pool: Pool, rater) -> int:
+    """Gold pairs the queue may still hand the rater: not answered, and no twin (another pair of
+    the same caption and clip) that is an open pool pair or that the rater labelled."""
+    labelled = Label.objects.filter(pair=OuterRef("pk"), rater=rater)
+    twins = PooledPair.objects.filter(pool=pool, caption_id=OuterRef("caption_id"), clip_id=OuterRef("clip_id")
+                                      ).exclude(pk=OuterRef("pk"))
+    twin_in_the_way = twins.filter(Q(role=PooledPair.Role.POOL, state=PooledPair.State.OPEN)
+                                   | Q(Exists(Label.objects.filter(pair=OuterRef("pk"), rater=rater))))
+    return (PooledPair.objects.filter(pool=pool, role=PooledPair.Role.GOLD)
+            .exclude(Exists(labelled)).exclude(Exists(twin_in_the_way)).count())
 
 
 def rater_pools(*, rater):

@@ -598,13 +598,15 @@ class JudgePage {
 
   renderProgress() {
     if (!this.progress || !this.el.today) return; // a crowd worker's page shows the study's quota instead
-    const waiting = this.myItems().length;
+    // Training answers are not the pool's labels: the server leaves them out of both figures
+    // (selectors/pools.py PRODUCTION_ROLES), and so do the answers still waiting here.
+    const waiting = this.myItems().filter((item) => item.meta.mode !== "training").length;
     this.el.today.textContent = String(this.progress.labelled_today + waiting);
     // Answers still in the outbox are no longer left for this rater either.
     const left = Math.max(0, this.progress.left_for_you - waiting);
     this.el.left.textContent = left.toLocaleString();
     const bar = this.el["pool-progress"];
-    const judged = this.progress.labelled_total - this.progress.training.answered + waiting;
+    const judged = this.progress.labelled_total + waiting;
     bar.value = judged + left ? Math.max(0, Math.min(1, judged / (judged + left))) : 0;
     bar.setAttribute("aria-valuetext", `${Math.round(bar.value * 100)}% of your pairs judged`);
     bar.title = `${Math.round(bar.value * 100)}% of your pairs judged`;
