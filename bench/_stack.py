@@ -89,13 +89,13 @@ class LocalStack:
     bucket: str | None = None
     extra_env: dict = field(default_factory=dict)
     root: Path = field(init=False)
-    port: int = field(init=False)
+    port: int = 0  # gunicorn's port; 0: a free one
     procs: dict = field(default_factory=dict)
     keep: bool = False
 
     def __post_init__(self) -> None:
         self.root = Path(tempfile.mkdtemp(prefix=f"rejudge-{self.tag}-"))
-        self.port = free_port()
+        self.port = self.port or free_port()
         self.database = self.database or f"rejudge_{self.tag}_{os.getpid()}"
         self.bucket = self.bucket or f"rejudge-{self.tag.replace('_', '-')}-{uuid.uuid4().hex[:8]}"
         self.queue = f"rejudge-{self.tag}-{uuid.uuid4().hex[:8]}"

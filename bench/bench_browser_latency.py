@@ -35,13 +35,14 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
 
 
-def start_server():
-    """A threaded local server. Django's live server would answer /media/ itself, without Range
-    support; unwrapping its media handler sends /media/ through the app's view, as in production."""
+def start_server(port: int = 0):
+    """A threaded local server (on `port`, 0: a free one). Django's live server would answer /media/
+    itself, without Range support; unwrapping its media handler sends /media/ through the app's
+    view, as in production."""
     from django.contrib.staticfiles.handlers import StaticFilesHandler
     from django.test.testcases import LiveServerThread
 
-    thread = LiveServerThread("127.0.0.1", static_handler=lambda media: StaticFilesHandler(media.application))
+    thread = LiveServerThread("127.0.0.1", static_handler=lambda media: StaticFilesHandler(media.application), port=port)
     thread.daemon = True
     thread.start()
     thread.is_ready.wait()
@@ -55,6 +56,7 @@ def main() -> None:
     parser.add_argument("--submits", type=int, default=50)
     parser.add_argument("--think-ms", type=int, default=600, help="time spent on each pair before answering")
     parser.add_argument("--database-url", default=None)
+    parser.add_argument("--port", type=int, default=0, help="the local server's port (default: a free one)")
     args = parser.parse_args()
 
     os.environ["DATABASE_URL"] = bench_database_url(args.database_url)
@@ -92,7 +94,7 @@ def run(args, connection) -> None:
     from tests.browser.scenarios import judging_setup
 
     setup = judging_setup(pairs=args.submits + 10, training=0)
-    server = start_server()
+    server = start_server(args.port)
     base = f"http://127.0.0.1:{server.port}"
     print(f"database: {connection.vendor} {connection.settings_dict['NAME']}; server {base}; "
           f"{args.submits} answers, {args.think_ms} ms on each pair")

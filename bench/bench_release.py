@@ -34,6 +34,7 @@ from _setup import REPO, SERVER, django_for_bench, free_port, peak_rss_mb
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 WINDOW = 20  # bench_reports.py pools 20 clips a caption
+PORT: int | None = None  # --port: the download's gunicorn (each step a child process, which is given it too)
 
 
 def _serve(port: int) -> subprocess.Popen:
@@ -78,7 +79,7 @@ def _download(pool_id: int) -> dict:
                     .values_list("caption__external_id", "clip__external_id", "rank").iterator(chunk_size=50_000))
             for caption, clip, rank in rows:  # score -rank: the run's own order, as the leaderboard reads it
                 out.write(f"{caption} Q0 {clip} {rank} {-rank} {run.name}\n")
-        port = free_port()
+        port = PORT or free_port()
         server = _serve(port)
         try:
             t = time.perf_counter()
@@ -150,7 +151,8 @@ def _step(kind: str, pool_id: int) -> None:
 
 
 def _child(url: str, env: dict, *args: str) -> dict:
-    out = subprocess.run([sys.executable, __file__, "--database-url", url, *args], capture_output=True, text=True,
+    port = ["--port", str(PORT)] if PORT else []
+    out = subprocess.run([sys.executable, __file__, "--database-url", url, *port, *args], capture_output=True, text=True,
                          env=os.environ | env)
     if out.returncode:
         sys.exit(f"step {args} failed:\n{out.stderr[-3000:]}")
@@ -207,8 +209,11 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="Keep the database and the archives.")
     parser.add_argument("--reuse", action="store_true",
                         help="Take the pool already in --database-url (an earlier --keep run) instead of generating.")
+    parser.add_argument("--port", type=int, default=None, help="gunicorn's port for the download (default: a free one)")
     parser.add_argument("--step", nargs=2, metavar=("KIND", "POOL_ID"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    global PORT
+    PORT = args.port
     url = args.database_url or f"{SERVER}/rejudge_bench_release_{os.getpid()}"
     if args.step:
         django_for_bench(url)

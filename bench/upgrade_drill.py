@@ -180,6 +180,9 @@ def main() -> int:
     parser.add_argument("--from", dest="ref", default="f71e1f4", help="the previous release (a git ref)")
     parser.add_argument("--labels-per-rater", type=int, default=12)
     parser.add_argument("--keep", action="store_true")
+    parser.add_argument("--port", type=int, default=0,
+                        help="the old release's gunicorn port; the upgraded one listens on PORT+1 (both serve during "
+                             "the upgrade), the restored one on PORT+2 (default: free ones)")
     args = parser.parse_args()
     checks: list[tuple[str, bool, str]] = []
     wall = time.monotonic()
@@ -190,7 +193,8 @@ def main() -> int:
     archive = subprocess.run(["git", "archive", "--format=tar", args.ref], cwd=REPO, capture_output=True, check=True)
     subprocess.run(["tar", "-x", "-C", str(old_code)], input=archive.stdout, check=True)
     env = {"REJUDGE_MIN_WATCH_SECONDS": "0"}  # the drill's raters answer at once
-    old = LocalStack("drill", code=old_code, keep=args.keep, extra_env=env)
+    ports = [args.port + i if args.port else 0 for i in range(3)]
+    old = LocalStack("drill", code=old_code, keep=args.keep, extra_env=env, port=ports[0])
     new = restored = backup = None
     status = 1
     try:
@@ -230,7 +234,8 @@ def main() -> int:
 
         poller = threading.Thread(target=poll, daemon=True)
         poller.start()
-        new = LocalStack("drill", code=REPO, database=old.database, bucket=old.bucket, keep=args.keep, extra_env=env)
+        new = LocalStack("drill", code=REPO, database=old.database, bucket=old.bucket, keep=args.keep, extra_env=env,
+                         port=ports[1])
         new.secret, new.queue = old.secret, old.queue  # same deployment: same key, same queues
         t = time.monotonic()
         plan = new.manage("migrate", "--plan").stdout.strip()
@@ -281,7 +286,7 @@ def main() -> int:
             path.write_bytes(body)
         print(f"backup in {backup}: db.dump {(backup / 'db.dump').stat().st_size} B, {len(objects)} objects "
               f"({sum(map(len, objects.values()))} B), {time.monotonic() - t:.1f}s")
-        restored = LocalStack("drillrestore", code=REPO, keep=args.keep, extra_env=env)
+        restored = LocalStack("drillrestore", code=REPO, keep=args.keep, extra_env=env, port=ports[2])
         restored.secret = new.secret
         restored.prepare()
         subprocess.run(["pg_restore", "-h", "127.0.0.1", "-U", "postgres", "--no-owner", "-d", restored.database,
