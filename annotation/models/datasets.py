@@ -47,8 +47,9 @@ class Clip(models.Model):
     # Set by prepare_media (services/media/prepare.py) when it replaced `media` with a copy browsers
     # play: the reference the dataset was imported with, and where in it the copy starts (seconds;
     # a copy cut to the clip's span starts there, and start/end are then the copy's).
-    original_media = models.CharField(max_length=1000, blank=True)
-    media_offset = models.FloatField(default=0)
+    # Database defaults too: imports insert clips with COPY (annotation/bulk.py), past Django's defaults.
+    original_media = models.CharField(max_length=1000, blank=True, default="", db_default="")
+    media_offset = models.FloatField(default=0, db_default=0)
 
     class Meta:
         constraints = [
