@@ -158,7 +158,11 @@ def hole_fill_estimates(ranked: Mapping[Hashable, Sequence[Hashable]],
               "labels_ignored": len(labels) - len(sample), "queries_scored": len(queries),
               "queries_unjudged": sum(1 for q in runs if q not in judged)}
     # The release's verdicts are labels drawn with certainty (pi = 1); the sampled holes keep theirs.
-    labelled = {(q, c): g > 0 for q in queries for c, g in judged[q].items()} | sample
+    # A not-relevant verdict on a clip the run does not rank changes none of its measures (AP and
+    # nDCG count only relevant clips beyond the list), and leaving it out spares the estimator's
+    # per-query walk over every clip (a release judges about twice as many clips as a run's top 10).
+    labelled = {(q, c): g > 0 for q in queries for listed in (set(runs[q]),) for c, g in judged[q].items()
+                if g > 0 or c in listed} | sample
     # The design's probabilities of the holes it did not draw are welcome (estimate_metrics reads
     # them for the weight of a hit no draw caught); a drawn hole without one was judged for certain.
     weights = {key: float(inclusion[key]) for key in holes if key in inclusion} | {
