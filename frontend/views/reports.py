@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 
 from django.http import Http404
 from django.shortcuts import get_object_or_404, render
@@ -21,13 +22,14 @@ from annotation.page_access import page_for
 from annotation.selectors.exports import artefact_list
 from annotation.selectors.reports import judgment_sets_listed, report_list, report_rater_names, scorable_runs
 from annotation.services.evaluation.conventions import CONVENTIONS
-from annotation.services.exports.labels import EXPORT_FORMATS
+from annotation.services.exports.labels import EXPORT_FORMATS, export_format_params
 from annotation.services.judgment_sets.agreement import LEVELS
 from annotation.services.judgment_sets.counts import counts_in_words
 from annotation.services.judgment_sets.imports import JUDGMENT_FORMATS, REPEAT_RULES
 from annotation.services.judgment_sets.scoring import stored_run_format
-from annotation.services.reports.registry import POOL_REPORT_KINDS, kind_title, report_tables
+from annotation.services.reports.registry import POOL_REPORT_KINDS, REPORT_KINDS, kind_title, report_tables
 from frontend.views.judging_reports import judging_report_links, judging_simulation_charts
+from frontend.views.param_inputs import param_inputs
 
 BAR_HEIGHT = 18
 LABEL_WIDTH = 150
@@ -258,6 +260,19 @@ def _run_kind_words(run) -> str:
     return "ranked clips" if stored_run_format(run) == "trec" else f"{stored_run_format(run)} moments"
 
 
+def _chosen_pool(request) -> int | None:
+    raw = request.GET.get("pool", "")
+    return int(raw) if raw.isdigit() else None
+
+
+def _given(fields: list, query, chosen: bool) -> list:
+    """The chosen kind's fields with the values a link gives (?kind=machine_judge&judge=3: the
+    judge a machine judge's job page offers to measure), else as declared."""
+    if not chosen:
+        return fields
+    return [replace(f, value=query[f.name]) if query.get(f.name) and f.widget != "checkbox" else f for f in fields]
+
+
 @page_for("admin", "researcher")
 def report_index(request):
     is_admin = roles.is_admin(request.user)
@@ -268,10 +283,17 @@ def report_index(request):
                "judgment_sets": [(s, counts_in_words(s.counts)) for s in judgment_sets]}
     if is_admin:
         formats = dict(JudgmentSet.Format.choices)
+        chosen_kind = request.GET.get("kind") if request.GET.get("kind") in POOL_REPORT_KINDS else None
         context |= {"pools": Pool.objects.select_related("dataset").order_by("dataset__name", "name"),
                     "datasets": Dataset.objects.order_by("name"),
-                    "kinds": {kind: kind_title(kind) for kind in POOL_REPORT_KINDS},
-                    "export_formats": list(EXPORT_FORMATS),
+                    # Opened from a pool's page (?pool=): that pool is the one chosen in every form.
+                    "chosen_pool": _chosen_pool(request),
+                    "chosen_kind": chosen_kind,
+                    "kinds": [{"name": kind, "title": kind_title(kind),
+                               "fields": _given(param_inputs(REPORT_KINDS[kind].params), request.GET, kind == chosen_kind)}
+                              for kind in POOL_REPORT_KINDS],
+                    "export_formats": [{"name": fmt, "fields": param_inputs(export_format_params(fmt))}
+                                       for fmt in EXPORT_FORMATS],
                     "judgment_formats": [(f, formats[f], FORMAT_HINTS.get(f, "")) for f in JUDGMENT_FORMATS],
                     "repeat_rules": REPEAT_RULES, "levels": LEVELS, "conventions": CONVENTIONS,
                     # Only kept files can be scored or measured; a moment set scores stored moment

@@ -12,12 +12,52 @@ function say(text, failed = false) {
 
 const field = (form, name) => form.elements.namedItem(name);
 
-function parseParams(raw) {
-  if (!raw.trim()) return {};
-  try {
-    return JSON.parse(raw);
-  } catch {
-    throw new Error("Parameters must be JSON, for example {\"n_boot\": 1000}.");
+/* The parameters of the chosen kind or format: only its fieldset is shown and sent (the others are
+   disabled, so the browser neither checks nor sends them). Each field is typed as its declaration
+   says (data-param, frontend/views/param_inputs.py); an empty field is left out, which is the
+   declared default. A value that is not a number is sent as typed, for the API to refuse by name. */
+function showParamsOf(select) {
+  for (const fieldset of select.form.querySelectorAll("fieldset[data-params-for]")) {
+    const other = fieldset.dataset.paramsFor !== select.value;
+    fieldset.hidden = other;
+    fieldset.disabled = other;
+  }
+}
+
+function typedParam(raw, type) {
+  if (type === "int" || type === "float") {
+    const number = Number(raw);
+    return raw.trim() !== "" && Number.isFinite(number) ? number : raw;
+  }
+  return raw;
+}
+
+function paramsOf(form, choice) {
+  const fieldset = form.querySelector(`fieldset[data-params-for="${CSS.escape(choice)}"]`);
+  const params = {};
+  if (!fieldset) return params;
+  for (const input of fieldset.querySelectorAll("[data-param]")) {
+    const type = input.dataset.param;
+    if (type === "bool") {
+      params[input.name] = input.checked;
+    } else if (type.startsWith("list-")) {
+      const items = input.value.split(/[\s,;]+/).filter(Boolean);
+      if (items.length) params[input.name] = items.map((item) => typedParam(item, type.slice(5)));
+    } else if (input.value.trim() !== "") {
+      params[input.name] = typedParam(input.value.trim(), type);
+    }
+  }
+  return params;
+}
+
+/* A refusal naming a parameter (400 {name: [text]}) is shown beside that field too. */
+function markRefused(form, choice, data) {
+  const fieldset = form.querySelector(`fieldset[data-params-for="${CSS.escape(choice)}"]`);
+  if (!fieldset || !data || typeof data !== "object") return;
+  for (const input of fieldset.querySelectorAll("[data-param]")) {
+    const refused = Object.prototype.hasOwnProperty.call(data, input.name);
+    if (refused) input.setAttribute("aria-invalid", "true");
+    else input.removeAttribute("aria-invalid");
   }
 }
 
@@ -93,21 +133,22 @@ async function submit(form, request) {
   }
 }
 
-document.getElementById("report-form").addEventListener("submit", (event) => {
-  event.preventDefault();
-  const form = event.currentTarget;
-  submit(form, () => api(`/api/v1/pools/${field(form, "pool").value}/reports/`, {
-    method: "POST", json: { kind: field(form, "kind").value, params: parseParams(field(form, "params").value) },
-  }));
-});
-
-document.getElementById("export-form").addEventListener("submit", (event) => {
-  event.preventDefault();
-  const form = event.currentTarget;
-  submit(form, () => api(`/api/v1/pools/${field(form, "pool").value}/exports/`, {
-    method: "POST", json: { format: field(form, "format").value, params: parseParams(field(form, "params").value) },
-  }));
-});
+for (const [formId, choiceName, path] of [["report-form", "kind", "reports"], ["export-form", "format", "exports"]]) {
+  const form = document.getElementById(formId);
+  const choice = field(form, choiceName);
+  choice.addEventListener("change", () => showParamsOf(choice));
+  showParamsOf(choice);
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    submit(form, async () => {
+      const response = await api(`/api/v1/pools/${field(form, "pool").value}/${path}/`, {
+        method: "POST", json: { [choiceName]: choice.value, params: paramsOf(form, choice.value) },
+      });
+      markRefused(form, choice.value, response.data);
+      return response;
+    });
+  });
+}
 
 const judgmentsForm = document.getElementById("judgments-form");
 const formatHint = document.getElementById("judgments-format-hint");
