@@ -109,11 +109,14 @@ PAIR_FLAG_FIELDS = ["active_leases", "available", "priority"]
 # The pool, if the rater is a member, with what deciding their next pair needs, the rater's live
 # leases in it included (each a lookup in lease_rater_state): the oldest one on this device that
 # the page does not exclude (to resume), and how many they hold on this device and in all.
+# Only the pool columns lease_next reads (the fields below; any other is loaded if asked for, as a
+# deferred field): the whole row, 26 columns, cost more Python CPU to describe and convert than
+# PostgreSQL spends answering (bench/bench_queue_latency.py --profile).
 MAX_EXCLUDED = 10  # lease tokens a page may exclude: its screen, its preload, answers on their way
 _HELD = """(SELECT <what> FROM {lease} s JOIN {pair} h ON h.id = s.pair_id
         WHERE s.rater_id = m.rater_id AND s.state = %(live)s AND h.pool_id = p.id <where>)"""
 _POOL_FOR_RATER_SQL = """
-SELECT p.*, m.training AS member_training,
+SELECT <pool_fields>, m.training AS member_training,
        (SELECT r.paused FROM {profile} r WHERE r.user_id = m.rater_id) AS rater_paused,
        EXISTS (SELECT 1 FROM {pair} t WHERE t.pool_id = p.id AND t.role = %(training)s) AS has_training,
        EXISTS (SELECT 1 FROM <crowd_worker> w JOIN <crowd_study> cs ON cs.id = w.study_id
@@ -126,7 +129,9 @@ WHERE p.id = %(pool)s AND m.rater_id = %(rater)s
                                                         + ", ".join(f"%(x{i})s" for i in range(MAX_EXCLUDED))
                                                         + ") ORDER BY s.created_at, s.id LIMIT 1")).replace(
     "<held_here>", _HELD.replace("<what>", "COUNT(*)").replace("<where>", "AND s.device = %(device)s")).replace(
-    "<held_total>", _HELD.replace("<what>", "COUNT(*)").replace("<where>", ""))
+    "<held_total>", _HELD.replace("<what>", "COUNT(*)").replace("<where>", "")).replace(
+    "<pool_fields>", ", ".join(f"p.{Pool._meta.get_field(name).column}" for name in (
+        "id", "lease_seconds", "gold_rate", "judging_stopped_reason")))
 
 
 def _pool_for_rater(pool_id: int, rater, device: str, excluded: list[str]) -> Pool | None:
