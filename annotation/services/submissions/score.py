@@ -5,6 +5,7 @@ release's leaderboard settings (its cut-offs, bootstrap and depth)."""
 from __future__ import annotations
 
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from annotation.analysis.submissions import submission_measures
@@ -69,9 +70,21 @@ def submission_run_read(path: Path, *, release: Release, max_depth: int, display
     return run
 
 
-def submission_score(submission: Submission, *, max_depth: int, holes_k: int, progress=None) -> dict:
-    """Scores the submission's run against its release and stores the result on the row (status
-    `scored`). Returns the summary (without the hole pairs, which the row keeps)."""
+@dataclass
+class SubmissionScored:
+    """A submission's run scored, nothing written yet: what the fill reads and the row stores."""
+
+    ranked: dict
+    qrels: dict
+    settings: dict
+    holes_k: int
+    summary: dict
+    hole_pairs: list
+
+
+def submission_scored(submission: Submission, *, max_depth: int, holes_k: int, progress=None) -> SubmissionScored:
+    """Reads the submission's run and the release's qrels.txt and scores the one against the other
+    (writes nothing: the job's first phase calls it outside its transaction)."""
     step = progress or (lambda done, total=None, message="": None)
     release = submission.release
     step(0, 3, "reading the run")
@@ -86,9 +99,25 @@ def submission_score(submission: Submission, *, max_depth: int, holes_k: int, pr
     pairs = result.pop("hole_pairs")
     summary = {"release": release.slug, "scored_against": f"qrels.txt of release {release.slug}",
                "leaderboard_settings": settings, **result}
-    submission.summary = summary
-    submission.holes = {"k": holes_k, "pairs": pairs}
-    submission.status = Submission.Status.SCORED
-    submission.save(update_fields=["summary", "holes", "status"])
     step(3, 3, "scored")
+    return SubmissionScored(run.ranked, qrels, settings, holes_k, summary, pairs)
+
+
+def submission_scored_save(submission: Submission, scored: SubmissionScored, *, fill: dict | None = None) -> dict:
+    """Stores the scores (and the fill) on the row: status `scored`, or `accepted` as it was (a
+    rescore of an accepted submission). Returns the summary (without the hole pairs, which the row
+    keeps)."""
+    summary = scored.summary | ({"fill": fill} if fill is not None else {})
+    submission.summary = summary
+    submission.holes = {"k": scored.holes_k, "pairs": scored.hole_pairs}
+    if submission.status != Submission.Status.ACCEPTED:
+        submission.status = Submission.Status.SCORED
+    submission.save(update_fields=["summary", "holes", "status"])
     return summary
+
+
+def submission_score(submission: Submission, *, max_depth: int, holes_k: int, progress=None) -> dict:
+    """Scores the submission's run against its release and stores the result on the row, without
+    a fill (the operations add it: operations.py)."""
+    return submission_scored_save(submission, submission_scored(submission, max_depth=max_depth, holes_k=holes_k,
+                                                                progress=progress))
