@@ -2,7 +2,7 @@
 release's sources as one stream in (caption, clip) order, so the archive never holds a pool."""
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 from django.db.models import QuerySet
 
@@ -37,7 +37,7 @@ def release_previous(*, name: str, version: int) -> Release | None:
 
 
 def release_pair_rows(*, pools: Sequence[Pool], judgment_sets: Sequence[JudgmentSet],
-                      dataset_id: int) -> Iterator[tuple]:
+                      dataset_id: int, how_of_pool: Mapping[int, str] | None = None) -> Iterator[tuple]:
     """Every verdict the sources give, ordered by (caption id, clip id, precedence):
     (caption id, clip id, caption external id, clip external id, relevance 0/1, how, votes).
     The first row of each (caption, clip) is the one that counts: the original clip first, then the
@@ -46,16 +46,25 @@ def release_pair_rows(*, pools: Sequence[Pool], judgment_sets: Sequence[Judgment
     grade).
 
     Every branch names its columns: a UNION takes its names from its first branch, which is the
-    judgment sets' or the originals' when no pool is named (issue 35: "no such column: v.q")."""
+    judgment sets' or the originals' when no pool is named (issue 35: "no such column: v.q").
+
+    `how_of_pool` (pool id -> how): a pool whose verdicts given by people (labels or an admin) are
+    named by why it was judged, e.g. an accepted submission's pool: "submission MODEL"."""
     t = export_tables()
     parts, params = [], []
     if pools:
         order = " ".join("WHEN %s THEN %s" for _ in pools)
+        named = {pk: how for pk, how in (how_of_pool or {}).items() if any(pool.pk == pk for pool in pools)}
+        named_sql = "".join("WHEN pp.pool_id = %s AND (pp.resolved_by_admin OR pp.vote_count > 0) THEN %s "
+                            for _ in named)
+        for pk, how in named.items():
+            params += [pk, how]
         parts.append(
             f"SELECT pp.caption_id AS q, pp.clip_id AS d, "
             f"CASE WHEN pp.resolved_label = 'relevant' THEN 1 ELSE 0 END AS rel, "
-            f"CASE WHEN pp.resolved_by_admin THEN '{HOW_ADJUDICATION}' WHEN pp.vote_count > 0 THEN '{HOW_LABELS}' "
-            f"ELSE '{HOW_IMPORTED}' END AS how, pp.vote_count AS votes, CASE pp.pool_id {order} END AS rank "
+            f"CASE {named_sql}WHEN pp.resolved_by_admin THEN '{HOW_ADJUDICATION}' WHEN pp.vote_count > 0 "
+            f"THEN '{HOW_LABELS}' ELSE '{HOW_IMPORTED}' END AS how, pp.vote_count AS votes, "
+            f"CASE pp.pool_id {order} END AS rank "
             f"FROM {t['pair']} pp WHERE pp.pool_id IN ({', '.join('%s' for _ in pools)}) AND pp.role = 'pool' "
             f"AND pp.state = 'resolved'")
         for position, pool in enumerate(pools, start=1):

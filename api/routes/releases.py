@@ -12,4 +12,6 @@ urlpatterns = [
     path("releases/<id:release_id>/submission-policy/", submissions.ReleaseSubmissionPolicyApi.as_view(),
          name="release-submission-policy"),
     path("submissions/<id:submission_id>/", submissions.SubmissionDetailApi.as_view(), name="submission-detail"),
+    path("submissions/<id:submission_id>/accept/", submissions.SubmissionAcceptApi.as_view(),
+         name="submission-accept"),
 ]

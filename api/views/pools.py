@@ -16,6 +16,7 @@ from annotation.models import Dataset, Pool, PooledPair, PoolMembership, Run
 from annotation.selectors.dashboard import pool_live
 from annotation.selectors.pools import pairs_needing_admin, pool_list, pool_progress, pool_throughput
 from annotation.services.queue.labels import LabelRefused, pair_adjudicate, pair_requeue
+from annotation.services.submissions.accept import submission_pool_provenance
 from annotation.services.pools.operations import (POOL_BUILD, judging_reorder_start, pool_add_run_start,
                                                  pool_build_start)
 from annotation.services.pools.known_pairs import known_pairs_for_build
@@ -53,12 +54,17 @@ class PoolOutputSerializer(serializers.ModelSerializer):
     dataset_name = serializers.CharField(source="dataset.name", read_only=True)
     run_ids = serializers.SerializerMethodField()
     judging = serializers.SerializerMethodField()
+    submission = serializers.SerializerMethodField(help_text="where the pool came from when it judges a submission's "
+                                                             "holes (services/submissions/accept.py); null otherwise")
 
     class Meta:
         model = Pool
         fields = ["id", "dataset", "dataset_name", "name", "depth", "include_original_positives", "redundancy", "seed",
                   "gold_rate", "training_pass_mark", "lease_seconds", "broken_reports_limit", "run_ids", "created_at",
-                  "judging"]
+                  "judging", "submission"]
+
+    def get_submission(self, pool) -> dict | None:
+        return submission_pool_provenance(pool)
 
     def get_run_ids(self, pool) -> list[int]:
         return list(pool.runs.values_list("pk", flat=True))

@@ -22,11 +22,15 @@ from annotation.models import Job, Release, ReleaseSubmissionPolicy, Submission
 from annotation.selectors.submissions import (submission_readers_may_submit, submission_release_for,
                                               submissions_visible_to)
 from annotation.services.jobs import job_live_progress
+from annotation.services.submissions.accept import SubmissionAcceptError, submission_accept_start
 from annotation.services.submissions.operations import SCORE_SUBMISSION, SubmissionError, submission_start
 from annotation.services.submissions.policy import submission_policy_set
 from api.operations import declared_serializer, given, refused
-from api.permissions import CanReadReleases
+from api.parsers import JSONParser
+from api.permissions import CanReadReleases, IsAdmin
 from api.params import idempotency_key
+from api.views.jobs import job_accepted_response
+from api.views.pools import JudgingSettingsFields
 from config.throttling import AnonThrottle, UploadThrottle, UserThrottle
 
 
@@ -67,7 +71,8 @@ class SubmissionOutputSerializer(serializers.ModelSerializer):
     class Meta:
         model = Submission
         fields = ["id", "release", "release_id", "name", "source_name", "submitted_by", "created_at", "status", "state",
-                  "summary", "job", "url"]
+                  "summary", "job", "url", "pool", "accepted_at"]
+        extra_kwargs = {"pool": {"help_text": "once accepted: the pool its holes are judged in"}}
 
     def get_submitted_by(self, submission) -> str | None:
         return submission.submitted_by.get_username() if submission.submitted_by else None
@@ -154,3 +159,33 @@ class ReleaseSubmissionPolicyApi(APIView):
         data.is_valid(raise_exception=True)
         policy = submission_policy_set(release=release, anonymous_allowed=data.validated_data["anonymous_allowed"])
         return Response({"anonymous_allowed": policy.anonymous_allowed})
+
+
+class SubmissionAcceptApi(APIView):
+    """Admins only (staff: the admins of every pool; raters, researchers, the submitter and visitors
+    are refused): accept a scored submission. Its holes become the pairs of a new pool, seeded from
+    the release's verdicts so only the holes are queued, judged with the strategy and settings given
+    flat as in a pool build (`strategy`, `sample_rate`, `top_stratum_depth`, ...; a strategy setting
+    not given is the release's pool's). A job (202 with its status URL); the submission's status
+    becomes `accepted` and its `pool` the new pool. Send an `Idempotency-Key` header to make a
+    retried request return the first job (200)."""
+
+    permission_classes = [IsAdmin]
+    parser_classes = [JSONParser, FormParser, MultiPartParser]
+
+    class InputSerializer(JudgingSettingsFields):
+        pass
+
+    @extend_schema(request=InputSerializer, responses={202: None})
+    def post(self, request, submission_id: int):
+        submission = get_object_or_404(Submission.objects.select_related("release__dataset", "job", "pool"),
+                                       pk=submission_id)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        judging = {name: value for name, value in data.validated_data.items() if value != ""}
+        try:
+            job, created = submission_accept_start(submission=submission, judging=judging, accepted_by=request.user,
+                                                   idempotency_key=idempotency_key(request))
+        except SubmissionAcceptError as exc:
+            raise refused(exc) from exc
+        return job_accepted_response(job, created)

@@ -9,4 +9,6 @@ urlpatterns = [
     path("releases/<id:release_id>/submissions/", submissions.release_submit, name="release-submit"),
     path("releases/<id:release_id>/submission-policy/", submissions.release_submission_policy,
          name="release-submission-policy"),
+    path("releases/<id:release_id>/submissions/<id:submission_id>/accept/", submissions.release_submission_accept,
+         name="release-submission-accept"),
 ]

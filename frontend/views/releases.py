@@ -109,6 +109,24 @@ def _interval_words(board: dict) -> dict[str, str]:
     return {side: labels.get(side) or fallback for side in ("original", "corrected")}
 
 
+def provenance_words(provenance: dict | None) -> str:
+    """Where a leaderboard run came from, in words (leaderboard.json's `provenance`: people in the
+    release's pseudonyms); empty for releases made before rows carried it."""
+    if not provenance:
+        return ""
+
+    def day(value) -> str:
+        return str(value)[:10] if value else "?"
+
+    by = f" by {provenance['by']}" if provenance.get("by") else ""
+    if provenance.get("kind") != "submitted run":
+        return f"pooled run, added {day(provenance.get('at'))}{by}"
+    accepted = f" by {provenance['accepted_by']}" if provenance.get("accepted_by") else ""
+    return (f"submitted run (submission {provenance.get('submission')} to {provenance.get('submitted_to')}), "
+            f"submitted {day(provenance.get('at'))}{by}, accepted {day(provenance.get('accepted_at'))}{accepted}; "
+            f"its {provenance.get('holes')} holes judged by people")
+
+
 def _leaderboard(board: dict) -> dict:
     """The leaderboard as the page's two tables: scores (each run's A (B + C) per measure and its
     Judged@K) and, per measure, values with their intervals and ranks."""
@@ -121,7 +139,8 @@ def _leaderboard(board: dict) -> dict:
     # A Judged@K below the leaderboard's threshold marks the measures cut at K not comparable
     # (analysis/judged.py): flagged beside the value, with the rule in words under the table.
     threshold = board.get("judged_threshold", JUDGED_THRESHOLD.default)
-    scores = [{"run": r["run"], "cells": [r["fire"][m].partition(" (")[::2] for m in measures],
+    scores = [{"run": r["run"], "provenance": provenance_words(r.get("provenance")),
+               "cells": [r["fire"][m].partition(" (")[::2] for m in measures],
                "judged": [(_percent((r.get("judged") or {}).get(name)),
                            below_threshold((r.get("judged") or {}).get(name), threshold)) for name in judged_names]}
               for r in runs]

@@ -6,14 +6,16 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.http import Http404, HttpResponse
-from django.shortcuts import redirect
+from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from annotation import roles
-from annotation.models import Submission
+from annotation.analysis.judging.settings import JUDGING_PARAMS
+from annotation.models import Job, Submission
 from annotation.selectors.submissions import (release_anonymous_submissions_allowed, submission_readers_may_submit,
                                               submission_release_for, submissions_visible_to)
+from annotation.services.submissions.accept import ACCEPT_SUBMISSION, SubmissionAcceptError, submission_accept_start
 from annotation.services.submissions.operations import SCORE_SUBMISSION, SubmissionError, submission_start
 from annotation.services.submissions.policy import submission_policy_set
 from config.throttling import UploadThrottle
@@ -26,7 +28,7 @@ def _state(submission: Submission) -> str:
     return "being scored" if submission.state == Submission.Status.SUBMITTED else submission.state
 
 
-def _row(submission: Submission) -> dict:
+def _row(submission: Submission, accepting: set[int]) -> dict:
     summary = submission.summary or {}
     values = summary.get("values") or {}
     judged = summary.get("judged") or {}
@@ -36,7 +38,16 @@ def _row(submission: Submission) -> dict:
             "judged": [(name, _percent(value)) for name, value in judged.items()],
             "holes": holes.get("total"), "holes_k": holes.get("k"),
             "queries_with_holes": holes.get("queries_with_holes"), "queries": summary.get("queries_answered"),
-            "errors": (submission.job.errors or [])[:5] if submission.job and _state(submission) == "failed" else []}
+            "errors": (submission.job.errors or [])[:5] if submission.job and _state(submission) == "failed" else [],
+            "acceptable": submission.state == Submission.Status.SCORED and submission.pk not in accepting,
+            "accepting": submission.pk in accepting}
+
+
+def _accepting(submission_ids: list[int]) -> set[int]:
+    """The submissions whose acceptance job is queued or running (the row says so, not the form)."""
+    return set(Job.objects.filter(operation=ACCEPT_SUBMISSION.name, params__submission_id__in=submission_ids,
+                                  status__in=[Job.Status.QUEUED, Job.Status.RUNNING])
+               .values_list("params__submission_id", flat=True))
 
 
 def _percent(value) -> str:
@@ -45,7 +56,9 @@ def _percent(value) -> str:
 
 def submissions_context(request, release) -> dict:
     """What the release page's submissions section shows (a dict merged into the page's context)."""
-    rows = [_row(s) for s in submissions_visible_to(request.user, release=release)[:SHOWN]]
+    listed = list(submissions_visible_to(request.user, release=release).select_related("pool")[:SHOWN])
+    accepting = _accepting([s.pk for s in listed])
+    rows = [_row(s, accepting) for s in listed]
     return {"submissions": {
         "rows": rows,
         "may_submit": submission_release_for(user=request.user, release_id=release.pk) is not None,
@@ -53,6 +66,7 @@ def submissions_context(request, release) -> dict:
         "anonymous_allowed": release_anonymous_submissions_allowed(release_id=release.pk),
         "max_depth": SCORE_SUBMISSION.params["max_depth"],
         "holes_depth": SCORE_SUBMISSION.params["holes_depth"].default,
+        "strategies": JUDGING_PARAMS["strategy"].choices, "sample_rate": JUDGING_PARAMS["sample_rate"],
     }}
 
 
@@ -94,4 +108,30 @@ def release_submission_policy(request, release_id: int):
         raise Http404("no such release")
     policy = submission_policy_set(release=release, anonymous_allowed=request.POST.get("anonymous_allowed") == "on")
     messages.success(request, "Anonymous submissions are " + ("allowed." if policy.anonymous_allowed else "off."))
+    return _back(release_id)
+
+
+@require_POST
+def release_submission_accept(request, release_id: int, submission_id: int):
+    """An admin's form (the API's rule: admins only): accept a scored submission, its holes judged in
+    a new pool with the strategy chosen (empty: the release's pool's); the job runs in the background."""
+    if not roles.is_admin(request.user):
+        raise Http404("admins only")
+    submission = get_object_or_404(Submission.objects.select_related("release__dataset", "job", "pool"),
+                                   pk=submission_id, release_id=release_id)
+    judging = {}
+    if request.POST.get("strategy"):
+        judging["strategy"] = request.POST["strategy"]
+    if request.POST.get("sample_rate"):
+        try:
+            judging["sample_rate"] = float(request.POST["sample_rate"])
+        except ValueError:
+            messages.error(request, f"Sample rate: '{request.POST['sample_rate']}' is not a number.")
+            return _back(release_id)
+    try:
+        submission_accept_start(submission=submission, judging=judging, accepted_by=request.user)
+    except SubmissionAcceptError as exc:
+        messages.error(request, str(exc))
+        return _back(release_id)
+    messages.success(request, f"Accepting {submission.name}: its holes are being queued in a new pool.")
     return _back(release_id)

@@ -90,6 +90,7 @@ PERMISSIONS = {
     "GET /api/v1/releases/{release_id}/submission-policy/":          (403, 403, 403, 403, ALLOW, ALLOW),
     "PATCH /api/v1/releases/{release_id}/submission-policy/":        (403, 403, 403, 403, 403, ALLOW),
     "GET /api/v1/submissions/{submission_id}/":                      (403, 403, 403, 403, ALLOW, ALLOW),
+    "POST /api/v1/submissions/{submission_id}/accept/":              (403, 403, 403, 403, 403, ALLOW),
     "GET /api/v1/me/":                                               (403, 403, ALLOW, ALLOW, ALLOW, ALLOW),
     "POST /api/v1/moment-pools/":                                    (403, 403, 403, 403, 403, ALLOW),
     "POST /api/v1/my/answers/{item_id}/change/":                     (403, 403, ALLOW, N, 403, 403),

@@ -33,13 +33,14 @@ from annotation.formats.release_documents import (RELEASE_FORMAT, citation_cff, 
 from annotation.formats.release_moments import MOMENT_WRITERS
 from annotation.formats.release_pairs import read_release_pairs, write_release_pair
 from annotation.provenance import json_ready
-from annotation.models import Caption, Label, MomentPoolDesign, Pool, PooledPair, Release
+from annotation.models import (Caption, Label, MomentPoolDesign, Pool, PooledPair, PoolRun, RaterProfile, Release, Run,
+                               Submission)
 from annotation.models.releases import RELEASE_NAME_PATTERN
 from annotation.models.judgment_sets import ImportedJudgment, JudgmentSet
 from annotation.selectors.pools import PAIR_COUNT_WORDS, pool_pair_counts
 from annotation.selectors.releases import (release_pair_rows, release_rater_pseudonyms, release_sample_eval_rows,
                                            release_sampled_pools)
-from annotation.selectors.reports import pool_raters_without_profile
+from annotation.selectors.reports import pool_raters_without_profile, pool_runs
 from annotation.services.accounts.raters import rater_profile
 from annotation.services.exports.labels import (EXPORTS, LABEL_COLUMNS, export_label_records, export_params_clean,
                                                 fire_records_write, fire_resolution_note)
@@ -124,21 +125,23 @@ def release_name_lock(name: str) -> Iterator[None]:
             cursor.execute("SELECT pg_advisory_unlock(%s, hashtext(%s))", [_LOCK_CLASS, name])
 
 
-def _resolved_pairs(pools, judgment_sets, dataset_id) -> Iterator[ReleasePair]:
-    """One pair per (caption, clip): the first verdict in precedence order (selectors/releases)."""
-    rows = release_pair_rows(pools=pools, judgment_sets=judgment_sets, dataset_id=dataset_id)
+def _resolved_pairs(pools, judgment_sets, dataset_id, how_of_pool=None) -> Iterator[ReleasePair]:
+    """One pair per (caption, clip): the first verdict in precedence order (selectors/releases).
+    `how_of_pool`: the pools whose people's verdicts are named by why they were judged (an accepted
+    submission's pool: "submission MODEL", which changes.json and `release diff` give as the reason)."""
+    rows = release_pair_rows(pools=pools, judgment_sets=judgment_sets, dataset_id=dataset_id, how_of_pool=how_of_pool)
     for _, group in groupby(rows, key=lambda r: (r[0], r[1])):
         q, d, qx, dx, rel, how, votes = next(group)
         yield ReleasePair(q, d, qx, dx, int(rel), how, int(votes))
 
 
 def _write_qrels_and_pairs(archive: ReleaseArchive, pairs_name: str, pools, judgment_sets, dataset_id,
-                           step) -> dict:
+                           step, how_of_pool=None) -> dict:
     counts = {"qrels_pairs": 0, "relevant": 0, "not_relevant": 0, "queries": 0}
     last_query = None
     with stored_file_write(EXPORTS, pairs_name) as raw, archive.text("qrels.txt") as qrels:
         pairs = _HashlessText(raw)
-        for pair in _resolved_pairs(pools, judgment_sets, dataset_id):
+        for pair in _resolved_pairs(pools, judgment_sets, dataset_id, how_of_pool):
             if any(ch.isspace() for ch in pair.caption_id + pair.clip_id) or not pair.caption_id or not pair.clip_id:
                 raise ReleaseError(f"caption {pair.caption_id!r} / clip {pair.clip_id!r}: an id that is empty or "
                                    f"contains whitespace cannot be written to qrels.txt")
@@ -281,7 +284,84 @@ def _pool_bias(pool, pools, judgment_sets, dataset_id, params, result, qrels, co
         judged_elsewhere=_release_qrels(pools[1:], judgment_sets, dataset_id) if others else None)
 
 
-def _write_leaderboard(archive: ReleaseArchive, pools, judgment_sets, dataset_id, step, counts) -> dict | None:
+def release_submission_pools(*, name: str, pools: Sequence[Pool]) -> list[Submission]:
+    """The accepted submissions to earlier versions of release `name` whose pools (their holes,
+    judged) are not among `pools`: the next version publishes them too, after the sources named
+    (so the release's own verdicts keep precedence), and scores their runs on its leaderboard."""
+    named = {pool.pk for pool in pools}
+    return [s for s in Submission.objects.filter(release__name=name, status=Submission.Status.ACCEPTED,
+                                                 pool__isnull=False)
+            .select_related("pool__dataset", "release", "submitted_by", "accepted_by").order_by("accepted_at", "pk")
+            if s.pool_id not in named]
+
+
+def _people_names(users, rater_names: dict[int, str]) -> dict[int, str]:
+    """user id -> the name the release gives them: a rater of the release keeps their rNNN; anyone
+    else named by a leaderboard row (who uploaded a run, who submitted or accepted one) is p01,
+    p02... in the order first named. Never a username."""
+    users = [u for u in users if u is not None]
+    pseudonyms = dict(RaterProfile.objects.filter(user_id__in=[u.pk for u in users]).values_list("user_id", "pseudonym"))
+    names: dict[int, str] = {}
+    for user in users:
+        if user.pk in names:
+            continue
+        rater = rater_names.get(pseudonyms.get(user.pk))
+        names[user.pk] = rater or f"p{sum(1 for n in names.values() if n.startswith('p')) + 1:02d}"
+    return names
+
+
+def _run_provenance(pool, runs, submissions: list[Submission], rater_names: dict[int, str]) -> dict[int, dict]:
+    """run id -> where the run on the leaderboard came from: pooled (when it was added to the
+    pool, by whom) or submitted (the submission, when, by whom, who accepted it and when), people in
+    the release's pseudonyms."""
+    added = dict(PoolRun.objects.filter(pool=pool).values_list("run_id", "added_at"))
+    by_run = {s.pool.runs.values_list("pk", flat=True).first(): s for s in submissions}
+    uploaders = dict((r.pk, r.uploader) for r in Run.objects.filter(pk__in=[r.pk for r in runs]).select_related("uploader"))
+    people = _people_names([uploaders.get(r.pk) for r in runs if r.pk not in by_run]
+                           + [p for s in submissions for p in (s.submitted_by, s.accepted_by)], rater_names)
+
+    def who(user) -> str | None:
+        return people.get(user.pk) if user is not None else None
+
+    out = {}
+    for run in runs:
+        submission = by_run.get(run.pk)
+        if submission is None:
+            out[run.pk] = {"kind": "pooled run", "at": _iso(added.get(run.pk)), "by": who(uploaders.get(run.pk))}
+        else:
+            holes = submission.holes or {}
+            out[run.pk] = {"kind": "submitted run", "at": _iso(submission.created_at),
+                           "by": who(submission.submitted_by) or "anonymous", "submission": submission.pk,
+                           "model": submission.name, "submitted_to": submission.release.slug,
+                           "accepted_at": _iso(submission.accepted_at), "accepted_by": who(submission.accepted_by),
+                           "holes": len(holes.get("pairs") or []), "holes_k": holes.get("k"),
+                           "pool": submission.pool.name}
+    return out
+
+
+def _iso(moment) -> str | None:
+    return moment.isoformat() if moment is not None else None
+
+
+#: The provenance columns leaderboard.csv adds to each row, in words for the pages.
+PROVENANCE_COLUMNS = {"provenance": "Where the run came from: pooled run or submitted run",
+                      "provenance_at": "When it was pooled or submitted",
+                      "provenance_by": "By whom, in the release's pseudonyms",
+                      "submission": "The submission (id) a submitted run came from"}
+
+
+def _leaderboard_csv_rows(result: dict) -> list[list]:
+    """leaderboard.csv: the leaderboard's rows (analysis/leaderboard.py) with each run's provenance."""
+    header, *rows = leaderboard_csv_rows(result)
+    at = header.index("run_id")
+    provenance = {r.get("run_id"): r.get("provenance") or {} for r in result["runs"]}
+    return [header + list(PROVENANCE_COLUMNS)] + [
+        row + [p.get("kind"), p.get("at"), p.get("by"), p.get("submission")]
+        for row in rows for p in [provenance.get(row[at], {})]]
+
+
+def _write_leaderboard(archive: ReleaseArchive, pools, judgment_sets, dataset_id, step, counts,
+                       submissions: Sequence[Submission] = (), rater_names: dict | None = None) -> dict | None:
     """The corrected leaderboard of the first pool's runs (the report kind corrected_leaderboard,
     with its declared defaults) as leaderboard.json, .csv and .svg, with the runs' pool bias
     (`pool_bias`); None when there is no pool or the kind refuses it (the reason goes to the
@@ -295,9 +375,22 @@ def _write_leaderboard(archive: ReleaseArchive, pools, judgment_sets, dataset_id
     params = kind_params_clean(kind=leaderboard_kind.KIND, params={}, pool=pool)
     if leaderboard_kind.KIND.check:
         leaderboard_kind.KIND.check(pool=pool, params=params)
-    whole = (len(pools) > 1 or judgment_sets) and not leaderboard_kind.pool_scored_by_design(pool)
+    by_design = leaderboard_kind.pool_scored_by_design(pool)
+    whole = (len(pools) > 1 or judgment_sets) and not by_design
     qrels = _release_qrels(pools, judgment_sets, dataset_id) if whole else None
-    result = leaderboard_kind.KIND.compute(pool=pool, params=params, progress=None, corrected_qrels=qrels)
+    runs = pool_runs(pool=pool)
+    submissions = list(submissions)
+    if submissions and by_design:
+        # Its corrected values are its own design's (estimates or spans), which a submitted run is not part of.
+        counts["submissions_left_out"] = (f"pool '{pool.name}' is scored by its own design (a sampled or moment "
+                                          f"pool): the accepted submissions' runs are published with their pools' "
+                                          f"verdicts but not ranked on this leaderboard")
+        submissions = []
+    runs += [run for s in submissions for run in s.pool.runs.order_by("name") if run.pk not in {r.pk for r in runs}]
+    result = leaderboard_kind.KIND.compute(pool=pool, params=params, progress=None, corrected_qrels=qrels, runs=runs)
+    provenance = _run_provenance(pool, runs, submissions, rater_names or {})
+    for row in result.get("runs", []):
+        row["provenance"] = provenance.get(row.get("run_id"))
     scored_against = ("qrels.txt: every source of the release" if whole else
                       f"the verdicts of pool '{pool.name}' and the original positives"
                       + (" (qrels.txt also holds the release's other sources)" if len(pools) > 1 or judgment_sets
@@ -308,7 +401,7 @@ def _write_leaderboard(archive: ReleaseArchive, pools, judgment_sets, dataset_id
     archive.write_text("leaderboard.json", json.dumps(result, indent=1, ensure_ascii=False) + "\n")
     with archive.text("leaderboard.csv") as out:
         writer = safe_csv_writer(out)
-        header, *rows = leaderboard_csv_rows(result)
+        header, *rows = _leaderboard_csv_rows(result)
         writer.writeheader(header)
         for row in rows:
             writer.writerow(row)
@@ -380,6 +473,9 @@ def release_create(*, pools: Sequence[Pool] = (), judgment_sets: Sequence[Judgme
     with unresolved pairs is refused unless `allow_unresolved` (release_unresolved_check)."""
     name = release_name_clean(name)
     pools, judgment_sets = list(pools), list(judgment_sets)
+    submissions = release_submission_pools(name=name, pools=pools)
+    pools += [s.pool for s in submissions]
+    how_of_pool = {s.pool_id: f"submission {s.name}" for s in submissions}
     dataset_id = release_sources_check(pools=pools, judgment_sets=judgment_sets)
     release_unresolved_check(pools=pools, allow_unresolved=allow_unresolved)
     dataset = (pools[0] if pools else judgment_sets[0]).dataset
@@ -419,7 +515,8 @@ def release_create(*, pools: Sequence[Pool] = (), judgment_sets: Sequence[Judgme
                 written += [archive_name, pairs_name]
                 with stored_file_write(EXPORTS, archive_name) as raw:
                     archive = ReleaseArchive(raw, folder=folder, created_at=created_at)
-                    counts = _write_qrels_and_pairs(archive, pairs_name, pools, judgment_sets, dataset_id, step)
+                    counts = _write_qrels_and_pairs(archive, pairs_name, pools, judgment_sets, dataset_id, step,
+                                                    how_of_pool)
                     counts["changes"] = _write_changes(archive, previous, pairs_name, slug)
                     step("changes.json written")
                     fire = _write_fire(archive, pools, dataset.name, licence, names, step)
@@ -432,7 +529,8 @@ def release_create(*, pools: Sequence[Pool] = (), judgment_sets: Sequence[Judgme
                     if moment_files or moment_left_out:
                         counts["moment_files"], counts["moment_files_left_out"] = moment_files, moment_left_out
                     try:
-                        leaderboard = _write_leaderboard(archive, pools, judgment_sets, dataset_id, step, counts)
+                        leaderboard = _write_leaderboard(archive, pools, judgment_sets, dataset_id, step, counts,
+                                                         submissions, names)
                     except ReportError as exc:
                         leaderboard, counts["leaderboard_left_out"] = None, str(exc)
                         counts["pool_bias_left_out"] = no_leaderboard_reason(str(exc))
@@ -440,6 +538,11 @@ def release_create(*, pools: Sequence[Pool] = (), judgment_sets: Sequence[Judgme
                     counts["raters"] = len(names)
                     counts["agreement"] = agreement_summary
                     sources = _sources(pools, judgment_sets, pair_counts)
+                    for source in sources:
+                        for submission in submissions:
+                            if source["kind"] == "pool" and source["id"] == submission.pool_id:
+                                source["submission"] = {"id": submission.pk, "model": submission.name,
+                                                        "submitted_to": submission.release.slug}
                     if pools:
                         counts["pool_pairs"] = _pair_count_totals(pair_counts)
                         counts["unresolved_allowed"] = bool(allow_unresolved and counts["pool_pairs"]["unresolved"])

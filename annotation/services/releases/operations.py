@@ -15,7 +15,8 @@ from annotation.services.jobs import task_names
 from annotation.services.operations.operation import Operation
 from annotation.services.operations.start import operation_job
 from annotation.services.releases.create import (ReleaseError, release_create, release_name_clean,
-                                                 release_name_lock, release_sources_check, release_unresolved_check)
+                                                 release_name_lock, release_sources_check, release_submission_pools,
+                                                 release_unresolved_check)
 
 PARAMS = {
     "name": Param(str, REQUIRED, "the release's name, a slug (lower-case letters and digits joined by hyphens); "
@@ -49,6 +50,8 @@ def _check(*, target, params: dict) -> dict:
     if missing:
         raise ReleaseError(f"no {', '.join(missing)}")
     name = release_name_clean(params["name"])
+    # An earlier version's accepted submissions' pools are published too (release_create), so they are checked too.
+    pools += [s.pool for s in release_submission_pools(name=name, pools=pools)]
     release_sources_check(pools=pools, judgment_sets=sets)
     release_unresolved_check(pools=pools, allow_unresolved=params["allow_unresolved"])
     return params | {"name": name, "authors": [a for a in params["authors"] if a and a.strip()]}

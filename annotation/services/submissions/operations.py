@@ -20,6 +20,7 @@ from annotation.models import Job, Release, Submission
 from annotation.services.machine_judges.errors import MachineJudgeError
 from annotation.services.operations.operation import Operation, refusal_naming
 from annotation.services.operations.start import operation_start
+from annotation.services.submissions.accept import ACCEPT_SUBMISSION
 from annotation.services.submissions.fill import FILL_PARAMS, HoleVerdicts, fill_judge_check, fill_summary
 from annotation.services.submissions.score import submission_scored, submission_scored_save
 from annotation.services.submissions.storage import submission_file_remove, submission_file_store
@@ -159,7 +160,8 @@ def submission_fill_start(*, submission: Submission, judge_id: int | None = None
                            idempotency_key=idempotency_key)
 
 
-OPERATIONS = (SCORE_SUBMISSION, FILL_SUBMISSION)
+# An admin's acceptance (its holes judged in a pool) is declared beside its service.
+OPERATIONS = (SCORE_SUBMISSION, FILL_SUBMISSION, ACCEPT_SUBMISSION)
 
 
 def submission_start(*, release: Release, uploaded_file, name: str, max_depth: int | None = None,

@@ -44,3 +44,19 @@ def test_a_cut_stays_in_the_measure_name(tmp_path):
     board = release.leaderboard_frame()
     assert board["measure"].tolist() == ["C@10 (runs cut at depth 5)"]
     assert board["judged_measure"].tolist() == ["Judged@10 (runs cut at depth 5)"]
+
+
+def test_each_row_carries_its_runs_provenance_as_text(tmp_path):
+    """A release ranking a submitted run (issue 38): where each run came from, who in the release's
+    pseudonyms (never a username) and when, kept as text."""
+    header = HEADER.rstrip("\n") + ",provenance,provenance_at,provenance_by,submission\n"
+    release = _release(tmp_path, header
+                       + "A,1,C@10,0.5,0.25,0.75,0.75,0.5,1,75.0 (50.0 + 25.0),2,1,1,-1,Judged@10,1,pooled run,"
+                         "2026-12-01T10:00:00Z,,\n"
+                       + "model-s,7,C@10,0.75,0.5,1,1,1,1,100.0 (75.0 + 25.0),1,1,0,-1,Judged@10,1,submitted run,"
+                         "2026-12-02T11:00:00Z,007,3\n")
+    board = release.leaderboard_frame().set_index("run")
+    assert board.loc["model-s", "provenance"] == "submitted run" and board.loc["A", "provenance"] == "pooled run"
+    assert board.loc["model-s", "provenance_by"] == "007"  # a pseudonym stays text, leading zeros and all
+    assert board.loc["model-s", "provenance_at"] == "2026-12-02T11:00:00Z"
+    assert board.loc["model-s", "submission"] == 3 and board.loc["model-s", "judged"] == 1.0

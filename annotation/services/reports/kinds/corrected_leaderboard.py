@@ -146,9 +146,11 @@ def scored_depth(pool: Pool, params: dict) -> int | None:
 
 
 def corrected_leaderboard_compute(*, pool: Pool, params: dict, progress: Callable | None = None,
-                                  corrected_qrels: dict[int, dict[int, int]] | None = None) -> dict:
+                                  corrected_qrels: dict[int, dict[int, int]] | None = None,
+                                  runs: list[Run] | None = None) -> dict:
     """The leaderboard of the pool's runs. `corrected_qrels` (caption id -> clip id -> 0/1) replaces
-    the pool's own verdicts: a release of several sources scores against its whole qrels.txt."""
+    the pool's own verdicts: a release of several sources scores against its whole qrels.txt.
+    `runs` replaces the pool's runs on a clip pool (a release adds its accepted submissions' runs)."""
     step = progress or (lambda done, total: None)
     if _is_moment_pool(pool):
         return _moment_leaderboard(pool, params, step)
@@ -164,7 +166,7 @@ def corrected_leaderboard_compute(*, pool: Pool, params: dict, progress: Callabl
     replicates, seed, confidence = params["replicates"], params["seed"], params["confidence"]
     original_qrels, pool_verdicts = pool_qrels(pool)
     corrected_qrels = pool_verdicts if corrected_qrels is None else corrected_qrels
-    runs = pool_runs(pool=pool)
+    runs = pool_runs(pool=pool) if runs is None else list(runs)
     total = len(runs) + 1 + int(sampled)
     step(0, total)
     bootstrap = interval_name(replicates=replicates, seed=seed, confidence=confidence)

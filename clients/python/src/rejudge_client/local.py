@@ -89,9 +89,16 @@ class LocalRelease:
         Judged@K), and ``judged_flag``: "not comparable with the leaderboard (Judged@K < 0.9)"
         where that share is below the release's threshold (empty otherwise, and in releases made
         before the flag). A measure cut at a depth says so in its name ("C@10 (runs cut at depth
-        5)"); without that, each run was scored whole, as trec_eval scores its run file."""
+        5)"); without that, each run was scored whole, as trec_eval scores its run file.
+
+        Each row carries its run's provenance (releases made before it have no such columns):
+        ``provenance`` ("pooled run" or "submitted run": a run submitted to an earlier version,
+        accepted, its holes judged by people), ``provenance_at`` (when it was pooled or submitted),
+        ``provenance_by`` (who, in the release's pseudonyms: rNNN for its raters, pNN for anyone else,
+        "anonymous"; never a username) and ``submission`` (the submission's id)."""
         return self._csv_frame("leaderboard.csv", "leaderboard_frame()",
-                               text=("measure", "judged_flag", "judged_measure", "fire"))
+                               text=("measure", "judged_flag", "judged_measure", "fire", "provenance", "provenance_at",
+                                     "provenance_by"))
 
     def _csv_frame(self, name: str, purpose: str, text: tuple[str, ...] = ()):
         pd = require("pandas", purpose)

@@ -11,4 +11,14 @@ def _release(pool):
                                   pairs_file="bench-v1.pairs", bytes=0, sha256="0" * 64, created_at=timezone.now())
 
 
-TARGETS = {"score_submission": lambda pool, runs, js: (_release(pool), {"name": "model"})}
+def _scored_submission(pool):
+    from annotation.models import Submission
+
+    return Submission.objects.create(release=_release(pool), name="model", run_file="submissions/x/run.trec",
+                                     status=Submission.Status.SCORED, summary={}, holes={"k": 10, "pairs": []})
+
+
+TARGETS = {"score_submission": lambda pool, runs, js: (_release(pool), {"name": "model"}),
+           "accept_submission": lambda pool, runs, js: (_scored_submission(pool), {})}
+# The acceptance takes its judging settings flat, as the pool build does (api/views/submissions.py).
+NOT_A_FIELD = {("accept_submission", "judging")}
