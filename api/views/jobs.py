@@ -9,6 +9,7 @@ from rest_framework.views import APIView
 from annotation.models import Job, JobAttempt
 from annotation.services.jobs import job_live_progress
 from annotation.services.jobs.recovery import JobRetryRefused, job_retry, job_retry_refusal
+from annotation.services.operations.describe import job_summary, job_title
 from api.permissions import IsAdmin
 
 
@@ -25,10 +26,12 @@ class JobOutputSerializer(serializers.ModelSerializer):
     retry_refusal = serializers.SerializerMethodField()
     retry_url = serializers.SerializerMethodField()
     attempt_history = JobAttemptOutputSerializer(source="attempt_records", many=True, read_only=True)
+    title = serializers.SerializerMethodField()
+    summary = serializers.SerializerMethodField()
 
     class Meta:
         model = Job
-        fields = ["id", "kind", "status", "progress", "message", "result", "errors", "params", "created_at",
+        fields = ["id", "kind", "title", "summary", "status", "progress", "message", "result", "errors", "params", "created_at",
                   "started_at", "finished_at", "status_url", "attempts", "attempt_history", "retryable", "retry_refusal", "retry_url"]
 
     def get_progress(self, job) -> dict:
@@ -36,6 +39,14 @@ class JobOutputSerializer(serializers.ModelSerializer):
         total = live.get("total")
         fraction = (min(1.0, live["done"] / total) if total else (1.0 if job.status == Job.Status.SUCCEEDED else None))
         return {"done": live.get("done", 0), "total": total, "fraction": fraction}
+
+    def get_title(self, job) -> str:
+        """What the job does and to what, in words ("Build a pool: main")."""
+        return job_title(job)
+
+    def get_summary(self, job) -> str | None:
+        """A job that succeeded: its result in a sentence, for operations that say one."""
+        return job_summary(job)
 
     def get_status_url(self, job) -> str:
         return reverse("api:job-detail", args=[job.pk])

@@ -6,6 +6,7 @@ from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 
 from annotation import roles
+from annotation.services.operations import describe
 
 register = template.Library()
 
@@ -37,3 +38,9 @@ def percent(value, digits: int = 0) -> str:
 def label_name(value: str) -> str:
     return {"relevant": "Relevant", "not_relevant": "Not relevant", "ambiguous": "Ambiguous",
             "broken": "Clip doesn't play"}.get(value, value or "–")
+
+
+@register.filter
+def job_title(job) -> str:
+    """A job in words, as its card says it (services/operations/describe.py)."""
+    return describe.job_title(job)

@@ -201,10 +201,27 @@ def _run_both(job: Job, progress) -> dict:
     return store(job, progress)
 
 
+def _count(n, what: str) -> str:
+    return f"{n:,} {what}{'' if n == 1 else 's'}"
+
+
+def _run_summary(result: dict) -> str:
+    """A run's result (runner/run.py _store) in words, for its job card."""
+    get = lambda key: result.get(key) or 0  # noqa: E731 - a run stopped early has no count of some
+    parts = [f"{result.get('name', 'The machine judge')} judged {get('judged'):,} of {_count(get('pairs'), 'pair')}: "
+             f"{get('relevant'):,} relevant, {get('not_relevant'):,} not relevant."]
+    parts.append(f"{_count(get('answered'), 'answer')} from the judge, {get('cached'):,} from the cache; "
+                 f"{_count(get('errors'), 'error')}; {_count(get('requests'), 'request')}, "
+                 f"{_count(get('tokens'), 'token')}; {float(get('seconds')):.1f} s.")
+    if result.get("stopped"):
+        parts.append(f"Stopped: {result['stopped']} ({get('unjudged'):,} pairs not judged).")
+    return " ".join(parts)
+
+
 MACHINE_JUDGE_RUN = Operation(
     name="run_machine_judge", title="Run a machine judge", params=RUN_PARAMS, check=_run_check, pack=_run_pack,
     run=_run_both, phases=_run_phases, target=(Pool, JudgmentSet), job_kind="machine_judge_run",
-    error=JudgeRunRefused, legacy_task=task_names.RUN_MACHINE_JUDGE)
+    summary=_run_summary, error=JudgeRunRefused, legacy_task=task_names.RUN_MACHINE_JUDGE)
 
 
 def machine_judge_run_start(*, endpoint: JudgeEndpoint | None = None, endpoint_id: int | None = None,

@@ -42,6 +42,9 @@ class Operation:
     pack: Callable[[Any, dict], dict] | None = None
     #: The job's kind as the job pages list it: a string or a function of the packed params.
     job_kind: str | Callable[[dict], str] | None = None
+    #: summary(result) -> the result in a sentence, shown on the job's card instead of its fields
+    #: (services/operations/describe.py).
+    summary: Callable[[dict], str] | None = None
     #: The exception a refused start raises (what the area's views and commands already catch).
     error: type[Exception] = ValueError
     #: Read the whole work from one REPEATABLE READ snapshot (PostgreSQL): exports, releases.

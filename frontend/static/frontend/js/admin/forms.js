@@ -123,6 +123,23 @@ function attemptList(attempts) {
   })));
 }
 
+/* The pages a finished job's result leads to: its report, or for a machine judge's run over a
+   pool, the report that measures the judge against people (the reports page, chosen for it). */
+function resultLinks(job) {
+  const result = job.result;
+  const links = [];
+  if (Number.isInteger(result.report_id)) {
+    links.push(element("a", { href: `/reports/${result.report_id}/`, className: "button", text: "Open the report" }));
+  }
+  const pool = job.params && job.params.pool_id;
+  if (job.kind === "machine_judge_run" && Number.isInteger(result.judge_id) && Number.isInteger(pool)) {
+    const query = new URLSearchParams({ pool, kind: "machine_judge", judge: result.judge_id });
+    links.push(element("a", { href: `/reports/?${query}#report-form`, className: "button",
+      text: "Its report: the machine judge against people" }));
+  }
+  return links;
+}
+
 /* Polls a job and renders its status, progress, message, result, problems and attempts into
    `container`, with a retry button when the job failed and may be retried. */
 export class JobProgress {
@@ -185,7 +202,8 @@ export class JobProgress {
 
   render(job) {
     this.box.dataset.status = job.status;
-    this.title.textContent = `${job.kind.replaceAll("_", " ")} #${job.id}`;
+    // What the job does and to what ("Build a pool: main"), from services/operations/describe.py.
+    this.title.textContent = job.title || job.kind.replaceAll("_", " ");
     this.badge.className = `badge ${job.status}`;
     this.badge.textContent = job.status;
     const { done, total, fraction } = job.progress;
@@ -198,11 +216,18 @@ export class JobProgress {
     this.details.replaceChildren();
     if (job.errors && job.errors.length) this.details.append(issuesTable(job.errors));
     if (job.status === "succeeded" && job.result && typeof job.result === "object") {
-      const facts = Object.entries(job.result).filter(([, v]) => typeof v !== "object");
-      if (facts.length) {
-        this.details.append(element("dl", { className: "facts" }, facts.flatMap(([k, v]) => [
-          element("dt", { text: k.replaceAll("_", " ") }), element("dd", { text: String(v) })])));
+      if (job.summary) {
+        this.details.append(element("p", { className: "job-summary", text: job.summary }));
+      } else {
+        // The API's own addresses are for scripts; the page links to pages (resultLinks).
+        const facts = Object.entries(job.result).filter(([k, v]) => typeof v !== "object" && k !== "url");
+        if (facts.length) {
+          this.details.append(element("dl", { className: "facts" }, facts.flatMap(([k, v]) => [
+            element("dt", { text: k.replaceAll("_", " ") }), element("dd", { text: String(v) })])));
+        }
       }
+      const links = resultLinks(job);
+      if (links.length) this.details.append(element("p", { className: "job-links" }, links));
     }
     const attempts = job.attempt_history || [];
     if (attempts.length > 1 || attempts.some((a) => a.outcome === "lost")) this.details.append(attemptList(attempts));
