@@ -1,0 +1,67 @@
+"""A submission's holes judged by a registered machine judge (a JudgeEndpoint) through the runner,
+against the real OpenAI-compatible test server (tests/judge_server.py, which decides demo captions
+from the frames' pixels): the release's pool judged by the endpoint, a submitted run whose holes
+lie outside the pool, the endpoint asked for exactly those holes, its verdicts right by the demo's
+truth, and a rescore that sends nothing again (the runner's cache)."""
+from __future__ import annotations
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from annotation.models import Job, JudgeCall, PooledPair, Submission
+from annotation.services.machine_judges.operations import machine_judge_run_start
+from annotation.services.releases.create import release_create
+from annotation.services.submissions.operations import submission_fill_start, submission_start
+from tests.annotation.demo_truth import true_answer
+from tests.annotation.services.machine_judges.judge_world import endpoint_for, judge_server, mini_pool  # noqa: F401
+from tests.factories import make_user
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
+
+CAPTIONS = ("cap01", "cap04", "cap08", "cap13")
+
+
+def test_the_endpoint_is_asked_for_the_holes_and_a_rescore_asks_nothing_again(judge_server):
+    pool = mini_pool(clips=("demo01", "demo04", "demo08"), captions=CAPTIONS)
+    # The pool and so the release judge demo01 and demo04 only: every demo08 pair is a hole.
+    PooledPair.objects.filter(pool=pool, clip__external_id="demo08").delete()
+    for pair in PooledPair.objects.filter(pool=pool).select_related("caption", "clip"):
+        PooledPair.objects.filter(pk=pair.pk).update(state=PooledPair.State.RESOLVED,
+                                                     resolved_label=true_answer(pair.caption.text, pair.clip.external_id))
+    release = release_create(pools=[pool], name="demo-holes", allow_unresolved=True)
+    endpoint = endpoint_for(judge_server)
+    run = machine_judge_run_start(endpoint=endpoint, pool=pool, created_by=make_user("admin"))
+    run.refresh_from_db()
+    assert run.status == Job.Status.SUCCEEDED, run.message
+    assert judge_server.stats()["requests"] == 8
+
+    lines = "".join(f"{q} Q0 {c} {r} {1 - r / 10:.1f} S\n" for q in CAPTIONS
+                    for r, c in enumerate(("demo08", "demo01", "demo04"), start=1))
+    submission, _ = submission_start(release=release, uploaded_file=SimpleUploadedFile("s.trec", lines.encode()),
+                                     name="model-s", submitted_by=make_user("researcher"))
+    submission.refresh_from_db()
+    assert submission.job.status == Job.Status.SUCCEEDED, submission.job.message
+    fill = submission.summary["fill"]
+    assert fill["judge"]["name"] == f"{endpoint.name} · job {run.pk}" and "asked for the holes" in fill["judge"]["source"]
+    assert fill["asked"]["pairs"] == 4 and fill["asked"]["answered"] == 4 and fill["asked"]["error"] == ""
+    assert (fill["machine_verdicts"], fill["unanswered"]) == (4, 0)
+    assert judge_server.stats()["requests"] == 8 + 4  # the holes only: the pool's pairs are not holes
+    # Each answer was committed under the scoring job as it arrived (the job's first phase).
+    calls = JudgeCall.objects.filter(job=submission.job, status=JudgeCall.Status.OK)
+    assert sorted(calls.values_list("clip__external_id", flat=True)) == ["demo08"] * 4
+    # The machine's verdicts are right by the demo's truth: C@1 is the share of captions demo08 shows.
+    truth = {q: true_answer(text, "demo08") == "relevant"
+             for q, text in release.dataset.captions.values_list("external_id", "text")}
+    c1 = [v for k, v in fill["machine_filled"]["values"].items() if k.split(" ")[0] == "C@1"]
+    assert c1 == [pytest.approx(sum(truth.values()) / 4)]
+    assert fill["agreement"]["pairs_compared"] == 8
+
+    job, created = submission_fill_start(submission=submission, created_by=make_user("admin"))
+    job.refresh_from_db()
+    assert created and job.status == Job.Status.SUCCEEDED, job.message
+    assert judge_server.stats()["requests"] == 12  # every hole came from the cache
+    submission.refresh_from_db()
+    again = submission.summary["fill"]
+    assert again["asked"]["cached"] == 4 and again["asked"]["answered"] == 0 and again["job_id"] == job.pk
+    assert again["machine_filled"] == fill["machine_filled"]
+    assert submission.status == Submission.Status.SCORED
