@@ -32,4 +32,5 @@ urlpatterns = [
     path("", include("api.routes.crowd")),
     path("", include("api.routes.machine_judges")),
     path("", include("api.routes.releases")),
+    path("", include("api.routes.media")),
 ]

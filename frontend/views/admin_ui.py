@@ -16,6 +16,7 @@ from annotation.selectors.dashboard import (dataset_runs, datasets_overview, poo
                                             raters_overview, recent_jobs)
 from annotation.selectors.known_pairs import known_pair_sources
 from annotation.services.crowd.arrivals import PREVIEW_ASSIGNMENT
+from annotation.services.media.check import dataset_media_state
 from annotation.services.crowd.studies import quality_rule_warnings
 from annotation.services.pools.settings_checks import pool_settings_warnings
 from annotation.selectors.judging import STRATEGY_TEXT
@@ -44,7 +45,8 @@ def dataset_detail(request, dataset_id: int):
                    "strategies": list(STRATEGY_TEXT.items()), "bandit_variants": BANDIT_VARIANTS,
                    # The simulation replays known answers: `active` needs a machine judge's verdicts it has not.
                    "replayable_strategies": REPLAYABLE_STRATEGIES,
-                   "judgment_sets": judgment_set_list(dataset_id=dataset.pk)})
+                   "judgment_sets": judgment_set_list(dataset_id=dataset.pk),
+                   "media": dataset_media_state(dataset, limit=1000)})
 
 
 def active_text(seconds: float) -> str:

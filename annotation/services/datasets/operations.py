@@ -4,7 +4,8 @@ once here: the parameters a caller chooses, the check that refuses a request bef
 stored (a mistake is a 400, not a failed job), and the run that calls the import service. The
 upload itself is stored by the start (`inputs`), beside the parameters, with the file's name.
 
-The command line imports a file in its own process (import_dataset, import_run), without a job."""
+The command line imports a file in its own process (import_dataset, import_run), without a job.
+A dataset import whose clips name media queues a media check (services/media/operations.py)."""
 from __future__ import annotations
 
 from annotation.analysis.params import REQUIRED, Param
@@ -14,6 +15,7 @@ from annotation.models import Dataset, Job
 from annotation.services.datasets.imports import dataset_import
 from annotation.services.datasets.runs import ALL_RANKS, run_import
 from annotation.services.jobs import task_names
+from annotation.services.media.operations import media_check_start
 from annotation.services.operations.operation import Operation, refusal_naming
 from annotation.services.operations.start import operation_start
 from annotation.services.storage.uploads import upload_local_path, upload_store
@@ -54,8 +56,14 @@ def _dataset_run(job: Job, progress) -> dict:
                                  media_template=p.get("media_template") or None,
                                  description=p.get("description", ""), source_name=p.get("source_name"),
                                  progress=progress)
-    return {"dataset_id": dataset.pk, "name": dataset.name, "clips": dataset.clips.count(),
-            "captions": dataset.captions.count()}
+    result = {"dataset_id": dataset.pk, "name": dataset.name, "clips": dataset.clips.count(),
+              "captions": dataset.captions.count()}
+    if dataset.clips.exclude(media="").exists():
+        # Every import is followed by a media check (services/media/), queued once this job commits:
+        # a missing file or one browsers cannot play shows on the dataset page before raters meet it.
+        check, _ = media_check_start(dataset=dataset, created_by=job.created_by)
+        result["media_check_job_id"] = check.pk
+    return result
 
 
 DATASET_IMPORT = Operation(

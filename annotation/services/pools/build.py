@@ -45,11 +45,14 @@ class PoolError(ValueError):
 def pool_create(*, dataset, name: str, runs: Iterable[Run], depth: int = 10, include_original_positives: bool = False,
                 redundancy: float = 0.1, seed: int = 0, gold_rate: float = 0.0, training_pass_mark: float = 0.8,
                 lease_seconds: int = 300, broken_reports_limit: int = 3, judging: dict | None = None,
-                progress: Callable[[int, int | None], None] | None = None) -> Pool:
+                skip_unplayable: bool = False, progress: Callable[[int, int | None], None] | None = None) -> Pool:
     """`judging`: the judging strategy and stopping rules by their API names (services/judging
     JUDGING_SETTINGS: strategy, warmup_depth, bandit_variant, sample_rate, top_stratum_depth,
-    query_budget, pool_budget, stop_remaining_below, stop_misses_in_a_row)."""
+    query_budget, pool_budget, stop_remaining_below, stop_misses_in_a_row). `skip_unplayable`:
+    leave out the clips that failed the media check (else they refuse the build); the pool's
+    `skipped_unplayable` then names them."""
     runs = list(runs)
+    skipped = unplayable_clips_check(dataset, skip=skip_unplayable)
     try:
         judging_fields = judging_settings_check(judging or {}, dataset=dataset)
         active_judge_check(judging_fields.get("judging_strategy", "pool_order"),
@@ -68,8 +71,10 @@ def pool_create(*, dataset, name: str, runs: Iterable[Run], depth: int = 10, inc
     pool = Pool.objects.create(dataset=dataset, name=name, depth=depth, include_original_positives=include_original_positives,
                                redundancy=redundancy, seed=seed, gold_rate=gold_rate, training_pass_mark=training_pass_mark,
                                lease_seconds=lease_seconds, broken_reports_limit=broken_reports_limit, **judging_fields)
+    pool.skipped_unplayable = skipped
     for index, run in enumerate(runs):
-        pool_add_run(pool=pool, run=run, _with_originals=include_original_positives and index == 0, _judging=False)
+        pool_add_run(pool=pool, run=run, _with_originals=include_original_positives and index == 0, _judging=False,
+                     _skip_clips=set(skipped.values()))
         if progress:
             progress(index + 1, len(runs))
     try:
@@ -82,6 +87,20 @@ def pool_create(*, dataset, name: str, runs: Iterable[Run], depth: int = 10, inc
     return pool
 
 
+def unplayable_clips_check(dataset, *, skip: bool) -> dict[str, int]:
+    """The clips of `dataset` whose latest media check failed (services/media/check.py), as
+    {external id: pk}: a PoolError naming them unless `skip` (then the build leaves them out).
+    Clips never checked are not held against a build."""
+    failed = dict(Clip.objects.filter(dataset=dataset, media_check__playable=False)
+                  .order_by("external_id").values_list("external_id", "pk"))
+    if failed and not skip:
+        named = ", ".join(list(failed)[:10]) + (f" and {len(failed) - 10} more" if len(failed) > 10 else "")
+        raise PoolError(f"{len(failed)} clips of '{dataset.name}' failed the media check ({named}): prepare them "
+                        "(manage.py prepare_media, or the dataset page's problems), or build with skip_unplayable "
+                        "to leave them out", param="skip_unplayable")
+    return failed
+
+
 def _judging_after_pairs_added(pool: Pool, *, design: bool) -> None:
     """New pairs get their query rows and, under a strategy, their place in its order."""
     if pool_is_hooked(pool):
@@ -91,7 +110,8 @@ def _judging_after_pairs_added(pool: Pool, *, design: bool) -> None:
 
 
 @transaction.atomic
-def pool_add_run(*, pool: Pool, run: Run, _with_originals: bool = False, _judging: bool = True) -> int:
+def pool_add_run(*, pool: Pool, run: Run, _with_originals: bool = False, _judging: bool = True,
+                 _skip_clips: set[int] = frozenset()) -> int:
     """Adds a run's top-k pairs that are not in the pool yet (queued; existing labels stay) and
     records the run's provenance for every pair it proposed. Returns the number of new pairs."""
     if run.dataset_id != pool.dataset_id:
@@ -122,6 +142,8 @@ def pool_add_run(*, pool: Pool, run: Run, _with_originals: bool = False, _judgin
     if len(existing) and len(pairs):
         keyed = lambda a: a[:, 0] * (1 << 31) + a[:, 1]  # noqa: E731 - ids stay below 2**31 per table
         pairs = pairs[~np.isin(keyed(pairs), keyed(existing))]
+    if _skip_clips and len(pairs):
+        pairs = pairs[~np.isin(pairs[:, 1], list(_skip_clips))]
     added = _insert_pairs(pool, pairs)
     if matrix_top is None:
         _record_provenance(pool, run)

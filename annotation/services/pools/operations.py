@@ -12,7 +12,8 @@ from annotation.services.judging import pool_judging_refresh
 from annotation.services.judging.plan import JudgingError, active_judge_check, judging_settings_check
 from annotation.services.operations.operation import Operation, refusal_naming
 from annotation.services.operations.start import operation_job
-from annotation.services.pools.build import PoolError, known_pairs_add, pool_add_run, pool_create
+from annotation.services.pools.build import (PoolError, known_pairs_add, pool_add_run, pool_create,
+                                             unplayable_clips_check)
 from annotation.services.pools.moments import MOMENT_POOL_PARAMS, moment_pool_create, moment_request_check
 from annotation.services.pools.sampled import STRATA, sampled_pool_create, sampled_request_check, strata_validate
 
@@ -30,6 +31,8 @@ BUILD_PARAMS = {
     "training_pass_mark": Param(float, 0.8, "share of training pairs a rater must answer right", 0, 1),
     "lease_seconds": Param(int, 300, "how long a rater holds a pair before it goes back to the queue", 10, 24 * 3600),
     "broken_reports_limit": Param(int, 3, "reports of a broken pair that take it out of the queue", 1, 100),
+    "skip_unplayable": Param(bool, False, "leave out the clips that failed the media check (without it they refuse "
+                             "the build); the build's result names them"),
     "judging": Param(dict, None, "the judging strategy and stopping rules by name (strategy, warmup_depth, "
                      "bandit_variant, sample_rate, top_stratum_depth, query_budget, pool_budget, "
                      "stop_remaining_below, stop_misses_in_a_row, machine_judge)"),
@@ -45,6 +48,7 @@ def _build_check(*, target: Dataset, params: dict) -> None:
         raise PoolError(f"a pool named '{params['name']}' already exists for '{target.name}'")
     if any(r.kind == Run.Kind.MOMENT for r in runs):
         raise PoolError("moment runs need a moment pool")
+    unplayable_clips_check(target, skip=params["skip_unplayable"])
     if params["judging"]:
         try:
             fields = judging_settings_check(params["judging"], dataset=target)
@@ -62,14 +66,15 @@ def _build_run(job: Job, progress) -> dict:
                        redundancy=p.get("redundancy", 0.1), seed=p.get("seed", 0), gold_rate=p.get("gold_rate", 0.0),
                        training_pass_mark=p.get("training_pass_mark", 0.8), lease_seconds=p.get("lease_seconds", 300),
                        broken_reports_limit=p.get("broken_reports_limit", 3), judging=p.get("judging"),
-                       progress=progress)
+                       skip_unplayable=p.get("skip_unplayable", False), progress=progress)
     # Checked when the build was asked for (the build form's copy or CSV), so they fit this dataset.
     if p.get("known_pairs"):
         known_pairs_add(pool=pool, items=p["known_pairs"])
     return {"pool_id": pool.pk, "name": pool.name, "pairs": pool.pairs.filter(role="pool").count(),
             "double_labelled": pool.pairs.filter(role="pool", required_labels__gte=2).count(),
             "training_pairs": pool.pairs.filter(role="training").count(),
-            "gold_pairs": pool.pairs.filter(role="gold").count()}
+            "gold_pairs": pool.pairs.filter(role="gold").count(),
+            "skipped_unplayable": {"count": len(pool.skipped_unplayable), "clip_ids": list(pool.skipped_unplayable)}}
 
 
 POOL_BUILD = Operation(
