@@ -259,7 +259,12 @@ RETURNING id
 # it, since the outer query's snapshot would show it as before). Three statements and two
 # transactions before; each statement is planned anew, and planning costs PostgreSQL more CPU
 # than running these. SQLite (no INSERT in a WITH) keeps the separate statements.
-_PAIR_COLUMNS = [f.column for f in PooledPair._meta.concrete_fields]
+# Of the pair, what the assignment shows and the queue reads after the pick (its role: training or
+# production, a crowd quota); any other field loads on demand, as a deferred field. All 25 columns
+# cost more Python CPU to describe and convert than PostgreSQL spends on the statement.
+_PAIR_SHOWN = [f for f in PooledPair._meta.concrete_fields
+               if f.name in ("id", "pool", "caption", "clip", "role", "state", "start", "end")]
+_PAIR_COLUMNS = [f.column for f in _PAIR_SHOWN]
 _LEASE_AND_SHOW_SQL = """
 WITH picked AS ({pick}),
 leased AS (
@@ -296,7 +301,7 @@ def _lease_picked(pick_sql: str, params: dict, pool: Pool, rater, device: str, n
     n = len(_PAIR_COLUMNS)
     lease_pk, created_at, pair_values, (text, external_id, media, start, end, duration) = (
         row[0], row[1], row[2:2 + n], row[2 + n:])
-    pair = PooledPair.from_db(connection.alias, [f.attname for f in PooledPair._meta.concrete_fields], pair_values)
+    pair = PooledPair.from_db(connection.alias, [f.attname for f in _PAIR_SHOWN], pair_values)
     pair.caption = Caption(pk=pair.caption_id, text=text)
     pair.clip = Clip(pk=pair.clip_id, external_id=external_id, media=media, start=start, end=end, duration=duration)
     lease = Lease.from_db(connection.alias, ["id", "pair_id", "rater_id", "token", "state", "device", "created_at",
