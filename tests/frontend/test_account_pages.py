@@ -61,10 +61,12 @@ def test_token_page_shows_only_the_callers_own_token(people):
     assert mine in html and theirs not in html
 
 
-def test_token_page_is_for_admins_and_researchers(people):
+def test_token_page_shows_admins_and_researchers_their_token_and_raters_theirs_once(people):
     assert Client().get("/account/token/").status_code == 302
-    assert signed_in(people["rater"]).get("/account/token/").status_code == 403
-    assert signed_in(people["rater"]).post("/account/token/").status_code == 403
+    # A rater's token is made on request and shown once (tests/frontend/test_rater_api_token.py).
+    assert signed_in(people["rater"]).get("/account/token/").status_code == 200
+    assert signed_in(people["rater"]).post("/account/token/").status_code == 302
+    assert not Token.objects.filter(user=people["rater"]).exists()
     admin = signed_in(people["admin"]).get("/account/token/")
     assert admin.status_code == 200 and Token.objects.get(user=people["admin"]).key in admin.content.decode()
 

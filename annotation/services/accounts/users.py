@@ -49,6 +49,17 @@ def api_token_rotate(*, user) -> str:
     return Token.objects.create(user=user).key
 
 
+def api_token_revoke(*, user) -> bool:
+    """Deletes the user's API token (it stops working with this commit); False when there was none."""
+    deleted, _ = Token.objects.filter(user=user).delete()
+    return bool(deleted)
+
+
+def api_token_made_at(*, user):
+    """When the user's API token was made, or None when they have none (its key is not read)."""
+    return Token.objects.filter(user=user).values_list("created", flat=True).first()
+
+
 def researchers():
     """Accounts in the researcher group, by name."""
     return get_user_model().objects.filter(groups__name=roles.RESEARCHER).order_by("username")
