@@ -14,4 +14,6 @@ urlpatterns = [
     path("submissions/<id:submission_id>/", submissions.SubmissionDetailApi.as_view(), name="submission-detail"),
     path("submissions/<id:submission_id>/accept/", submissions.SubmissionAcceptApi.as_view(),
          name="submission-accept"),
+    path("submissions/<id:submission_id>/rescore/", submissions.SubmissionRescoreApi.as_view(),
+         name="submission-rescore"),
 ]

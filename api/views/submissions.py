@@ -23,7 +23,8 @@ from annotation.selectors.submissions import (submission_readers_may_submit, sub
                                               submissions_visible_to)
 from annotation.services.jobs import job_live_progress
 from annotation.services.submissions.accept import SubmissionAcceptError, submission_accept_start
-from annotation.services.submissions.operations import SCORE_SUBMISSION, SubmissionError, submission_start
+from annotation.services.submissions.operations import (FILL_SUBMISSION, SCORE_SUBMISSION, SubmissionError,
+                                                        submission_fill_start, submission_start)
 from annotation.services.submissions.policy import submission_policy_set
 from api.operations import declared_serializer, given, refused
 from api.parsers import JSONParser
@@ -189,3 +190,41 @@ class SubmissionAcceptApi(APIView):
         except SubmissionAcceptError as exc:
             raise refused(exc) from exc
         return job_accepted_response(job, created)
+
+
+class MaySeeSubmissions(BasePermission):
+    """Admins and readers of releases; the view then finds the submission among those they may see."""
+
+    message = "Only the release's admins and the submitter may score a submission again."
+
+    def has_permission(self, request, view) -> bool:
+        return submission_readers_may_submit(request.user)
+
+
+class SubmissionRescoreApi(APIView):
+    """The release's admins (staff) and the submitter (their own; any other account gets a 404,
+    visitors and raters a 403): score a scored submission again, its holes filled with what is
+    known now: the machine judge (`judge`: the id of a machine judge of the release's pools; by
+    default their only one) asked for the holes it has not answered yet, and the human labels its
+    pool holds (once accepted). A job; when it succeeds the submission's `summary.fill` is replaced
+    (its `job_id` names the job). Send an `Idempotency-Key` header to make a retried request return
+    the first job (200)."""
+
+    permission_classes = [MaySeeSubmissions]
+    InputSerializer = declared_serializer("SubmissionRescoreInput", FILL_SUBMISSION.params)
+
+    @extend_schema(request=InputSerializer, responses={202: SubmissionJobSerializer})
+    def post(self, request, submission_id: int):
+        submission = get_object_or_404(submissions_visible_to(request.user).select_related("release__dataset"),
+                                       pk=submission_id)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            job, created = submission_fill_start(submission=submission,
+                                                 judge_id=given(data.validated_data).get("judge"),
+                                                 created_by=request.user, idempotency_key=idempotency_key(request))
+        except SubmissionError as exc:
+            raise refused(exc) from exc
+        url = reverse("api:submission-detail", args=[submission.pk])
+        return Response(SubmissionJobSerializer(job).data | {"submission_url": url}, status=202 if created else 200,
+                        headers={"Location": url})

@@ -96,6 +96,7 @@ PERMISSIONS = {
     "POST /api/v1/submissions/{submission_id}/accept/":              (403, 403, 403, 403, 403, ALLOW),
     "GET /api/v1/me/":                                               (403, 403, ALLOW, ALLOW, ALLOW, ALLOW),
     "POST /api/v1/moment-pools/":                                    (403, 403, 403, 403, 403, ALLOW),
+    "POST /api/v1/submissions/{submission_id}/rescore/":             (403, 403, 403, 403, ALLOW, ALLOW),
     "POST /api/v1/my/answers/{item_id}/change/":                     (403, 403, ALLOW, N, 403, 403),
     "GET /api/v1/my/labels/":                                        (403, 403, ALLOW, ALLOW, 403, 403),
     "GET /api/v1/my/pools/":                                         (403, 403, ALLOW, ALLOW, 403, 403),

@@ -145,7 +145,8 @@ def _pairs_to_judge(dataset_id: int, holes: Sequence[tuple[str, str]]) -> list[P
     (the rule of runner/run.py judge_run_pairs for pool pairs without a span of their own)."""
     captions = {c.external_id: c for c in Caption.objects.filter(dataset_id=dataset_id,
                                                                  external_id__in={q for q, _ in holes})}
-    clips = {c.external_id: c for c in Clip.objects.filter(dataset_id=dataset_id, external_id__in={c for _, c in holes})}
+    clips = {c.external_id: c
+             for c in Clip.objects.filter(dataset_id=dataset_id, external_id__in={c for _, c in holes})}
     pairs = []
     for q, c in holes:
         caption, clip = captions.get(q), clips.get(c)
@@ -237,7 +238,8 @@ def judge_release_agreement(judge: MachineJudge, qrels: dict[str, dict[str, int]
     low, high = kappa.interval
     return {"against": "the release's verdicts (qrels.txt), on the pairs both judged", "pairs_compared": kappa.n,
             "judge_verdicts": judge.judgments.count(), "kappa": _finite(kappa.kappa), "ci_low": _finite(low),
-            "ci_high": _finite(high), "confidence": kappa.confidence, "interval_method": "bootstrap percentile over pairs",
+            "ci_high": _finite(high), "confidence": kappa.confidence,
+            "interval_method": "bootstrap percentile over pairs",
             "observed_agreement": _finite(kappa.observed_agreement), "confusion": kappa.confusion,
             "confusion_note": "rows: the release's verdict, columns: the judge's; 0 not relevant, 1 relevant"}
 
@@ -286,8 +288,8 @@ def fill_summary(*, submission: Submission, verdicts: HoleVerdicts, ranked: dict
     judge = verdicts.judge
     depth = fill_depth(release_depth, holes_k)
     out = {"holes": len(holes), "depth": depth, "judge": None, "reason": verdicts.reason, "statement": MACHINE_AS_IS,
-           "depth_note": (f"the fill scores the run cut at depth {depth}: the judge is asked for, and people judge, the "
-                          f"holes of each query's top {holes_k} only")}
+           "depth_note": (f"the fill scores the run cut at depth {depth}: the judge is asked for, and people judge, "
+                          f"the holes of each query's top {holes_k} only")}
     if judge is None:
         return out
     hole_set = set(holes)

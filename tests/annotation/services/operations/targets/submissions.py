@@ -19,6 +19,16 @@ def _scored_submission(pool):
 
 
 TARGETS = {"score_submission": lambda pool, runs, js: (_release(pool), {"name": "model"}),
-           "accept_submission": lambda pool, runs, js: (_scored_submission(pool), {})}
+           "accept_submission": lambda pool, runs, js: (_scored_submission(pool), {}),
+           "fill_submission": lambda pool, runs, js: (_scored_submission(pool), {})}
+
+
+def _rescore_url(pool, runs, js) -> str:
+    from annotation.models import Submission
+
+    return f"/api/v1/submissions/{Submission.objects.get(release__dataset=pool.dataset).pk}/rescore/"
+
+
+ENDPOINTS = {"fill_submission": (_rescore_url, {}, lambda pool, runs, js: {})}
 # The acceptance takes its judging settings flat, as the pool build does (api/views/submissions.py).
 NOT_A_FIELD = {("accept_submission", "judging")}
