@@ -31,6 +31,7 @@ from annotation.services.crowd.arrivals import (MTURK_PARAMS, MTURK_SUBMIT_HOSTS
                                                 worker_guidelines_read, worker_release_held, worker_return)
 from annotation.services.crowd.browser import (REFUSAL_STATUS, arrive_in_browser, completion_json, csrf_passes,
                                                known_worker_ids, signed_in_elsewhere)
+from annotation.services.crowd.gate import crowd_workers_at_quota
 from annotation.services.crowd.identity import TicketRefused, entry_ticket_issue, entry_ticket_load, resume_code
 from annotation.services.crowd.quota import worker_progress, worker_seen
 from annotation.services.crowd.worker_tokens import QUERY_PARAMETER, WorkerTokenRefused, worker_from_token, worker_token_issue
@@ -337,5 +338,7 @@ def pool_quality(request, pool_id: int):
     pool = get_object_or_404(Pool.objects.select_related("dataset"), pk=pool_id)
     table = pool_rater_quality(pool=pool)
     study = CrowdStudy.objects.filter(pool=pool).first()
+    at_quota = crowd_workers_at_quota(pool_id=pool.pk, user_ids=[r["rater_id"] for r in table["raters"]
+                                                                  if r["crowd_worker_id"]])
     return render(request, "frontend/crowd/quality.html", {"pool": pool, "table": table, "study": study,
-                                                           "rule": table["rule"]})
+                                                           "rule": table["rule"], "at_quota": at_quota})

@@ -65,3 +65,11 @@ def crowd_quota_overrun(*, worker: CrowdWorker, lease: Lease) -> bool:
     if lease.pair.role == PooledPair.Role.TRAINING or worker.study.quota_pairs is None:
         return False
     return sum(judged_and_held(worker)) > worker.study.quota_pairs
+
+
+def crowd_workers_at_quota(*, pool_id: int, user_ids, now=None) -> set[int]:
+    """Of these accounts, the crowd workers of the pool's study whom the queue gives no new pair
+    because their quota is used or they are done (crowd_quota_refusal's QUOTA_REACHED): pages
+    say so instead of calling them working."""
+    workers = CrowdWorker.objects.select_related("study").filter(study__pool_id=pool_id, user_id__in=list(user_ids))
+    return {w.user_id for w in workers if crowd_quota_refusal(worker=w, now=now) == QUOTA_REACHED}
