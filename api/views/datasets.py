@@ -8,11 +8,12 @@ from rest_framework.views import APIView
 
 from annotation.analysis.params import param_value
 from annotation.models import Dataset, Run
-from annotation.services.datasets.operations import (DATASET_IMPORT, RUN_IMPORT, ImportRequestError,
+from annotation.services.datasets.operations import (DATASET_DELETE, DATASET_IMPORT, RUN_IMPORT, ImportRequestError,
                                                      dataset_import_start, run_import_start)
 from annotation.services.datasets.runs import ALL_RANKS
 from api.operations import declared_serializer, given, refused
 from api.permissions import IsAdmin, IsAdminOrResearcherReadOnly
+from api.views.deletes import delete_accepted, delete_schema
 from api.views.jobs import JobOutputSerializer, job_accepted_response
 from api.params import idempotency_key
 
@@ -45,6 +46,10 @@ class DatasetDetailApi(APIView):
     @extend_schema(responses=DatasetOutputSerializer)
     def get(self, request, dataset_id: int):
         return Response(DatasetOutputSerializer(get_object_or_404(_datasets(), pk=dataset_id)).data)
+
+    @delete_schema("dataset")
+    def delete(self, request, dataset_id: int):
+        return delete_accepted(request, DATASET_DELETE, get_object_or_404(Dataset, pk=dataset_id))
 
 
 class DatasetImportApi(APIView):

@@ -19,11 +19,13 @@ from annotation.selectors.reports import judgment_set_list
 from annotation.services.evaluation.errors import EvaluationError
 from annotation.services.judgment_sets.agreement import AgreementOptionsError
 from annotation.services.judgment_sets.imports import JudgmentsImportError
-from annotation.services.judgment_sets.operations import AGREEMENT, EVALUATE, FROM_POOL, IMPORT, judgments_import_start
+from annotation.services.judgment_sets.operations import (AGREEMENT, DELETE, EVALUATE, FROM_POOL, IMPORT,
+                                                          judgments_import_start)
 from annotation.services.operations.start import operation_job
 from api.downloads import stored_file_download
 from api.operations import declared_serializer, given, refused
 from api.permissions import IsAdmin, IsAdminOrResearcherReadOnly
+from api.views.deletes import delete_accepted, delete_schema
 from api.views.jobs import JobOutputSerializer, job_accepted_response
 from api.views.reports import FILE_RENDERERS
 from api.params import idempotency_key
@@ -66,6 +68,10 @@ class JudgmentSetDetailApi(RetrieveAPIView):
 
     def get_queryset(self):
         return judgment_set_list()
+
+    @delete_schema("judgment set (its verdicts, its file, the machine judges run against it)")
+    def delete(self, request, judgment_set_id: int):
+        return delete_accepted(request, DELETE, get_object_or_404(judgment_set_list(), pk=judgment_set_id))
 
 
 class JudgmentSetDownloadApi(APIView):

@@ -17,8 +17,8 @@ from annotation.selectors.dashboard import pool_live
 from annotation.selectors.pools import pairs_needing_admin, pool_list, pool_progress, pool_throughput
 from annotation.services.queue.labels import LabelRefused, pair_adjudicate, pair_requeue
 from annotation.services.submissions.accept import submission_pool_provenance
-from annotation.services.pools.operations import (POOL_BUILD, judging_reorder_start, pool_add_run_start,
-                                                 pool_build_start)
+from annotation.services.pools.operations import (POOL_BUILD, POOL_DELETE, judging_reorder_start,
+                                                 pool_add_run_start, pool_build_start)
 from annotation.services.pools.known_pairs import known_pairs_for_build
 from annotation.services.pools.settings_checks import pool_settings_warnings
 from annotation.services.judging import (JUDGING_SETTINGS, RECOMPUTE_IN_A_JOB_ABOVE, JudgingError, judging_settings_of,
@@ -29,6 +29,7 @@ from api.operations import declared_serializer, given, param_field, refused
 from api.params import query_int
 from api.parsers import JSONParser
 from api.permissions import IsAdmin, IsAdminOrResearcherReadOnly
+from api.views.deletes import delete_accepted, delete_schema
 from api.views.jobs import job_accepted_response
 
 
@@ -194,6 +195,10 @@ class PoolDetailApi(APIView):
         pool.refresh_from_db()
         return Response(PoolOutputSerializer(pool).data | {"redrawn": result["redrawn"]} | extra
                         | {"warnings": pool_settings_warnings(pool=pool)})
+
+    @delete_schema("pool (its pairs, labels, leases, reports; its judgment sets and submissions stay)")
+    def delete(self, request, pool_id: int):
+        return delete_accepted(request, POOL_DELETE, get_object_or_404(Pool, pk=pool_id))
 
 
 class PoolStatsApi(APIView):

@@ -14,6 +14,7 @@ from annotation.formats.runs import RUN_FORMATS
 from annotation.models import Dataset, Job
 from annotation.services.datasets.imports import dataset_import
 from annotation.services.datasets.runs import ALL_RANKS, run_import
+from annotation.services.deletes import delete_operation
 from annotation.services.jobs import task_names
 from annotation.services.media.operations import media_check_start
 from annotation.services.operations.operation import Operation, refusal_naming
@@ -117,4 +118,9 @@ def run_import_start(*, dataset: Dataset, uploaded_file, name: str | None, fmt: 
                            idempotency_key=idempotency_key)
 
 
-OPERATIONS = (DATASET_IMPORT, RUN_IMPORT)
+# --- delete a dataset ----------------------------------------------------------------------------
+
+#: Set-based, in the job's transaction, files removed after it commits (services/deletes.py).
+DATASET_DELETE = delete_operation(Dataset, "dataset_id", name="delete_dataset")
+
+OPERATIONS = (DATASET_IMPORT, RUN_IMPORT, DATASET_DELETE)

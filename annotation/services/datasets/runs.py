@@ -4,8 +4,11 @@ as a score matrix (.npz, see annotation.formats.score_matrix).
 Rows are streamed into a temporary staging table (COPY on PostgreSQL, batched INSERT on SQLite),
 the checks that need the whole run (duplicate ranks, the same clip twice for a caption, scores
 that rise with rank) run as SQL over it, and only then one INSERT ... SELECT moves the rows into
-the predictions table. Python memory therefore holds the dataset's id maps and one batch, never
-the file; and the run lands whole or not at all.
+the predictions table. The file's caption and clip ids are looked up a batch of rows at a time,
+only those the run names (`_DatasetIds`): the cost and the memory of an import follow the run, not
+the collection (20,000 lines against 1,000,000 shots read 20,000 ids, not a million). Python
+memory therefore holds the run's ids and one batch, never the file; and the run lands whole or not
+at all.
 
 A score matrix is checked whole in memory and kept as a file (runs storage area, named by its SHA-256)
 instead of as one row per prediction: its rankings are computed from the scores when read
@@ -81,8 +84,7 @@ def run_import(*, dataset: Dataset, path: Path, name: str | None = None, fmt: st
         depth_source = "as asked"
 
     issues = IssueCollector(display, cap)
-    caption_pk = dict(Caption.objects.filter(dataset=dataset).values_list("external_id", "id"))
-    clip_pk = dict(Clip.objects.filter(dataset=dataset).values_list("external_id", "id"))
+    caption_pk, clip_pk = _DatasetIds(Caption, dataset), _DatasetIds(Clip, dataset)
     caption_field, clip_field = ID_FIELDS[fmt]
     source = LineSource(path, issues, progress)
 
@@ -150,7 +152,8 @@ def _score_matrix_import(*, dataset: Dataset, path: Path, display: str, name: st
 
 def _check_matrix_ids(caption_ids: list[str], clip_ids: list[str], dataset: Dataset, issues: IssueCollector) -> None:
     for key, ids, model in (("caption_ids", caption_ids, Caption), ("clip_ids", clip_ids, Clip)):
-        known = set(model.objects.filter(dataset=dataset).values_list("external_id", flat=True))
+        known = _DatasetIds(model, dataset)
+        known.look_up(ids)
         what = "caption" if model is Caption else "clip"
         for i, external_id in enumerate(ids):
             if external_id not in known:
@@ -166,6 +169,51 @@ def _keep_score_file(path: Path, checksum: str) -> tuple[str, bool]:
         return relative, False
     stored_file_copy_in(RUNS, relative, path)  # written whole or not at all
     return relative, True
+
+
+class _DatasetIds:
+    """The dataset's row ids of the external ids a run names: looked up `look_up(ids)` a batch at
+    a time (one indexed query per QUERY_BATCH new ids), never the whole collection. Reads as a
+    dict of the ids looked up so far (`get`, `in`, `items`); an id not in the dataset is absent."""
+
+    QUERY_BATCH = 5_000  # ids per query: well under SQLite's limit of bound parameters
+
+    def __init__(self, model, dataset: Dataset) -> None:
+        self.model, self.dataset = model, dataset
+        self.known: dict[str, int] = {}
+        self.asked: set[str] = set()
+
+    def look_up(self, external_ids) -> None:
+        new = list(dict.fromkeys(i for i in external_ids if i is not None and i not in self.asked))
+        self.asked.update(new)
+        for start in range(0, len(new), self.QUERY_BATCH):
+            batch = new[start:start + self.QUERY_BATCH]
+            self.known.update(self.model.objects.filter(dataset=self.dataset, external_id__in=batch)
+                              .values_list("external_id", "id"))
+
+    def get(self, external_id, default=None):
+        return self.known.get(external_id, default)
+
+    def __contains__(self, external_id) -> bool:
+        return external_id in self.known
+
+    def items(self):
+        return self.known.items()
+
+
+def _batches(rows, issues: IssueCollector, size: int):
+    """The reader's rows a list of up to `size` at a time (their ids are looked up together);
+    reading stops once the listing of problems is full, as the row loop does."""
+    batch = []
+    for row in rows:
+        batch.append(row)
+        if len(batch) >= size or issues.full:
+            yield batch
+            batch = []
+            if issues.full:
+                return
+    if batch:
+        yield batch
 
 
 class _GroupChecks:
@@ -224,8 +272,8 @@ class _GroupChecks:
         self.ranks, self.items, self.scores = {}, {}, []
 
 
-def _stream_into_stage(rows, stage: "_StagingTable", issues: IssueCollector, caption_pk: dict, clip_pk: dict,
-                       caption_field: str, clip_field: str, max_depth: int,
+def _stream_into_stage(rows, stage: "_StagingTable", issues: IssueCollector, caption_pk: _DatasetIds,
+                       clip_pk: _DatasetIds, caption_field: str, clip_field: str, max_depth: int,
                        depth_source: str, *, file_order: bool = False) -> tuple[str, str | None, bool]:
     """Streams valid rows into the staging table; returns (kind, run tag, whether the run was
     grouped by caption, in which case the whole-run checks have already been done)."""
@@ -233,7 +281,7 @@ def _stream_into_stage(rows, stage: "_StagingTable", issues: IssueCollector, cap
     first_kind_line = None
     tag = None
     groups = _GroupChecks(issues, file_order=file_order)
-    for row in rows:
+    for row in _rows_with_ids(rows, issues, caption_pk, clip_pk):
         line = row.line
         ok = True
         caption = caption_pk.get(row.caption_id)
@@ -271,7 +319,15 @@ def _stream_into_stage(rows, stage: "_StagingTable", issues: IssueCollector, cap
     return kind or Run.Kind.CLIP, tag, groups.grouped
 
 
-def _check_whole_run(stage: "_StagingTable", issues: IssueCollector, kind: str, caption_pk: dict, cap: int, *,
+def _rows_with_ids(rows, issues: IssueCollector, caption_pk: _DatasetIds, clip_pk: _DatasetIds):
+    """The rows, a batch at a time once the batch's caption and clip ids have been looked up."""
+    for batch in _batches(rows, issues, _StagingTable.LOOKUP_BATCH):
+        caption_pk.look_up(row.caption_id for row in batch)
+        clip_pk.look_up(row.clip_id for row in batch)
+        yield from batch
+
+
+def _check_whole_run(stage: "_StagingTable", issues: IssueCollector, kind: str, caption_pk: _DatasetIds, cap: int, *,
                      file_order: bool = False) -> None:
     """The group checks as SQL over the staging table, for files whose captions are not grouped."""
     caption_name = {pk: ext for ext, pk in caption_pk.items()}
@@ -291,6 +347,8 @@ def _check_whole_run(stage: "_StagingTable", issues: IssueCollector, kind: str, 
 class _StagingTable:
     COLUMNS = ("line_no", "caption_id", "clip_id", "rank", "score", "start", '"end"')
     BATCH = 50_000
+    #: rows read ahead so their ids are looked up together (_DatasetIds)
+    LOOKUP_BATCH = 5_000
 
     def __init__(self) -> None:
         self.name = f"rejudge_stage_{uuid.uuid4().hex[:16]}"

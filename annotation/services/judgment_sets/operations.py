@@ -16,6 +16,7 @@ from annotation.formats.errors import ImportRejected
 from annotation.formats.rater_labels import FILE_FORMATS
 from annotation.models import Dataset, Job, Pool, Run
 from annotation.models.judgment_sets import JudgmentSet
+from annotation.services.deletes import delete_operation
 from annotation.services.evaluation.errors import EvaluationError
 from annotation.services.jobs import task_names
 from annotation.services.judgment_sets.agreement import AgreementOptionsError
@@ -209,4 +210,7 @@ def judgments_import_start(*, dataset: Dataset, uploaded_file, params: dict | No
                            idempotency_key=idempotency_key)
 
 
-OPERATIONS = (EVALUATE, AGREEMENT, FROM_POOL, IMPORT)
+#: Set-based, in the job's transaction; its file is removed after it commits (services/deletes.py).
+DELETE = delete_operation(JudgmentSet, "judgment_set_id", name="delete_judgment_set")
+
+OPERATIONS = (EVALUATE, AGREEMENT, FROM_POOL, IMPORT, DELETE)

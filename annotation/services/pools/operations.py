@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from annotation.analysis.params import REQUIRED, Param
 from annotation.models import Dataset, Job, Pool, PoolRun, Run
+from annotation.services.deletes import delete_operation
 from annotation.services.jobs import task_names
 from annotation.services.judging import pool_judging_refresh
 from annotation.services.judging.plan import JudgingError, active_judge_check, judging_settings_check
@@ -212,4 +213,8 @@ SAMPLED_POOL_BUILD = Operation(
     legacy_task=task_names.BUILD_SAMPLED_POOL)
 
 
-OPERATIONS = (POOL_BUILD, POOL_ADD_RUN, JUDGING_REORDER, MOMENT_POOL_BUILD, SAMPLED_POOL_BUILD)
+#: Set-based, in the job's transaction (services/deletes.py); the pool's judgment sets and
+#: submissions stay, no longer naming it.
+POOL_DELETE = delete_operation(Pool, "pool_id", name="delete_pool")
+
+OPERATIONS = (POOL_BUILD, POOL_ADD_RUN, JUDGING_REORDER, MOMENT_POOL_BUILD, SAMPLED_POOL_BUILD, POOL_DELETE)

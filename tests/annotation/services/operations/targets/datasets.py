@@ -5,4 +5,5 @@ upload endpoints by the same declarations."""
 TARGETS = {
     "import_dataset": lambda pool, runs, js: (None, {"name": "another"}),
     "import_run": lambda pool, runs, js: (pool.dataset, {}),
+    "delete_dataset": lambda pool, runs, js: (pool.dataset, {}),
 }

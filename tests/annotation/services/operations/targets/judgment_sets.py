@@ -13,6 +13,7 @@ TARGETS = {
     "judgment_set_agreement": lambda pool, runs, js: (_raw_labels(pool), {}),
     "judgment_set_from_pool": lambda pool, runs, js: (pool, {}),
     "import_judgments": lambda pool, runs, js: (pool.dataset, {}),
+    "delete_judgment_set": lambda pool, runs, js: (js, {}),
 }
 # The import takes a multipart upload, not JSON; its refusals are the start service's (above).
 ENDPOINTS = {

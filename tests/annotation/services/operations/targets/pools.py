@@ -7,6 +7,7 @@ TARGETS = {
     "build_moment_pool": lambda pool, runs, js: (pool.dataset, {"name": "another", "run_ids": [runs[0].pk]}),
     "build_sampled_pool": lambda pool, runs, js: (pool.dataset, {"name": "another", "run_ids": [runs[0].pk],
                                                                  "strata": [[1, 10, 1.0]]}),
+    "delete_pool": lambda pool, runs, js: (pool, {}),
 }
 
 # The pool build takes its `judging` settings flat, each one a field of its own
