@@ -93,7 +93,59 @@ def _submit(args) -> int:
     if holes:
         print(f"  holes: {holes['total']} pairs of the top {holes['k']} without a verdict, in "
               f"{holes['queries_with_holes']} of {summary.get('queries_answered')} queries (counted as not relevant)")
+    _print_fill(summary.get("fill"), summary.get("measures") or [])
     return 0
+
+
+def _number(value) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def _in_order(values: dict, measures) -> list:
+    """(name, value) in the order of the summary's measures (a fill's names add the cut: "C@1 (runs
+    cut at depth 10)"); names it does not list after them."""
+    def rank(name: str) -> int:
+        base = name.split(" (", 1)[0]
+        return measures.index(base) if base in measures else len(measures)
+
+    return sorted(values.items(), key=lambda item: rank(item[0]))
+
+
+def _print_fill(fill, measures) -> None:
+    """The holes filled: by the release's machine judge (as it is, beside its agreement with the
+    release), and, where people judged a designed sample of the holes, the PPI++ estimate and its
+    interval, or why there is none."""
+    if not isinstance(fill, dict):
+        return
+    judge = fill.get("judge")
+    if not judge:
+        print(f"  holes not filled: {fill.get('reason')}")
+        return
+    print(f"  holes filled by machine judge '{judge.get('name')}' ({judge.get('source')}): "
+          f"{fill.get('machine_verdicts')} of {fill.get('holes')} holes given a verdict, {fill.get('unanswered')} "
+          f"without one (still holes, counted as not relevant)")
+    asked = fill.get("asked") or {}
+    if asked.get("error"):
+        print(f"    the judge endpoint: {asked['error']}")
+    filled = (fill.get("machine_filled") or {}).get("values") or {}
+    for measure, value in _in_order(filled, measures):
+        print(f"    {measure:<10} {_number(value)}  (machine-filled)")
+    agreement = fill.get("agreement") or {}
+    print(f"    the judge's agreement with the release: Cohen's kappa {_number(agreement.get('kappa'))} "
+          f"[{_number(agreement.get('ci_low'))}, {_number(agreement.get('ci_high'))}] over "
+          f"{agreement.get('pairs_compared')} pairs both judged")
+    estimate = fill.get("estimate")
+    if not estimate:
+        print(f"    {fill.get('statement')}")
+        if fill.get("estimate_reason"):
+            print(f"    no estimate with an interval: {fill['estimate_reason']}")
+        return
+    sample = fill.get("human_sample") or {}
+    print(f"    with people's labels of {sample.get('sampled')} holes (pool '{sample.get('pool')}'): "
+          f"{estimate.get('estimator')}")
+    for measure, cell in _in_order(estimate.get("values") or {}, measures):
+        print(f"    {measure:<10} {_number(cell.get('estimate'))}  [{_number(cell.get('ci_low'))}, "
+              f"{_number(cell.get('ci_high'))}]")
 
 
 def build_parser() -> argparse.ArgumentParser:
