@@ -287,3 +287,56 @@ def test_the_django_admin_deletes_through_the_job_and_counts_on_its_confirmation
     assert job.params == {"dataset_id": dataset.pk}
     _run(job)
     assert not Dataset.objects.filter(pk=dataset.pk).exists()
+
+
+# --- a writer meanwhile (PostgreSQL: the per-row reference checks are off for the deletes) --------
+
+@pytest.mark.django_db(transaction=True)
+def test_a_row_written_meanwhile_that_refers_to_doomed_rows_waits_and_is_refused(tmp_path, require_postgres):
+    """The doomed rows are locked before any goes, so a transaction adding a prediction for the
+    dataset's run and clip once its predictions are gone (but the run and clip not yet) waits for
+    the delete and is refused, as PostgreSQL's own reference check would have made it: no
+    prediction is left pointing at a deleted clip."""
+    import threading
+    import time
+
+    from django.db import IntegrityError, connection, transaction
+
+    from annotation.models import Clip, Prediction
+    from annotation.services.deletes import rows_delete
+
+    world = _world(tmp_path, "meanwhile")
+    dataset, run = world["dataset"], world["runs"][0]
+    clip, caption = Clip.objects.filter(dataset=dataset).first(), run.predictions.first().caption
+    predictions_gone, writing, outcome = threading.Event(), threading.Event(), []
+
+    def writer():
+        try:
+            predictions_gone.wait(60)
+            with transaction.atomic():
+                Prediction.objects.create(run_id=run.pk, caption_id=caption.pk, clip_id=clip.pk, rank=999)
+                writing.set()  # the reference checks run as the block commits
+            outcome.append("committed")
+        except IntegrityError:
+            outcome.append("refused")
+        finally:
+            writing.set()
+            connection.close()
+
+    seen = []
+
+    def progress(done, total, message):
+        if seen and seen[-1] == "deleting predictions" and message != seen[-1] and not predictions_gone.is_set():
+            predictions_gone.set()
+            writing.wait(30)
+            time.sleep(0.5)  # long enough for the writer to reach its commit and wait there
+        seen.append(message)
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    with transaction.atomic():
+        rows_delete(Dataset.objects.filter(pk=dataset.pk), progress=progress)
+    thread.join(60)
+    assert predictions_gone.is_set() and outcome == ["refused"]
+    assert not Prediction.objects.filter(clip_id=clip.pk).exists()
+    assert not Dataset.objects.filter(pk=dataset.pk).exists()
