@@ -291,6 +291,7 @@ def test_the_django_admin_deletes_through_the_job_and_counts_on_its_confirmation
 
 # --- a writer meanwhile (PostgreSQL: the per-row reference checks are off for the deletes) --------
 
+@pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_a_row_written_meanwhile_that_refers_to_doomed_rows_waits_and_is_refused(tmp_path, require_postgres):
     """The doomed rows are locked before any goes, so a transaction adding a prediction for the
