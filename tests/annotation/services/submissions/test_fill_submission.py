@@ -205,3 +205,37 @@ def test_several_judges_none_is_chosen_and_a_rescore_names_one(world, tmp_path, 
     assert fill["judge"] is None and "several machine judges" in fill["reason"] and f"{first.pk} (a)" in fill["reason"]
     fill = _rescore(submission, django_capture_on_commit_callbacks, judge_id=first.pk)
     assert fill["judge"]["name"] == "a" and fill["machine_verdicts"] == 1
+
+
+def test_an_accepted_submission_s_holes_judged_through_the_queue_give_the_estimate(
+        world, tmp_path, django_capture_on_commit_callbacks):
+    """Through h3's acceptance (services/submissions/accept.py): a 'sampled' design at rate 1 draws
+    every hole; a rater of the release judges them in the queue; the rescore reads their labels."""
+    from annotation.models import PoolMembership
+    from annotation.services.submissions.accept import submission_accept_start
+    from tests.factories import label_pair
+
+    pool, release = world
+    machine_judge_import(dataset=pool.dataset, path=_machine_csv(tmp_path, dict(RELEASE) | {("q2", "v4"): 1}),
+                         name="gpt", pool=pool)
+    submission = _scored(release, django_capture_on_commit_callbacks)
+    with django_capture_on_commit_callbacks(execute=True):
+        job, _ = submission_accept_start(submission=submission, judging={"strategy": "sampled", "sample_rate": 1.0},
+                                         accepted_by=make_user("admin"))
+    job.refresh_from_db()
+    assert job.status == Job.Status.SUCCEEDED, job.errors
+    submission.refresh_from_db()
+    holes = PooledPair.objects.filter(pool=submission.pool, role="pool", state=PooledPair.State.OPEN)
+    rater = PoolMembership.objects.get(pool=submission.pool).rater
+    people = {("q1", "v4"): "relevant", ("q2", "v4"): "not_relevant", ("q2", "v5"): "relevant",
+              ("q3", "v1"): "not_relevant"}
+    for pair in holes.select_related("caption", "clip"):
+        label_pair(rater, pair, value=people[(pair.caption.external_id, pair.clip.external_id)], seconds=3.0)
+    fill = _rescore(submission, django_capture_on_commit_callbacks)
+    assert fill["human_sample"]["pool_id"] == submission.pool_id and fill["human_sample"]["sampled"] == 4
+    values = fill["estimate"]["values"]
+    # q1 [v4 v2 v3]: v4 relevant -> C@1 1, AP (1 + 1)/4 over {v1 v2 v4 v5}; q2 [v4 v5 v2]: C@1 0,
+    # AP (1/2 + 2/3)/3 over {v1 v2 v5}; q3 [v1 v3]: C@1 0, AP (1/2)/2.
+    assert _value(values, "C@1")["estimate"] == pytest.approx(1 / 3)
+    assert _value(values, "AP")["estimate"] == pytest.approx((1 / 2 + 7 / 18 + 1 / 4) / 3)
+    assert _value(values, "AP")["ci_low"] == pytest.approx(_value(values, "AP")["ci_high"])  # a census: exact
