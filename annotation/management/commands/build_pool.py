@@ -20,7 +20,7 @@ from ._progress import ConsoleProgress, rejected_to_command_error
 # and the judging settings (analysis/judging/settings.py); --dataset, --name, --run and --seed come
 # from the options every pool-building command shares.
 BUILD_OPTIONS = ("depth", "redundancy", "include_original_positives", "gold_rate", "training_pass_mark",
-                 "lease_seconds", "broken_reports_limit")
+                 "lease_seconds", "broken_reports_limit", "skip_unplayable")
 
 
 class Command(BaseCommand):
@@ -73,6 +73,10 @@ class Command(BaseCommand):
         self.stdout.write(self.style.SUCCESS(
             f"pool '{pool.name}' (id {pool.pk}): {done}; {progress['pairs']:,} pairs in all, "
             f"{progress['double_labelled']:,} of them to be labelled twice, {progress['left']:,} still open"))
+        skipped = getattr(pool, "skipped_unplayable", None)
+        if skipped:
+            self.stdout.write(f"left out {len(skipped):,} clip{'s' if len(skipped) != 1 else ''} that failed the media "
+                              f"check: {', '.join(skipped)}")
         if known:
             roles = known_pair_roles(known)
             self.stdout.write(f"known pairs: {roles['training']:,} training and {roles['gold']:,} gold listed, "

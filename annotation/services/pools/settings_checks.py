@@ -73,7 +73,7 @@ def _known_pair_warnings(pool: Pool) -> list[str]:
     gold = PooledPair.objects.filter(pool=pool, role=PooledPair.Role.GOLD).count()
     if pool.gold_rate > 0 and gold == 0:
         return [f"gold rate {pool.gold_rate:g}, but the pool has no gold pairs: none is shown; attach some "
-                f"(build_pool --known-pairs, or Known pairs on the pool page)"]
+                f"(build_pool --known-pairs, or Gold and training pairs on the pool page)"]
     if gold and pool.gold_rate == 0:
         return [f"the pool has {_plural(gold, 'gold pair')}, but its gold rate is 0: raters never see them; "
                 f"set a gold rate"]

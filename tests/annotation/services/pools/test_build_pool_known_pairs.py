@@ -94,4 +94,23 @@ def test_settings_that_cannot_act_are_warned_of_after_the_build():
     out, err = build("--dataset", reference.dataset.name, "--name", "cli", "--run", "A", "--gold-rate", "0.05")
     assert "pool 'cli'" in out
     assert err == ("warning: gold rate 0.05, but the pool has no gold pairs: none is shown; attach some "
-                   "(build_pool --known-pairs, or Known pairs on the pool page)\n")
+                   "(build_pool --known-pairs, or Gold and training pairs on the pool page)\n")
+
+
+def test_clips_that_failed_the_media_check_refuse_the_build_unless_left_out():
+    from django.utils import timezone
+
+    from annotation.models import Clip, ClipMediaCheck
+
+    reference, _ = make_pool_with_runs(depth=3)
+    dataset = reference.dataset
+    broken = Clip.objects.get(dataset=dataset, external_id="v2")
+    ClipMediaCheck.objects.create(clip=broken, playable=False, problems=[{"code": "missing"}], checked_at=timezone.now())
+    with pytest.raises(CommandError, match=r"1 clips of '.*' failed the media check \(v2\)"):
+        build("--dataset", dataset.name, "--name", "cli", "--run", "A", "--depth", "3")
+    assert not Pool.objects.filter(name="cli").exists()
+    out, _ = build("--dataset", dataset.name, "--name", "cli", "--run", "A", "--depth", "3", "--skip-unplayable")
+    assert "left out 1 clip that failed the media check: v2" in out
+    pool = Pool.objects.get(dataset=dataset, name="cli")
+    assert not PooledPair.objects.filter(pool=pool, clip=broken).exists()
+    assert PooledPair.objects.filter(pool=pool).exists()

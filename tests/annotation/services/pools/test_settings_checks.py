@@ -83,7 +83,7 @@ def test_a_gold_rate_without_gold_pairs_and_gold_pairs_without_a_rate_are_said()
     pool = pool_with(gold_rate=0.05)
     assert pool_settings_warnings(pool=pool) == [
         "gold rate 0.05, but the pool has no gold pairs: none is shown; attach some (build_pool --known-pairs, "
-        "or Known pairs on the pool page)"]
+        "or Gold and training pairs on the pool page)"]
     gold(pool, 2)
     assert pool_settings_warnings(pool=pool) == []
     pool.gold_rate = 0
@@ -162,7 +162,7 @@ def test_the_api_and_the_pool_page_show_them():
     assert answer.status_code == 200
     assert answer.json()["warnings"] == [
         "gold rate 0.05, but the pool has no gold pairs: none is shown; attach some (build_pool --known-pairs, "
-        "or Known pairs on the pool page)"]
+        "or Gold and training pairs on the pool page)"]
     api.force_login(admin)
     page = api.get(f"/admin-ui/pools/{pool.pk}/")
     assert page.status_code == 200
