@@ -70,6 +70,8 @@ class ClipAdmin(KeepsDatasetCounts):
     list_display = ["external_id", "dataset", "video_id", "start", "end", "media"]
     list_filter = ["dataset"]
     search_fields = ["external_id", "video_id"]
+    # Set by prepare_media (services/media/prepare.py) with the copy it made, never by hand.
+    readonly_fields = ["original_media", "media_offset"]
 
 
 @admin.register(Caption)

@@ -141,7 +141,7 @@ def media_problem_rows(dataset: Dataset, *, limit: int | None = None) -> list[di
     rows = []
     checks = (ClipMediaCheck.objects.filter(clip__dataset=dataset, playable=False)
               .select_related("clip").order_by("clip__external_id"))
-    for check in checks:
+    for check in checks if limit is None else checks[:limit]:  # each failed check has a problem at least
         for problem in check.problems:
             rows.append({"clip_id": check.clip.external_id, "media": check.clip.media, "code": problem["code"],
                          "problem": problem["message"], "fix": problem["fix"], "preparable": problem["preparable"]})
@@ -156,15 +156,25 @@ def unplayable_clip_ids(dataset: Dataset) -> list[int]:
 
 
 def dataset_media_state(dataset: Dataset, *, limit: int | None = 1000) -> dict:
-    """What the dataset page and the API show: the summary, the problems table (at most `limit`
-    rows; `truncated` says when more) and the latest check and prepare jobs (None before any)."""
-    rows = media_problem_rows(dataset, limit=None if limit is None else limit + 1)
-    latest = {}
+    """What the dataset page and the API show: the summary of the latest check (a check job's, or
+    the check a prepare job ends with; None before any), the problems table (at most `limit` rows;
+    `truncated` says when more) and the latest check and prepare jobs. The summary is the job's
+    stored one, so a page of a million-clip dataset reads no clip; the table is read only when
+    the summary says clips failed."""
+    latest, summary, summary_at = {}, None, None
     for operation in ("check_media", "prepare_media"):
-        job = Job.objects.filter(operation=operation, params__dataset_id=dataset.pk).order_by("-created_at", "-id").first()
+        jobs = Job.objects.filter(operation=operation, params__dataset_id=dataset.pk).order_by("-created_at", "-id")
+        job = jobs.first()
         latest[operation] = None if job is None else {
             "id": job.pk, "status": job.status, "progress_done": job.progress_done,
             "progress_total": job.progress_total, "created_at": job.created_at.isoformat()}
-    return {"summary": media_check_summary(dataset), "problems": rows[:limit] if limit is not None else rows,
+        done = jobs.filter(status=Job.Status.SUCCEEDED).exclude(finished_at=None).first()
+        if done is not None and (summary_at is None or done.finished_at > summary_at):
+            summary = done.result.get("check") if operation == "prepare_media" else done.result
+            summary_at = done.finished_at
+    rows = []
+    if summary and summary.get("failed"):
+        rows = media_problem_rows(dataset, limit=None if limit is None else limit + 1)
+    return {"summary": summary, "problems": rows[:limit] if limit is not None else rows,
             "truncated": limit is not None and len(rows) > limit, "check_job": latest["check_media"],
             "prepare_job": latest["prepare_media"]}

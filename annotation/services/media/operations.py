@@ -19,9 +19,17 @@ def _check_run(job: Job, progress) -> dict:
     return dataset_media_check(Dataset.objects.get(pk=job.params["dataset_id"]), progress=progress)
 
 
+def _check_summary(result: dict) -> str:
+    text = f"{result['playable']:,} of {result['clips']:,} clips play in browsers"
+    if result["failed"]:
+        text += (f"; {result['failed']:,} failed the check ({result['preparable']:,} fixed by preparing playable "
+                 "copies): the dataset page lists each problem and its fix")
+    return text + "."
+
+
 MEDIA_CHECK = Operation(
     name="check_media", title="Check a dataset's media", run=_check_run, target=Dataset, target_field="dataset_id",
-    error=MediaCheckError)
+    summary=_check_summary, error=MediaCheckError)
 
 
 def media_check_start(*, dataset: Dataset, created_by=None, idempotency_key: str | None = None) -> tuple[Job, bool]:
@@ -38,9 +46,18 @@ def _prepare_run(job: Job, progress) -> dict:
                                  height=p.get("height"), progress=progress)
 
 
+def _prepare_summary(result: dict) -> str:
+    text = (f"Prepared {result['prepared']:,} clips ({result['copies']:,} copies); {result['already_prepared']:,} "
+            f"were prepared before; {result['not_preparable']:,} have problems a copy does not fix")
+    if result["failed"]:
+        text += f"; {sum(len(f['clip_ids']) for f in result['failed']):,} could not be converted"
+    return f"{text}. Now {_check_summary(result['check'])}"
+
+
 MEDIA_PREPARE = Operation(
     name="prepare_media", title="Prepare playable copies of a dataset's media", params=PREPARE_PARAMS,
-    check=_prepare_check, run=_prepare_run, target=Dataset, target_field="dataset_id", error=PrepareError)
+    check=_prepare_check, run=_prepare_run, target=Dataset, target_field="dataset_id", summary=_prepare_summary,
+    error=PrepareError)
 
 
 def media_prepare_start(*, dataset: Dataset, params: dict, created_by=None,

@@ -12,7 +12,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from annotation.models import Caption, Clip, ClipMediaCheck, Job, PooledPair, Prediction, Run
 from annotation.services.datasets.operations import dataset_import_start
-from annotation.services.media.check import dataset_media_check, dataset_media_state, media_problem_rows
+from annotation.services.media.check import dataset_media_check, media_check_summary, media_problem_rows
 from annotation.services.pools.build import PoolError, pool_create
 from annotation.services.pools.operations import pool_build_start
 from tests.factories import make_user
@@ -57,8 +57,7 @@ def test_a_clip_whose_media_changed_is_counted_and_checked_again(tmp_path):
     dataset = lab_dataset(tmp_path)
     dataset_media_check(dataset)
     Clip.objects.filter(dataset=dataset, external_id="missing").update(media="lab/plays.mp4")
-    state = dataset_media_state(dataset)
-    assert state["summary"]["changed_since"] == 1
+    assert media_check_summary(dataset)["changed_since"] == 1
     dataset_media_check(dataset)
     assert _codes(dataset)["missing"] == []
 
