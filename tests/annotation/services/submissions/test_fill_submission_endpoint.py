@@ -65,3 +65,41 @@ def test_the_endpoint_is_asked_for_the_holes_and_a_rescore_asks_nothing_again(ju
     assert again["asked"]["cached"] == 4 and again["asked"]["answered"] == 0 and again["job_id"] == job.pk
     assert again["machine_filled"] == fill["machine_filled"]
     assert submission.status == Submission.Status.SCORED
+
+
+def _example_release_with_an_endpoint_judge(tmp_path, **judge_fields):
+    from annotation.models import JudgeEndpoint, MachineJudge
+    from tests.annotation.services.reports.test_report_metrics import example_pool
+
+    pool = example_pool(tmp_path)
+    release = release_create(allow_unresolved=True, pools=[pool], name="example-fire")
+    endpoint = JudgeEndpoint.objects.create(name="unreachable", base_url="http://127.0.0.1:9", model="demo-vl",
+                                            prompt_version="v2", max_retries=0, timeout_seconds=2)
+    fields = {"model_name": "demo-vl", "prompt_version": "v2", "source_name": "http://127.0.0.1:9"} | judge_fields
+    MachineJudge.objects.create(dataset=pool.dataset, pool=pool, name="run", checksum="", endpoint=endpoint, **fields)
+    return release
+
+
+def _submit_s(release) -> Submission:
+    from .test_score_submission import RUN_S, _trec
+
+    submission, _ = submission_start(release=release, uploaded_file=SimpleUploadedFile("s.trec", _trec(RUN_S).encode()),
+                                     name="model-s")
+    submission.refresh_from_db()
+    assert submission.job.status == Job.Status.SUCCEEDED, submission.job.message
+    return submission
+
+
+def test_holes_the_endpoint_cannot_answer_are_counted_and_stay_holes(tmp_path):
+    # The example's clips have no video: every hole's frames fail, each that pair's error.
+    fill = _submit_s(_example_release_with_an_endpoint_judge(tmp_path)).summary["fill"]
+    assert fill["asked"]["pairs"] == 4 and fill["asked"].get("answered", 0) == 0
+    assert (fill["machine_verdicts"], fill["unanswered"]) == (0, 4)
+    assert fill["machine_filled"]["holes_left"] == 4
+    assert fill["agreement"]["pairs_compared"] == 0 and fill["agreement"]["kappa"] is None
+
+
+def test_an_endpoint_changed_since_the_judge_s_run_is_not_asked(tmp_path):
+    fill = _submit_s(_example_release_with_an_endpoint_judge(tmp_path, model_name="older-model")).summary["fill"]
+    assert fill["asked"]["pairs"] == 0 and "changed its model" in fill["asked"]["error"]
+    assert not JudgeCall.objects.exists() and fill["unanswered"] == 4
