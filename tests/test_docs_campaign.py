@@ -6,8 +6,8 @@ in a folder that holds what the guide starts from (the split file, the videos, t
 matrices), or a ```bash block with the reason it is not run on the line above it
 (`<!-- not run by the guide's test: REASON -->`): Docker, a TLS certificate, the network, the real
 server's address. The folder holds the first 60 rows of the real MSR-VTT 1K-A split file
-(tests/fixtures/msrvtt_1ka_excerpt.csv), a tiny video for each (four with their index at the end, as
-many of MSR-VTT's are), and random matrices. The commands run in their own processes against the
+(tests/fixtures/msrvtt_1ka_excerpt.csv), a tiny video for each (four with their index at the end,
+for prepare_media to fix), and random matrices. The commands run in their own processes against the
 test database; the pages' parts (raters judging, an admin's decision) are played through the same
 services the pages call; the client downloads the release from a live server."""
 from __future__ import annotations
@@ -31,7 +31,7 @@ FENCE = re.compile(r"^```(?P<lang>[\w+-]*)\n(?P<body>.*?)^```$", re.S | re.M)
 # The walk-through's names, as the guide gives them.
 POOL, DATASET, RELEASE = "round-1", "msrvtt-1ka", "msrvtt-1ka-rejudged"
 RATERS = ("amira", "bruno", "chen", "dana")
-INDEX_AT_END = 4  # the first few videos are written without faststart, as many of MSR-VTT's are
+INDEX_AT_END = 4  # the first few videos are written without faststart: prepare_media fixes them
 
 
 @dataclass
