@@ -341,3 +341,21 @@ def test_a_row_written_meanwhile_that_refers_to_doomed_rows_waits_and_is_refused
     assert predictions_gone.is_set() and outcome == ["refused"]
     assert not Prediction.objects.filter(clip_id=clip.pk).exists()
     assert not Dataset.objects.filter(pk=dataset.pk).exists()
+
+
+@pytest.mark.parametrize("root", [Dataset, Pool, JudgmentSet])
+def test_every_stored_file_a_deleted_row_may_name_is_listed_for_removal(root):
+    """A model that keeps a file's name (its help text says where: a *_ROOT or a storage area) and
+    that a delete reaches is in services/deletes.py STORED_FILES, or its file would outlive it."""
+    import re
+
+    from django.db.models import CharField
+
+    from annotation.services.deletes import STORED_FILES, plan_for
+
+    plan = plan_for(root)
+    naming = {(m, f.name) for m in plan.order for f in m._meta.concrete_fields
+              if isinstance(f, CharField) and re.search(r"_ROOT|storage area|exports area", str(f.help_text))}
+    assert naming <= {(m, field) for m, (field, _) in STORED_FILES.items()}
+    if root is Dataset:
+        assert {m for m, _ in naming} == set(STORED_FILES)
