@@ -166,6 +166,8 @@ def _leaderboard(board: dict) -> dict:
     flag_words = (f"Judged@K below {100 * threshold:g}%: the run's measures cut at K are not comparable with the "
                   f"leaderboard (the clips without a verdict in its top K count as not relevant)")
     return {"pool": board.get("pool"), "measures": measures, "judged_headers": judged_headers, "scores": scores,
+            # Releases made before rows carried their provenance show no such column.
+            "provenance": any(row["provenance"] for row in scores),
             "flagged": flagged, "flag_words": flag_words,
             "groups": groups, "intervals": intervals, "interval": board.get("interval"),
             "unjudged": board.get("unjudged"), "conventions": board.get("conventions"),

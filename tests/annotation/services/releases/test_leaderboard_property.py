@@ -159,7 +159,7 @@ def test_the_release_leaderboard_equals_trec_eval_on_qrels_and_full_runs(drawn):
         assert row["judged"]["Judged@10"] == pytest.approx(_judged_at_10(qrels, full, queries), abs=1e-12)
     # The CSV carries the same Judged@10 beside C@10 and nDCG@10.
     columns, *lines = csv.reader(io.StringIO(files["leaderboard.csv"].decode()))
-    assert columns[-2:] == ["judged_measure", "judged"]
+    assert columns[-6:] == ["judged_measure", "judged", "provenance", "provenance_at", "provenance_by", "submission"]
     for line in lines:
         fields = dict(zip(columns, line))
         if fields["measure"] in ("C@10", "nDCG@10") and fields["judged"]:
