@@ -314,8 +314,8 @@ class JudgePage {
     this.showCue("");
     this.gate = null;
     this.arm();
-    this.renderTraining();
     this.setState("working");
+    this.renderTraining();
     this.updateGate();
     this.measureSwap(slot);
   }
@@ -340,6 +340,8 @@ class JudgePage {
     const working = state === "working" || state === "comment" || state === "feedback";
     this.el.work.hidden = !working;
     this.el.state.hidden = working;
+    // The banner numbers the pair on screen: with none on screen (a failed training, a break) it goes.
+    if (!working) this.el["training-banner"].hidden = true;
     if (!working) {
       const [title, stateText] = STATES[state] || STATES.loading;
       const text = state === "break" ? BREAK_TEXT[this.breakReason] || BREAK_TEXT.asked
@@ -619,7 +621,8 @@ class JudgePage {
     const banner = this.el["training-banner"];
     const training = this.progress?.training;
     const slot = this.slots.current;
-    if (slot?.assignment.mode === "training") {
+    const onScreen = this.state === "working" || this.state === "comment" || this.state === "feedback";
+    if (slot?.assignment.mode === "training" && onScreen) {
       if (training && slot.trainingNumber == null) {
         const given = training.answered + this.myItems().length;
         slot.trainingNumber = Math.min(training.total, slot.answered ? Math.max(1, given) : given + 1);
@@ -638,8 +641,15 @@ class JudgePage {
 
   toggleGuidelines() {
     const dialog = this.el.guidelines;
-    if (dialog.open) dialog.close();
-    else dialog.showModal();
+    if (dialog.open) {
+      dialog.close();
+      return;
+    }
+    // Opened at its top, the core rule in view: showModal focuses the first control, the Close
+    // button at the bottom, and scrolls the dialog down to it.
+    dialog.showModal();
+    dialog.scrollTop = 0;
+    dialog.querySelector("h2")?.focus({ preventScroll: true });
   }
 
   onKey(event) {

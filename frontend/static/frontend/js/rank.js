@@ -352,8 +352,15 @@ class RankPage {
 
   toggleGuidelines() {
     const dialog = this.el.guidelines;
-    if (dialog.open) dialog.close();
-    else dialog.showModal();
+    if (dialog.open) {
+      dialog.close();
+      return;
+    }
+    // Opened at its top, the core rule in view: showModal focuses the first control, the Close
+    // button at the bottom, and scrolls the dialog down to it.
+    dialog.showModal();
+    dialog.scrollTop = 0;
+    dialog.querySelector("h2")?.focus({ preventScroll: true });
   }
 
   onKey(event) {
