@@ -7,11 +7,11 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
-from annotation.models import ReleaseSubmissionPolicy, Submission
+from annotation.models import Job, ReleaseSubmissionPolicy, Submission
 from annotation.services.releases.create import release_create
 from tests.annotation.services.reports.test_report_metrics import example_pool
 from tests.annotation.services.submissions.test_score_submission import RUN_S, _trec
-from tests.factories import make_user
+from tests.factories import make_rater, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -68,3 +68,28 @@ def test_only_an_admin_opens_a_release_to_anonymous_submissions(release):
     assert "Anonymous submissions are allowed." in _page(admin, release)
     admin.post(url, {})
     assert not ReleaseSubmissionPolicy.objects.get().anonymous_allowed
+
+
+def test_only_an_admin_sees_and_uses_the_accept_form_and_the_pool_page_names_the_submission(
+        release, django_capture_on_commit_callbacks):
+    alice, admin = make_user("researcher"), make_user("admin")
+    with django_capture_on_commit_callbacks(execute=True):
+        _as(alice).post(f"/releases/{release.pk}/submissions/",
+                        {"name": "model-s", "file": SimpleUploadedFile("s.trec", _trec(RUN_S).encode())})
+    submission = Submission.objects.get()
+    url = f"/releases/{release.pk}/submissions/{submission.pk}/accept/"
+    assert 'class="submission-accept"' not in _page(_as(alice), release)
+    assert 'class="submission-accept"' in _page(_as(admin), release)
+    for caller in (_as(alice), _as(make_rater()), Client()):  # the submitter, a rater, a visitor
+        assert caller.post(url, {"strategy": "pool_order"}).status_code in (302, 403, 404)
+    submission.refresh_from_db()
+    assert submission.status == Submission.Status.SCORED and not Job.objects.filter(operation="accept_submission")
+    with django_capture_on_commit_callbacks(execute=True):
+        response = _as(admin).post(url, {"strategy": "sampled", "sample_rate": "0.5"})
+    assert response.status_code == 302
+    submission.refresh_from_db()
+    assert submission.status == Submission.Status.ACCEPTED and submission.pool.judging_strategy == "sampled"
+    page = _page(_as(admin), release)
+    assert 'class="submission-accept"' not in page and f"/admin-ui/pools/{submission.pool_id}/" in page
+    pool_page = _as(admin).get(f"/admin-ui/pools/{submission.pool_id}/").content.decode()
+    assert 'id="pool-submission"' in pool_page and f"(submission {submission.pk}) to release" in pool_page
