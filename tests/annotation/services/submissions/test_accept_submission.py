@@ -165,3 +165,19 @@ def test_the_next_version_ranks_the_run_with_its_holes_judged(scored, django_cap
     assert {(a["query_id"], a["clip_id"], a["new_relevance"], a["reason"]) for a in diff["added"]} == {
         ("q1", "v4", 1, "submission model-s"), ("q2", "v4", 0, "submission model-s"),
         ("q2", "v5", 1, "submission model-s"), ("q3", "v1", 0, "submission model-s")}
+
+
+def test_a_failed_acceptance_leaves_nothing_behind(scored, django_capture_on_commit_callbacks):
+    """The job's transaction holds every step: the pool cannot be built (its name is taken), so the
+    run imported and the seeding judgment set made before it are gone too, and the submission can
+    be accepted once the name is free."""
+    name = f"model-s: holes (submission {scored.pk} to example-fire@v1)"
+    taken = Pool.objects.create(dataset=scored.release.dataset, name=name)
+    runs, sets = Run.objects.count(), JudgmentSet.objects.count()
+    job, _, _ = _accept(scored, django_capture_on_commit_callbacks)
+    assert job.status == Job.Status.FAILED and "already exists" in (job.message or str(job.errors))
+    assert (Run.objects.count(), JudgmentSet.objects.count()) == (runs, sets)
+    assert scored.status == Submission.Status.SCORED and scored.pool is None
+    taken.delete()
+    job, _, _ = _accept(scored, django_capture_on_commit_callbacks)
+    assert job.status == Job.Status.SUCCEEDED and scored.pool.name == name
