@@ -13,6 +13,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable
 
 from django.db import transaction
+from django.db.models import Count, F, Max, Q
 from django.utils import timezone
 
 from annotation.formats import media_files as mf
@@ -115,24 +116,21 @@ def dataset_media_check(dataset: Dataset, *, progress: Callable | None = None) -
 
 def media_check_summary(dataset: Dataset) -> dict:
     """How many clips were checked, play, failed (and how many of those prepare_media fixes), were
-    never checked or changed media since, and how often each problem was found."""
-    checks = ClipMediaCheck.objects.filter(clip__dataset=dataset).select_related("clip")
+    never checked or changed media since, and how often each problem was found. Counted in the
+    database; only the failed clips' problems are read."""
+    checks = ClipMediaCheck.objects.filter(clip__dataset=dataset)
+    figures = checks.aggregate(checked=Count("pk"), playable=Count("pk", filter=Q(playable=True)),
+                               stale=Count("pk", filter=~Q(media=F("clip__media"))), last=Max("checked_at"))
     counts: Counter = Counter()
-    checked = playable = preparable = stale = 0
-    last = None
-    for check in checks.only("playable", "problems", "media", "checked_at", "clip__media"):
-        checked += 1
-        if check.media != check.clip.media:
-            stale += 1
-        playable += check.playable
-        preparable += not check.playable and all(p["preparable"] for p in check.problems)
-        counts.update(p["code"] for p in check.problems)
-        last = max(last, check.checked_at) if last else check.checked_at
-    total = dataset.clips.count()
-    return {"dataset_id": dataset.pk, "clips": total, "checked": checked, "unchecked": total - checked,
-            "changed_since": stale, "playable": playable, "failed": checked - playable,
+    preparable = 0
+    for problems in checks.filter(playable=False).values_list("problems", flat=True).iterator(chunk_size=2000):
+        preparable += all(p["preparable"] for p in problems)
+        counts.update(p["code"] for p in problems)
+    total, checked, playable = dataset.clip_count, figures["checked"], figures["playable"]
+    return {"dataset_id": dataset.pk, "clips": total, "checked": checked, "unchecked": max(0, total - checked),
+            "changed_since": figures["stale"], "playable": playable, "failed": checked - playable,
             "preparable": preparable, "problems": dict(sorted(counts.items())),
-            "checked_at": last.isoformat() if last else None}
+            "checked_at": figures["last"].isoformat() if figures["last"] else None}
 
 
 def media_problem_rows(dataset: Dataset, *, limit: int | None = None) -> list[dict]:
