@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -228,7 +229,9 @@ def coverage(ranked, qrels, predictions, truth_labels, truth, args, seed):
     keys = list(truth_labels)
     pi = {k: args.sample for k in keys}
     stats = {m: {"est": [], "cover": [], "width": []} for m in SHOWN}
-    for _ in range(args.replays):
+    for replay in range(args.replays):
+        if replay and replay % 10 == 0:
+            print(f"       ... {replay} of {args.replays} samples", flush=True)
         take = rng.random(len(keys)) < args.sample
         labels = {k: bool(truth_labels[k]) for k, t in zip(keys, take) if t}
         out = hole_fill_estimates(ranked, qrels, predictions, labels, pi, ks=KS, depth=None, confidence=CONFIDENCE)
@@ -259,27 +262,28 @@ def fire_child(queries: int, pairs: int, depth: int, seed: int) -> dict:
         order = rng.permutation(pool_clips)[:depth]
         ranked[query] = [f"c{c}" for c in order]
     build = time.perf_counter() - t0
-    t1 = time.perf_counter()
+    t1, c1 = time.perf_counter(), time.process_time()
     result = submission_measures(ranked, qrels, ks=KS, holes_k=DEPTH, depth=None, replicates=1000, seed=seed,
                                  confidence=CONFIDENCE)
-    scored = time.perf_counter() - t1
+    scored, scored_cpu = time.perf_counter() - t1, time.process_time() - c1
     for q, c in result["hole_pairs"]:
         p = float(rng.random())
         predictions[(q, c)] = p
         inclusion[(q, c)] = 0.2
         if rng.random() < 0.2:
             labels[(q, c)] = bool(rng.random() < p)
-    t2 = time.perf_counter()
+    t2, c2 = time.perf_counter(), time.process_time()
     filled = machine_filled_measures(ranked, qrels, {k: int(p >= 0.5) for k, p in predictions.items()}, ks=KS,
                                      depth=DEPTH)
-    machine = time.perf_counter() - t2
-    t3 = time.perf_counter()
+    machine, machine_cpu = time.perf_counter() - t2, time.process_time() - c2
+    t3, c3 = time.perf_counter(), time.process_time()
     estimate = hole_fill_estimates(ranked, qrels, predictions, labels, inclusion, ks=KS, depth=DEPTH,
                                    confidence=CONFIDENCE)
-    ppi = time.perf_counter() - t3
+    ppi, ppi_cpu = time.perf_counter() - t3, time.process_time() - c3
     return {"queries": queries, "pairs": sum(len(v) for v in qrels.values()), "run_lines": queries * depth,
             "holes_top10": result["holes"]["total"], "filled": filled["filled"], "sampled": estimate["counts"]["sampled"],
             "build_s": build, "submission_measures_s": scored, "machine_filled_s": machine, "hole_fill_s": ppi,
+            "cpu_s": {"submission_measures": scored_cpu, "machine_filled": machine_cpu, "hole_fill": ppi_cpu},
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
@@ -351,9 +355,10 @@ def main() -> None:
         print(f"\nFIRE scale: {fire['queries']} queries, {fire['pairs']} judged pairs, a run of {fire['run_lines']} "
               f"lines, {fire['holes_top10']} holes in its top 10 ({fire['sampled']} sampled): submission_measures "
               f"{fire['submission_measures_s']:.1f} s, machine_filled_measures {fire['machine_filled_s']:.1f} s, "
-              f"hole_fill_estimates {fire['hole_fill_s']:.1f} s; total {total:.1f} s (goal < 30 s), peak RSS of the "
-              f"scoring process {fire['peak_rss_mb']:.0f} MB (goal < 1024 MB; building the inputs took "
-              f"{fire['build_s']:.1f} s)")
+              f"hole_fill_estimates {fire['hole_fill_s']:.1f} s; total {total:.1f} s wall (goal < 30 s), "
+              f"{sum(fire['cpu_s'].values()):.1f} s CPU (" + ", ".join(f"{k} {v:.1f}" for k, v in fire["cpu_s"].items())
+              + f"); peak RSS of the scoring process {fire['peak_rss_mb']:.0f} MB (goal < 1024 MB; building the "
+              f"inputs took {fire['build_s']:.1f} s); load average {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":
