@@ -28,8 +28,8 @@ from annotation.services.crowd.browser import (REFUSAL_STATUS, arrive_in_browser
                                                signed_in_elsewhere)
 from annotation.services.crowd.identity import resume_code
 from annotation.services.crowd.quota import crowd_idle_release, worker_progress, worker_seen
-from annotation.services.crowd.studies import (RULE_FIELDS, STUDY_FIELDS, StudyInvalid, quality_rule_save,
-                                              quality_rule_warnings, study_save)
+from annotation.services.crowd.studies import (RULE_FIELDS, STUDY_FIELDS, StudyInvalid, crowd_study_warnings,
+                                              quality_rule_save, quality_rule_warnings, study_save)
 from annotation.services.crowd.worker_tokens import worker_token_issue
 from api.permissions import IsAdmin
 from config.throttling import CrowdArrivalThrottle
@@ -88,7 +88,9 @@ def study_json(study: CrowdStudy, request) -> dict:
     link = request.build_absolute_uri(f"/study/{study.token}/")
     return data | {"token": study.token, "pool_id": study.pool_id, "entry_url": f"{link}?{query}" if query else link,
                    "workers": study.workers.count(), "places_taken": study_places_taken(study),
-                   "workers_done": study.workers.filter(stage=CrowdWorker.Stage.DONE).count()}
+                   "workers_done": study.workers.filter(stage=CrowdWorker.Stage.DONE).count(),
+                   # Settings of the study that cannot act on its pool, with the numbers.
+                   "warnings": crowd_study_warnings(pool=study.pool, study=study)}
 
 
 class CrowdStudyApi(APIView):

@@ -167,3 +167,20 @@ def test_the_api_and_the_pool_page_show_them():
     page = api.get(f"/admin-ui/pools/{pool.pk}/")
     assert page.status_code == 200
     assert "Gold rate 0.05, but the pool has no gold pairs: none is shown" in page.content.decode()
+
+
+def test_the_crowd_study_api_says_what_its_quota_cannot_do():
+    pool = pool_with(gold_rate=0.1)
+    gold(pool, 4)
+    quality_rule_save(pool=pool, min_gold_answers=3)
+    api = APIClient()
+    api.force_authenticate(make_user("admin"))
+    saved = api.put(f"/api/v1/pools/{pool.pk}/crowd-study/", {
+        "platform": "prolific", "title": "t", "completion_code": "C0DE", "quota_pairs": 10,
+        "consent_text": "I agree.", "training_required": False}, format="json")
+    assert saved.status_code == 201
+    # 10 pairs at 0.1: about 1 gold answer, the rule wants 3 (0.3 of 10 would give them)
+    assert saved.json()["warnings"] == [
+        "a worker's quota of 10 pairs at gold rate 0.1 holds about 1.0 gold answers, fewer than the gold rule's 3: "
+        "the rule rarely acts within a quota; raise the gold rate to at least 0.3, the quota, or lower the rule"]
+    assert api.get(f"/api/v1/pools/{pool.pk}/crowd-study/").json()["warnings"] == saved.json()["warnings"]
