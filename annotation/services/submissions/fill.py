@@ -40,7 +40,8 @@ from annotation.services.machine_judges.errors import MachineJudgeError
 from annotation.services.machine_judges.lookup import judge_named
 from annotation.services.machine_judges.runner.endpoints import JudgeEndpointError
 # The runner's asking and its cache, reused as they are (a run over pool pairs is the same asking).
-from annotation.services.machine_judges.runner.run import JudgeRunError, PairToJudge, _ask_all, _cached_answers
+from annotation.services.machine_judges.runner.run import (JudgeRunError, PairToJudge, judge_cached_answers,
+                                                          judge_pairs_ask, pair_to_judge)
 
 #: The parameter both submission operations declare (score_submission and fill_submission).
 FILL_PARAMS = {
@@ -150,15 +151,8 @@ def _pairs_to_judge(dataset_id: int, holes: Sequence[tuple[str, str]]) -> list[P
     pairs = []
     for q, c in holes:
         caption, clip = captions.get(q), clips.get(c)
-        if caption is None or clip is None:
-            continue
-        start = end = None
-        if clip.has_span:
-            start, end = clip.start, clip.end
-        elif clip.duration:
-            start, end = 0.0, clip.duration
-        pairs.append(PairToJudge(caption.pk, clip.pk, caption.text, caption.external_id, clip.external_id, clip.media,
-                                 start, end))
+        if caption is not None and clip is not None:
+            pairs.append(pair_to_judge(caption, clip))
     return pairs
 
 
@@ -174,7 +168,11 @@ class HoleVerdicts:
         self.asked: dict | None = None
 
     def ask(self, *, job: Job, release: Release, holes: Sequence[tuple[str, str]], judge_id: int | None,
-            progress: Callable) -> None:
+            progress: Callable, may_pay: bool) -> None:
+        """`may_pay`: the endpoint may be asked for holes not in its cache. Asking costs per pair
+        (a FIRE-scale run has ~277,000 holes), so only a job an admin started pays: a researcher's or
+        a visitor's submission is filled from what the judge already has, and an admin's rescore
+        asks for the rest."""
         self.judge, self.reason = fill_judge(release=release, judge_id=judge_id)
         judge = self.judge
         if judge is None:
@@ -203,20 +201,29 @@ class HoleVerdicts:
             return
         if not pairs:
             return
-        try:
-            run = _ask_all(job=job, endpoint=endpoint, pairs=pairs, progress=progress)
-            self.asked |= {"cached": run.cached, "answered": run.answered, "errors": run.errors,
-                           "errors_listed": run.errors_listed[:10], "stopped": run.stopped}
-        except (JudgeRunError, JudgeEndpointError) as exc:
-            # The answers that came are cached: a rescore asks only the rest.
-            self.asked["error"] = f"{exc} (the answers received are kept; score again to ask the rest)"
+        if not may_pay:
+            self.source = (f"judge endpoint '{endpoint.name}': its cached answers only (an admin's rescore asks it "
+                           "for the rest: each answer is paid for)")
+            self.asked |= {"pairs": 0, "error": f"not asked for {len(pairs)} holes: only a rescore an admin of the "
+                                                "release starts asks the judge endpoint"}
+        else:
+            self._pay(job=job, endpoint=endpoint, pairs=pairs, progress=progress)
         n = endpoint.frames_per_clip
-        answers = _cached_answers(endpoint, pairs, n)
+        answers = judge_cached_answers(endpoint, pairs, n)
         for pair in pairs:
             answer = answers.get((pair.caption_id, pair.clip_id, pair.spec(n)))
             if answer is not None:
                 key = (pair.caption_external, pair.clip_external)
                 self.verdicts[key], self.predictions[key] = int(bool(answer.relevant)), float(answer.score)
+
+    def _pay(self, *, job: Job, endpoint, pairs: list, progress: Callable) -> None:
+        try:
+            run = judge_pairs_ask(job=job, endpoint=endpoint, pairs=pairs, progress=progress)
+            self.asked |= {"cached": run.cached, "answered": run.answered, "errors": run.errors,
+                           "errors_listed": run.errors_listed[:10], "stopped": run.stopped}
+        except (JudgeRunError, JudgeEndpointError) as exc:
+            # The answers that came are cached: a rescore asks only the rest.
+            self.asked["error"] = f"{exc} (the answers received are kept; score again to ask the rest)"
 
 
 def _finite(value):

@@ -17,6 +17,7 @@ from django.db import transaction
 
 from annotation.analysis.params import REQUIRED, Param
 from annotation.models import Job, Release, Submission
+from annotation.roles import is_admin
 from annotation.services.machine_judges.errors import MachineJudgeError
 from annotation.services.operations.operation import Operation, refusal_naming
 from annotation.services.operations.start import operation_start
@@ -71,7 +72,7 @@ def _phases(submission_of: Callable[[Job], Submission], depths_of: Callable[[Job
             holes = [(q, c) for q, c in scored.hole_pairs]
             verdicts = HoleVerdicts()
             verdicts.ask(job=job, release=submission.release, holes=holes, judge_id=job.params.get("judge"),
-                         progress=progress)
+                         progress=progress, may_pay=job.created_by is not None and is_admin(job.created_by))
             asked.update(submission_id=submission.pk, scored=scored, holes=holes, verdicts=verdicts)
 
         def work(job: Job, progress) -> dict:

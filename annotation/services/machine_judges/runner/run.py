@@ -99,14 +99,18 @@ def judge_run_pairs(*, pool: Pool | None = None, judgment_set: JudgmentSet | Non
             raise JudgeRunError(f"caption {captions[caption_id].external_id} and clip {clips[clip_id].external_id} are "
                                 "pooled over several spans; a machine judge holds one verdict per caption–clip pair")
         seen.add((caption_id, clip_id))
-        clip = clips[clip_id]
-        if start is None and clip.has_span:
-            start, end = clip.start, clip.end
-        if start is None and clip.duration:
-            start, end = 0.0, clip.duration
-        pairs.append(PairToJudge(caption_id, clip_id, captions[caption_id].text, captions[caption_id].external_id,
-                                 clip.external_id, clip.media, start, end))
+        pairs.append(pair_to_judge(captions[caption_id], clips[clip_id], start, end))
     return pairs
+
+
+def pair_to_judge(caption: Caption, clip: Clip, start: float | None = None, end: float | None = None) -> PairToJudge:
+    """A caption and clip as the judge is asked them: the pair's own span, else the clip's span,
+    else the clip's whole duration (else the whole file)."""
+    if start is None and clip.has_span:
+        start, end = clip.start, clip.end
+    if start is None and clip.duration:
+        start, end = 0.0, clip.duration
+    return PairToJudge(caption.pk, clip.pk, caption.text, caption.external_id, clip.external_id, clip.media, start, end)
 
 
 @contextmanager
@@ -195,7 +199,7 @@ def _usable(call: JudgeCall) -> bool:
     return call.score is not None and math.isfinite(call.score) and 0.0 <= call.score <= 1.0
 
 
-def _cached_answers(endpoint: JudgeEndpoint, pairs: list[PairToJudge], n: int) -> dict[tuple, JudgeCall]:
+def judge_cached_answers(endpoint: JudgeEndpoint, pairs: list[PairToJudge], n: int) -> dict[tuple, JudgeCall]:
     """The cache: (caption, clip, sampling) -> the ok JudgeCall answering it for this endpoint."""
     rows = JudgeCall.objects.filter(
         status=JudgeCall.Status.OK, answered_by=judge_endpoint_identity(endpoint), model=endpoint.model,
@@ -224,14 +228,14 @@ class _Asked:
     seconds: float
 
 
-def _ask_all(*, job: Job, endpoint: JudgeEndpoint, pairs: list[PairToJudge], progress: Callable) -> _Asked:
+def judge_pairs_ask(*, job: Job, endpoint: JudgeEndpoint, pairs: list[PairToJudge], progress: Callable) -> _Asked:
     """Asks the server every pair not in the cache and records each answer as it arrives."""
     judge_run_check(endpoint)
     key = judge_endpoint_key(endpoint)
     network = judge_network_backend(endpoint)  # the key's hosts and the outbound policy, checked on the worker
     headers = {"Authorization": f"Bearer {key}"} if key else {}
     n = endpoint.frames_per_clip
-    cached = _cached_answers(endpoint, pairs, n)
+    cached = judge_cached_answers(endpoint, pairs, n)
     todo = [p for p in pairs if (p.caption_id, p.clip_id, p.spec(n)) not in cached]
     requests_before, tokens_before = _spent_before(job)
     budget = Budget(max_requests=endpoint.max_requests, max_tokens=endpoint.max_tokens, requests=requests_before,
@@ -343,7 +347,7 @@ def _store(*, job: Job, endpoint: JudgeEndpoint, pool, judgment_set, asked: _Ask
 def _store_verdicts(*, job: Job, endpoint: JudgeEndpoint, pool, judgment_set, pairs: list[PairToJudge],
                     n: int) -> MachineJudge:
     target = pool if pool is not None else judgment_set
-    answers = _cached_answers(endpoint, pairs, n)
+    answers = judge_cached_answers(endpoint, pairs, n)
     judge = MachineJudge.objects.create(
         dataset_id=target.dataset_id, pool=pool, judgment_set=judgment_set, name=f"{endpoint.name} · job {job.pk}"[:200],
         model_name=endpoint.model, prompt_version=endpoint.prompt_version, source_name=endpoint.base_url[:500],
@@ -388,7 +392,7 @@ class MachineJudgeRunJob:
         pairs = judge_run_pairs(pool=pool, judgment_set=judgment_set)
         if not pairs:
             raise JudgeRunError(f"'{pool if pool is not None else judgment_set}' has no pairs to judge")
-        self._asked = _ask_all(job=job, endpoint=endpoint, pairs=pairs, progress=progress)
+        self._asked = judge_pairs_ask(job=job, endpoint=endpoint, pairs=pairs, progress=progress)
         self._asked_endpoint = endpoint
 
     def store(self, job: Job, progress: Callable) -> dict:

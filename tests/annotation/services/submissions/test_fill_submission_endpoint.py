@@ -41,13 +41,24 @@ def test_the_endpoint_is_asked_for_the_holes_and_a_rescore_asks_nothing_again(ju
                                      name="model-s", submitted_by=make_user("researcher"))
     submission.refresh_from_db()
     assert submission.job.status == Job.Status.SUCCEEDED, submission.job.message
+    # A researcher's submission is filled from what the judge has: asking costs per pair.
+    first = submission.summary["fill"]
+    assert judge_server.stats()["requests"] == 8 and not JudgeCall.objects.filter(job=submission.job).exists()
+    assert first["asked"]["pairs"] == 0 and "only a rescore an admin" in first["asked"]["error"]
+    assert (first["machine_verdicts"], first["unanswered"]) == (0, 4)
+
+    # An admin's rescore asks the endpoint for the holes, and only for them.
+    job, created = submission_fill_start(submission=submission, created_by=make_user("admin"))
+    job.refresh_from_db()
+    assert created and job.status == Job.Status.SUCCEEDED, job.message
+    submission.refresh_from_db()
     fill = submission.summary["fill"]
     assert fill["judge"]["name"] == f"{endpoint.name} · job {run.pk}" and "asked for the holes" in fill["judge"]["source"]
     assert fill["asked"]["pairs"] == 4 and fill["asked"]["answered"] == 4 and fill["asked"]["error"] == ""
     assert (fill["machine_verdicts"], fill["unanswered"]) == (4, 0)
     assert judge_server.stats()["requests"] == 8 + 4  # the holes only: the pool's pairs are not holes
-    # Each answer was committed under the scoring job as it arrived (the job's first phase).
-    calls = JudgeCall.objects.filter(job=submission.job, status=JudgeCall.Status.OK)
+    # Each answer was committed under the rescore's job as it arrived (the job's first phase).
+    calls = JudgeCall.objects.filter(job=job, status=JudgeCall.Status.OK)
     assert sorted(calls.values_list("clip__external_id", flat=True)) == ["demo08"] * 4
     # The machine's verdicts are right by the demo's truth: C@1 is the share of captions demo08 shows.
     truth = {q: true_answer(text, "demo08") == "relevant"
@@ -56,13 +67,13 @@ def test_the_endpoint_is_asked_for_the_holes_and_a_rescore_asks_nothing_again(ju
     assert c1 == [pytest.approx(sum(truth.values()) / 4)]
     assert fill["agreement"]["pairs_compared"] == 8
 
-    job, created = submission_fill_start(submission=submission, created_by=make_user("admin"))
-    job.refresh_from_db()
-    assert created and job.status == Job.Status.SUCCEEDED, job.message
+    again_job, created = submission_fill_start(submission=submission, created_by=make_user("admin"))
+    again_job.refresh_from_db()
+    assert created and again_job.status == Job.Status.SUCCEEDED, again_job.message
     assert judge_server.stats()["requests"] == 12  # every hole came from the cache
     submission.refresh_from_db()
     again = submission.summary["fill"]
-    assert again["asked"]["cached"] == 4 and again["asked"]["answered"] == 0 and again["job_id"] == job.pk
+    assert again["asked"]["cached"] == 4 and again["asked"]["answered"] == 0 and again["job_id"] == again_job.pk
     assert again["machine_filled"] == fill["machine_filled"]
     assert submission.status == Submission.Status.SCORED
 
@@ -84,7 +95,7 @@ def _submit_s(release) -> Submission:
     from .test_score_submission import RUN_S, _trec
 
     submission, _ = submission_start(release=release, uploaded_file=SimpleUploadedFile("s.trec", _trec(RUN_S).encode()),
-                                     name="model-s")
+                                     name="model-s", submitted_by=make_user("admin"))
     submission.refresh_from_db()
     assert submission.job.status == Job.Status.SUCCEEDED, submission.job.message
     return submission
