@@ -4,8 +4,9 @@
 The rows go in set-based statements (annotation/bulk_delete.py: no row is read into Python, so
 memory stays flat at any size), inside the job's one transaction: a failure part-way leaves every
 row where it was. The files the doomed rows name (a judgment set's file, a score-matrix run's file,
-a report's or an export's artefact) are listed before the rows go and removed only once the
-transaction has committed, so a rollback never finds a row whose file is gone.
+a report's or an export's artefact; a dataset's prepared media copies) are listed before the rows
+go and removed only once the transaction has committed, so a rollback never finds a row whose file
+is gone.
 
 A delete started again while one for the same row is queued or running gets that job back, and a
 delete whose row is already gone succeeds deleting nothing: retrying is harmless.
@@ -21,12 +22,13 @@ from django.db.models import Model, QuerySet
 
 from annotation.bulk_delete import (DeletePlan, DeleteProtected, delete_plan, delete_protected, delete_rows,
                                     doomed_counts)
-from annotation.models import Artefact, Job, JudgmentSet, Run
+from annotation.models import Artefact, Dataset, Job, JudgmentSet, Run
 from annotation.services.datasets.runs import RUNS
 from annotation.services.judgment_sets.storage import JUDGMENTS, judgment_file_remove
+from annotation.services.media.prepare import FOLDER as PREPARED
 from annotation.services.operations.operation import Operation
 from annotation.services.operations.start import operation_existing, operation_start
-from annotation.storage import stored_file_delete
+from annotation.storage import stored_file_delete, stored_folder_delete
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +70,20 @@ def _files_named(plan: DeletePlan, root: QuerySet) -> dict[str, set[str]]:
     return {area: names for area, names in files.items() if names}
 
 
-def _files_remove(files: dict[str, set[str]]) -> None:
+def _folders_named(root: QuerySet) -> set[str]:
+    """The media folders that are a doomed dataset's own: its clips' prepared copies
+    (services/media/prepare.py keeps them under prepared/<dataset id>/)."""
+    if root.model is not Dataset:
+        return set()
+    return {f"{PREPARED}/{pk}" for pk in root.values_list("pk", flat=True)}
+
+
+def _files_remove(files: dict[str, set[str]], folders: set[str] = frozenset()) -> None:
+    for folder in sorted(folders):
+        try:
+            stored_folder_delete("media", folder)
+        except Exception:  # noqa: BLE001 - as below
+            log.exception("deleted a dataset whose media folder %s could not be removed", folder)
     for area, names in files.items():
         for name in sorted(names):
             try:
@@ -114,9 +129,9 @@ def rows_delete(root: QuerySet, *, progress=None) -> dict:
     plan = plan_for(root.model)
     with transaction.atomic():
         _statistics_refresh(plan)
-        files = _files_named(plan, root)
+        files, folders = _files_named(plan, root), _folders_named(root)
         counts = delete_rows(plan, root, progress)
-        transaction.on_commit(lambda: _files_remove(files), robust=True)
+        transaction.on_commit(lambda: _files_remove(files, folders), robust=True)
     return {"deleted": counts, "files": sum(len(names) for names in files.values())}
 
 

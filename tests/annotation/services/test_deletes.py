@@ -62,13 +62,14 @@ def _world(tmp_path, tag: str) -> dict:
     pair = pairs[0]
     ImportedJudgment.objects.create(judgment_set=judgments, dataset=dataset, caption_id=pair.caption_id,
                                     clip_id=pair.clip_id, label="relevant")
+    prepared = _write("media", f"prepared/{dataset.pk}/v1-{tag}.mp4")  # services/media/prepare.py's copies
     matrix = _write(RUNS, f"ab/{tag}.npz")
     Run.objects.create(dataset=dataset, name="matrix", checksum=unique("m"), scores_file=matrix)
     report = Report.objects.create(kind="agreement", dataset=dataset, pool=pool)
     artefact = _write("exports", f"reports/{tag}/chart.svg")
     Artefact.objects.create(report=report, dataset=dataset, kind="chart", name="chart.svg", path=artefact)
     return {"dataset": dataset, "pool": pool, "runs": runs, "judgment_set": judgments,
-            "files": {(JUDGMENTS, judgments.stored_file), (RUNS, matrix), ("exports", artefact)}}
+            "files": {(JUDGMENTS, judgments.stored_file), (RUNS, matrix), ("exports", artefact), ("media", prepared)}}
 
 
 def _every_row() -> dict[str, set[int]]:
