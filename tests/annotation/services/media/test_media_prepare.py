@@ -3,6 +3,9 @@ keeps its original reference, a resumed run skips what is done, cut copies keep 
 and the media bucket receives the copies when media is stored there."""
 from __future__ import annotations
 
+import http.server
+import threading
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -14,6 +17,7 @@ from annotation.services.media.check import dataset_media_check
 from annotation.services.media.prepare import PrepareError, dataset_media_prepare
 from annotation.storage.files import area_is_local, stored_file_copy_in
 from tests.annotation.services.media.media_world import CLIPS, EXPECTED, PREPARABLE, lab_dataset
+from tests.media_files import make_video
 from tests.objectstore import object_store  # noqa: F401 (the session fixture)
 
 pytestmark = pytest.mark.django_db
@@ -117,3 +121,26 @@ def test_with_media_in_a_bucket_the_check_reads_it_there_and_the_copies_go_there
         assert any(key.endswith(clips[clip_id].media) for key in keys), (clips[clip_id].media, keys)
         assert clips[clip_id].media_check.playable
     assert not (Path(settings.MEDIA_ROOT) / "prepared").exists()
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args) -> None:
+        pass
+
+
+def test_a_clip_by_url_is_fetched_through_the_outbound_policy_and_its_copy_kept_in_the_media_storage(tmp_path):
+    served = tmp_path / "served"
+    make_video(served / "far", "avi")
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), partial(_Quiet, directory=str(served)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_port}/far.avi"
+    try:
+        dataset = lab_dataset(tmp_path)
+        Clip.objects.filter(dataset=dataset, external_id="plays").update(media=url)
+        dataset_media_prepare(dataset)
+    finally:
+        server.shutdown()
+    clip = _clips(dataset)["plays"]
+    assert clip.original_media == url and clip.media.startswith(f"prepared/{dataset.pk}/far-")
+    assert clip.media_check.playable
+    assert media_info(Path(settings.MEDIA_ROOT) / clip.media).video_codec == "h264"
