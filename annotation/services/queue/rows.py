@@ -44,6 +44,11 @@ def raw_rows(model, sql: str, params, *, inline: tuple[str, ...] = ()) -> list:
         prepared.execute(cursor, sql, params, inline=inline)
         columns = tuple(col[0] for col in cursor.description)
         rows = cursor.fetchall()
+    return instances_from(model, db, columns, rows)
+
+
+def instances_from(model, db, columns: tuple[str, ...], rows) -> list:
+    """The instances of `model` in `rows` (tuples of `columns`, as a cursor on `db` gave them)."""
     if not rows:
         return []
     positions, attnames, converters, extras = _plan(model, columns, db.vendor)
