@@ -35,6 +35,8 @@ class MediaStateSerializer(serializers.Serializer):
     truncated = serializers.BooleanField()
     check_job = serializers.DictField(allow_null=True)
     prepare_job = serializers.DictField(allow_null=True)
+    pools_without_failed_clips = serializers.ListField(child=serializers.DictField(),
+                                                       help_text="pools built leaving failed clips out, and which")
 
 
 class DatasetMediaCheckApi(APIView):

@@ -86,6 +86,9 @@ def test_the_dataset_page_names_each_media_problem_prepares_copies_and_a_rater_p
     pool = Pool.objects.get(name="playable")
     pooled = set(pool.pairs.values_list("clip__external_id", flat=True))
     assert pooled == set(CLIPS) - {"missing", "past_end"}
+    page.reload()  # the dataset page says which clips the pool was built without
+    assert page.locator(f"[data-pool-skipped='{pool.pk}']").inner_text() == (
+        "Pool playable was built without the 2 clips that failed the check: missing, past_end.")
     assert errors == []
     context.close()
 

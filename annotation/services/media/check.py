@@ -158,7 +158,8 @@ def dataset_media_state(dataset: Dataset, *, limit: int | None = 1000) -> dict:
     the check a prepare job ends with; None before any), the problems table (at most `limit` rows;
     `truncated` says when more) and the latest check and prepare jobs. The summary is the job's
     stored one, so a page of a million-clip dataset reads no clip; the table is read only when
-    the summary says clips failed."""
+    the summary says clips failed. `pools_without_failed_clips`: the pools built leaving the clips
+    that failed out (skip_unplayable), each with how many and which (the newest 20)."""
     latest, summary, summary_at = {}, None, None
     for operation in ("check_media", "prepare_media"):
         jobs = Job.objects.filter(operation=operation, params__dataset_id=dataset.pk).order_by("-created_at", "-id")
@@ -170,9 +171,16 @@ def dataset_media_state(dataset: Dataset, *, limit: int | None = 1000) -> dict:
         if done is not None and (summary_at is None or done.finished_at > summary_at):
             summary = done.result.get("check") if operation == "prepare_media" else done.result
             summary_at = done.finished_at
+    # Pools built leaving failed clips out (pools/build.py skip_unplayable): their build jobs say which.
+    skipped = [{"pool_id": job.result.get("pool_id"), "pool": job.result.get("name"),
+                "count": job.result["skipped_unplayable"]["count"],
+                "clip_ids": job.result["skipped_unplayable"]["clip_ids"]}
+               for job in Job.objects.filter(operation="build_pool", params__dataset_id=dataset.pk,
+                                             status=Job.Status.SUCCEEDED,
+                                             result__skipped_unplayable__count__gt=0).order_by("-created_at")[:20]]
     rows = []
     if summary and summary.get("failed"):
         rows = media_problem_rows(dataset, limit=None if limit is None else limit + 1)
     return {"summary": summary, "problems": rows[:limit] if limit is not None else rows,
             "truncated": limit is not None and len(rows) > limit, "check_job": latest["check_media"],
-            "prepare_job": latest["prepare_media"]}
+            "prepare_job": latest["prepare_media"], "pools_without_failed_clips": skipped}

@@ -12,7 +12,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from annotation.models import Caption, Clip, ClipMediaCheck, Job, PooledPair, Prediction, Run
 from annotation.services.datasets.operations import dataset_import_start
-from annotation.services.media.check import dataset_media_check, media_check_summary, media_problem_rows
+from annotation.services.media.check import (dataset_media_check, dataset_media_state, media_check_summary,
+                                             media_problem_rows)
 from annotation.services.pools.build import PoolError, pool_create
 from annotation.services.pools.operations import pool_build_start
 from tests.factories import make_user
@@ -127,6 +128,9 @@ def test_a_pool_refuses_clips_that_failed_unless_told_to_skip_them_and_then_name
     pooled = set(PooledPair.objects.filter(pool_id=job.result["pool_id"]).values_list("clip__external_id", flat=True))
     assert pooled == {"plays", "segment"}
     assert job.result["pairs"] == 8 * 2
+    assert dataset_media_state(dataset)["pools_without_failed_clips"] == [{
+        "pool_id": job.result["pool_id"], "pool": "round-1", "count": 6,
+        "clip_ids": ["didemo_mkv", "missing", "msvd_avi", "no_faststart", "past_end", "quicktime"]}]
 
 
 def test_a_dataset_import_starts_the_media_check_by_itself(tmp_path, django_capture_on_commit_callbacks):
