@@ -50,7 +50,7 @@ def test_admin_uploads_a_run_and_sees_the_job_finish(page, server, tmp_path):
     assert run.prediction_count == 9
 
     page.goto(f"{server}/admin-ui/")
-    page.click("table >> text=import_run")
+    page.click("table >> text=Import a run: model-a")  # a job named by what it works on
     page.wait_for_selector(".job-progress[data-status=succeeded]")
     snap(page, "admin-job")
 
@@ -132,8 +132,8 @@ def test_admin_manages_raters(page, server, tmp_path):
     page.click("#grant-access [type=submit]")
     page.wait_for_selector("tr[data-rater=ann] >> text=Browser pool")
 
-    page.once("dialog", lambda dialog: dialog.accept())
     page.click("tr[data-rater=carol] >> text=Pause")
+    page.click("tr[data-rater=carol] >> text=Confirm: Pause")  # asked in the page, not in a browser dialog
     page.wait_for_selector("tr[data-rater=carol] >> text=Resume")
     assert RaterProfile.objects.get(user__username="carol").paused
     assert setup.pool.memberships.filter(rater__username="ann").exists()

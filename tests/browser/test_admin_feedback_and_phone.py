@@ -30,15 +30,18 @@ def test_requeue_asks_first_and_says_what_it_did(page, server):
     page.goto(f"{server}/admin-ui/pools/{setup.pool.pk}/attention/")
     questions = []
 
-    page.once("dialog", lambda dialog: (questions.append(dialog.message), dialog.dismiss()))
+    # Asked in the page (no browser dialog), as every question of the admin's pages.
+    page.on("dialog", lambda dialog: (questions.append(dialog.message), dialog.dismiss()))
     page.click("text=Requeue for raters")
+    assert "back in the queue" in page.text_content("article.pair .confirm-box")
+    page.click("article.pair .confirm-box >> text=Cancel")
     page.wait_for_function("() => document.querySelectorAll('article.pair button:not([disabled])').length >= 3")
-    assert questions and "back in the queue" in questions[0]
+    assert not questions and page.locator(".confirm-box").count() == 0
     pair.refresh_from_db()
     assert pair.state == "adjudication"  # dismissed: nothing sent
 
-    page.once("dialog", lambda dialog: dialog.accept())
     page.click("text=Requeue for raters")
+    page.click("text=Confirm: Requeue for raters")
     page.wait_for_selector(f"#action-status:has-text('Pair {pair.pk}')")
     assert "back in the raters' queue" in page.text_content("#action-status")
     assert page.locator("article.pair").count() == 0

@@ -43,10 +43,49 @@ function dataTable(caption, headers, rows) {
 
 const SIZE = { width: 640, height: 220, left: 46, right: 14, top: 12, bottom: 30 };
 
-/* Drawn in the container's own pixels (at least 280), not scaled down from 640: on a phone the
-   text stays at the page's size instead of shrinking to half of it. */
-function widthOf(container) {
-  return Math.max(280, Math.round(container.clientWidth || SIZE.width));
+/* Drawn in the container's own pixels (at least 280, at most `most`), and shown at exactly that
+   width (admin.css), never scaled: the text stays at the page's 12 px on a phone and on a wide
+   screen alike, instead of shrinking to 8 px in a narrower box. */
+function widthOf(container, most = Infinity) {
+  return Math.min(most, Math.max(280, Math.round(container.clientWidth || SIZE.width)));
+}
+
+const FONT = "12px system-ui, sans-serif";
+let measuring = null;
+
+/* A text's width in the charts' font, in pixels. */
+function textWidth(text) {
+  measuring ||= document.createElement("canvas").getContext("2d");
+  measuring.font = FONT;
+  return measuring.measureText(text).width;
+}
+
+/* The text cut to `room` pixels with an ellipsis (the whole text stays in the bar's tooltip and
+   in the table of numbers). */
+function fitted(text, room) {
+  if (textWidth(text) <= room) return text;
+  let cut = text;
+  while (cut.length > 1 && textWidth(`${cut}…`) > room) cut = cut.slice(0, -1);
+  return `${cut}…`;
+}
+
+/* A chart with nothing to draw says so, with no axis of 0 and 1 beside nothing (its table of
+   numbers stays, as every chart's). */
+function emptyChart(container, title, width, table) {
+  const text = `${title}: no labels in this window yet.`;
+  const chart = svg("svg", { viewBox: `0 0 ${width} 40`, width, role: "img", "aria-label": text, class: "chart empty" },
+    [svg("text", { x: 0, y: 24 }, ["No labels in this window yet."])]);
+  container.replaceChildren(chart, table);
+}
+
+/* Hours before a campaign's first label are left out (keeping at least `minimum` hours), so a new
+   campaign fills the chart instead of the last pixels of a 48-hour window. `before` counts the
+   labels older than the window: with any, the whole window is shown. */
+export function fromFirstLabel(series, before, minimum = 6) {
+  if (before > 0) return series;
+  const first = series.findIndex((p) => p.value > 0);
+  if (first < 0) return series;
+  return series.slice(Math.max(0, Math.min(first, series.length - minimum)));
 }
 
 function frame(ticks, yOf, width) {
@@ -65,6 +104,11 @@ function hourLabel(date, withDay) {
 export function timeChart(container, points, { title, unit, kind = "columns" }) {
   const width = widthOf(container);
   const max = Math.max(0, ...points.map((p) => p.value));
+  const table = dataTable(title, ["Hour", unit], points.map((p) => [hourLabel(p.time, true), p.value.toLocaleString()]));
+  if (max === 0) {
+    emptyChart(container, title, width, table);
+    return;
+  }
   const ticks = niceTicks(max);
   const top = ticks[ticks.length - 1];
   const plotHeight = SIZE.height - SIZE.top - SIZE.bottom;
@@ -92,15 +136,21 @@ export function timeChart(container, points, { title, unit, kind = "columns" }) 
     : `${title}: from ${points[0]?.value.toLocaleString() ?? 0} to ${last?.value.toLocaleString() ?? 0} ${unit}.`;
   const chart = svg("svg", { viewBox: `0 0 ${width} ${SIZE.height}`, role: "img", "aria-label": summary, class: `chart ${kind}` },
     [...frame(ticks, yOf, width), ...marks, ...labels]);
-  container.replaceChildren(chart, dataTable(title, ["Hour", unit], points.map((p) => [hourLabel(p.time, true), p.value.toLocaleString()])));
+  container.replaceChildren(chart, table);
 }
 
 /* Horizontal bars, one per {label, value}, largest first. */
 export function barChart(container, rows, { title, unit }) {
-  const width = widthOf(container);
+  const width = widthOf(container, 720);
+  const table = dataTable(title, ["Rater", unit], rows.map((r) => [r.label, r.value.toLocaleString()]));
+  if (!rows.length) {
+    emptyChart(container, title, width, table);
+    return;
+  }
   const barHeight = 22;
   const gap = 8;
-  const labelWidth = Math.min(130, Math.round(width * 0.3));
+  // Room for the longest name (a crowd worker's can be long), up to 45% of the chart.
+  const labelWidth = Math.round(Math.min(Math.max(...rows.map((r) => textWidth(r.label))) + 14, width * 0.45));
   const height = SIZE.top + rows.length * (barHeight + gap) + 24;
   const max = Math.max(0, ...rows.map((r) => r.value));
   const ticks = niceTicks(max);
@@ -109,7 +159,8 @@ export function barChart(container, rows, { title, unit }) {
   const marks = rows.flatMap((row, i) => {
     const y = SIZE.top + i * (barHeight + gap);
     return [
-      svg("text", { x: labelWidth - 8, y: y + barHeight * 0.7, "text-anchor": "end", class: "label" }, [row.label]),
+      svg("text", { x: labelWidth - 8, y: y + barHeight * 0.7, "text-anchor": "end", class: "label" },
+        [svg("title", {}, [row.label]), fitted(row.label, labelWidth - 12)]),
       svg("rect", { class: "bar", x: labelWidth, y, width: Math.max(1, xOf(row.value) - labelWidth), height: barHeight },
         [svg("title", {}, [`${row.label}: ${row.value.toLocaleString()} ${unit}`])]),
       svg("text", { x: xOf(row.value) + 6, y: y + barHeight * 0.7, class: "value" }, [row.value.toLocaleString()]),
@@ -122,8 +173,9 @@ export function barChart(container, rows, { title, unit }) {
   const summary = rows.length
     ? `${title}: ${rows.map((r) => `${r.label} ${r.value.toLocaleString()}`).join(", ")} ${unit}.`
     : `${title}: none yet.`;
-  const chart = svg("svg", { viewBox: `0 0 ${width} ${height}`, role: "img", "aria-label": summary, class: "chart bars" }, [...grid, ...marks]);
-  container.replaceChildren(chart, dataTable(title, ["Rater", unit], rows.map((r) => [r.label, r.value.toLocaleString()])));
+  const chart = svg("svg", { viewBox: `0 0 ${width} ${height}`, width, role: "img", "aria-label": summary, class: "chart bars" },
+    [...grid, ...marks]);
+  container.replaceChildren(chart, table);
 }
 
 /* The API's per-hour rows cover only hours with labels: fill the others with zeros. */

@@ -322,39 +322,70 @@ export function bindApiForms(root = document) {
   }
 }
 
+/* A button's data-confirm question, asked in the page beside it (never the browser's dialog, as
+   every other question of these pages): "Confirm: <what the button says>" sends, Cancel takes the
+   question back. */
+function askInPage(button, send) {
+  const box = element("div", { className: "confirm-box row", role: "group", "aria-label": "Confirm" });
+  const yes = element("button", { type: "button", className: button.classList.contains("danger") ? "danger" : "primary",
+    text: `Confirm: ${button.textContent.trim()}` });
+  const no = element("button", { type: "button", text: "Cancel" });
+  const close = () => {
+    box.remove();
+    button.hidden = false;
+  };
+  yes.addEventListener("click", () => {
+    close();
+    send(button);
+  });
+  no.addEventListener("click", () => {
+    close();
+    button.focus();
+  });
+  box.append(element("p", { role: "status", text: button.dataset.confirm }), yes, no);
+  button.hidden = true;
+  button.after(box);
+  yes.focus();
+}
+
 /* <button data-api="/api/v1/..." data-method="PATCH" data-body='{"paused": true}' data-confirm="…">:
-   calls the API, then reloads the page (or removes the closest [data-remove-on-success]);
-   data-done-text is then announced in the page's #action-status. */
+   calls the API (after the data-confirm question, asked in the page), then reloads the page (or
+   removes the closest [data-remove-on-success]); data-done-text is then announced in the page's
+   #action-status. */
 export function bindApiButtons(root = document) {
-  root.addEventListener("click", async (event) => {
+  root.addEventListener("click", (event) => {
     const button = event.target.closest("button[data-api]");
     if (!button) return;
-    if (button.dataset.confirm && !window.confirm(button.dataset.confirm)) return;
-    button.disabled = true;
-    const container = button.closest("[data-api-scope]") || button.parentElement;
-    container.querySelectorAll(".action-error").forEach((node) => node.remove());
-    let body = button.dataset.body ? JSON.parse(button.dataset.body) : {};
-    const extra = button.dataset.withField && container.querySelector(`[name=${button.dataset.withField}]`);
-    if (extra) body = { ...body, [extra.name]: extra.value };
-    try {
-      const response = await api(button.dataset.api, { method: button.dataset.method || "POST", json: body });
-      if (!response.ok) throw new Error(errorText(response.data));
-      const gone = button.closest("[data-remove-on-success]");
-      // What happened, said where it stays visible once the card it came from is gone.
-      const status = document.getElementById("action-status");
-      if (status && button.dataset.doneText) status.textContent = filled(button.dataset.doneText, response.data);
-      if (gone) {
-        const parent = gone.parentElement;
-        gone.remove();
-        parent.dispatchEvent(new CustomEvent("api-done", { bubbles: true, detail: response.data }));
-      } else {
-        location.reload();
-      }
-    } catch (error) {
-      container.append(element("p", { className: "error action-error", role: "alert", text: error.message }));
-      button.disabled = false;
-    }
+    if (button.dataset.confirm) askInPage(button, sendApiButton);
+    else sendApiButton(button);
   });
+}
+
+async function sendApiButton(button) {
+  button.disabled = true;
+  const container = button.closest("[data-api-scope]") || button.parentElement;
+  container.querySelectorAll(".action-error").forEach((node) => node.remove());
+  let body = button.dataset.body ? JSON.parse(button.dataset.body) : {};
+  const extra = button.dataset.withField && container.querySelector(`[name=${button.dataset.withField}]`);
+  if (extra) body = { ...body, [extra.name]: extra.value };
+  try {
+    const response = await api(button.dataset.api, { method: button.dataset.method || "POST", json: body });
+    if (!response.ok) throw new Error(errorText(response.data));
+    const gone = button.closest("[data-remove-on-success]");
+    // What happened, said where it stays visible once the card it came from is gone.
+    const status = document.getElementById("action-status");
+    if (status && button.dataset.doneText) status.textContent = filled(button.dataset.doneText, response.data);
+    if (gone) {
+      const parent = gone.parentElement;
+      gone.remove();
+      parent.dispatchEvent(new CustomEvent("api-done", { bubbles: true, detail: response.data }));
+    } else {
+      location.reload();
+    }
+  } catch (error) {
+    container.append(element("p", { className: "error action-error", role: "alert", text: error.message }));
+    button.disabled = false;
+  }
 }
 
 export function bindJobProgress(root = document) {

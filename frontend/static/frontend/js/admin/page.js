@@ -1,6 +1,6 @@
 /* Entry module of every admin page: API forms and buttons, job progress, the pool charts. */
 import { bindCampaign } from "./campaign.js";
-import { barChart, hourlySeries, timeChart } from "./charts.js";
+import { barChart, fromFirstLabel, hourlySeries, timeChart } from "./charts.js";
 import { bindApiButtons, bindApiForms, bindJobProgress } from "./forms.js";
 import { poolLive } from "./pool_live.js";
 
@@ -8,9 +8,11 @@ import { poolLive } from "./pool_live.js";
    so far end at the page's label count, and the bars per rater add up to the hourly columns. */
 function drawCharts(root, data) {
   const { hours, per_hour: perHourRows, per_rater: perRaterRows } = data.chart;
-  const perHour = hourlySeries(perHourRows, hours, new Date(data.at));
-  const inWindow = perHour.reduce((sum, p) => sum + p.value, 0);
-  let running = Math.max(0, data.labels - inWindow);
+  const whole = hourlySeries(perHourRows, hours, new Date(data.at));
+  const inWindow = whole.reduce((sum, p) => sum + p.value, 0);
+  const before = Math.max(0, data.labels - inWindow);
+  const perHour = fromFirstLabel(whole, before);
+  let running = before;
   const cumulative = perHour.map((p) => ({ time: p.time, value: (running += p.value) }));
   timeChart(root.querySelector("[data-chart=progress]"), cumulative, { title: "Labels so far", unit: "labels", kind: "area" });
   timeChart(root.querySelector("[data-chart=hourly]"), perHour, { title: "Labels per hour", unit: "labels" });
