@@ -111,7 +111,7 @@ def test_admin_pages_show_their_records(client, pool):
     job = Job.objects.create(kind="import_run", created_by=admin)
 
     overview = client.get("/admin-ui/").content.decode()
-    assert f'href="/admin-ui/datasets/{pool.dataset_id}/"' in overview and "import_run #" in overview
+    assert f'href="/admin-ui/datasets/{pool.dataset_id}/"' in overview and ">Import a run</a>" in overview  # the job in words (describe.job_title)
     dataset_page = client.get(f"/admin-ui/datasets/{pool.dataset_id}/").content.decode()
     assert f'action="/api/v1/datasets/{pool.dataset_id}/runs/import/"' in dataset_page
     assert "first pool" in dataset_page
