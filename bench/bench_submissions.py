@@ -173,6 +173,8 @@ def run_dataset(name, captions, clips, original, args):
     rows = []
     coverage_kappas = {float(k) for k in (args.coverage_kappas or args.kappas).split(",")}
     for label, mu in zip(("better", "equal", "worse"), (float(x) for x in args.submitted.split(","))):
+        if label not in args.qualities.split(","):
+            continue
         top, noise, realised = submitted_run(world, mu, args.overlap, args.seed + int(100 * mu))
         ranked = ranked_of(top, captions, clips)
         hw = holes_world(world, top, noise)
@@ -304,6 +306,8 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=38)
     ap.add_argument("--pooled", default="2.8,2.4,2.0", help="qualities (mu) of the three pooled runs")
     ap.add_argument("--submitted", default="3.2,2.4,1.6", help="qualities of the better, equal and worse submission")
+    ap.add_argument("--qualities", default="better,equal,worse",
+                    help="which of the three submissions to run (a subset of better,equal,worse)")
     ap.add_argument("--overlap", type=float, default=0.5, help="mean share of the submission's top 10 in the pool")
     ap.add_argument("--sample", type=float, default=0.2, help="inclusion probability of each hole in the human sample")
     ap.add_argument("--kappas", default="0.4,0.6,0.8", help="the simulated machine judges' target kappas")

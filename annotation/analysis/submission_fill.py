@@ -189,7 +189,7 @@ def hole_fill_estimates(ranked: Mapping[Hashable, Sequence[Hashable]],
     by_measure = {e.measure: e for e in human.runs}
     report = ppi_estimates(rankings, hole_predictions, labelled, weights, measures=names, confidence=confidence,
                            human_intervals={(e.run, e.measure): (e.ci_low, e.ci_high) for e in human.runs},
-                           fixed_lambda=fixed_lambda)
+                           fixed_lambda=fixed_lambda, rare_hits=True)
     values = {}
     for e in report.runs:
         h = by_measure[e.measure]

@@ -125,3 +125,29 @@ def test_batched_expansions_equal_one_query_at_a_time():
             np.testing.assert_allclose(e, e0, atol=1e-12, rtol=0)
             np.testing.assert_allclose(c, c0, atol=1e-12, rtol=0)
             assert ok == ok0
+
+
+def test_rare_hit_widening_hand_worked():
+    """Ten queries alike: the run lists a (a hole, drawn with pi = 0.5, judged not relevant) then b
+    (relevant in the release, pi = 1). At lambda = 0: x_a = 0, AP = 1/2 with variance 0 (nothing
+    caught: the plain interval is the point 0.5). Had a been relevant, AP = (1 + 1)/2 = 1: the
+    change d_a = 0.5, the weight of a hit d_a / pi = 1 per query. Sum over queries: base 5, hits
+    y = 0, v = 0, w = 1: Fay-Feuer's upper end with no event is w chi2_0.975(2)/2 = 3.6889 (below
+    the cap 10 - 5), so AP's interval is [5, 5 + 3.6889] / 10. nDCG@2: base 1/log2(3) = 0.63093,
+    with a relevant (1 + 0.63093)/(1 + 0.63093) = 1, d_a = 0.36907, weight 0.73814."""
+    queries = [f"q{i}" for i in range(10)]
+    rankings = {"run": {q: ["a", "b"] for q in queries}}
+    judged = {(q, "b"): True for q in queries} | {(q, "a"): False for q in queries}
+    inclusion = {(q, "a"): 0.5 for q in queries}
+    predictions = {(q, "a"): 0.1 for q in queries}
+    plain = {e.measure: e for e in ppi_estimates(rankings, predictions, judged, inclusion, measures=("AP", "nDCG@2"),
+                                                 fixed_lambda=0.0).runs}
+    assert (plain["AP"].ci_low, plain["AP"].ci_high) == pytest.approx((0.5, 0.5), abs=1e-12)
+    wide = {e.measure: e for e in ppi_estimates(rankings, predictions, judged, inclusion, measures=("AP", "nDCG@2"),
+                                                fixed_lambda=0.0, rare_hits=True).runs}
+    gamma = 7.377758908227871 / 2          # chi2_0.975 with 2 degrees of freedom, halved
+    assert wide["AP"].estimate == pytest.approx(0.5, abs=1e-12)
+    assert (wide["AP"].ci_low, wide["AP"].ci_high) == pytest.approx((0.5, (5 + gamma) / 10), abs=1e-9)
+    base = 1 / np.log2(3)
+    assert (wide["nDCG@2"].ci_low, wide["nDCG@2"].ci_high) == pytest.approx(
+        (base, (10 * base + gamma * 2 * (1 - base)) / 10), abs=1e-9)
