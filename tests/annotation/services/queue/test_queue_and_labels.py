@@ -265,3 +265,29 @@ def test_only_raters_get_pool_access_and_a_refused_list_grants_nobody():
     assert not PoolMembership.objects.filter(pool=pool).exists()
     assert memberships_grant(pool=pool, users=[rater]) == 1
     assert memberships_grant(pool=pool, users=[rater]) == 0
+
+
+def test_a_refused_answer_leaves_its_lease_live_and_a_replay_changes_nothing():
+    # On PostgreSQL one statement ends the lease and reads the earlier labels before the rules
+    # are checked (issue 40): a refusal or a replay must roll the lease back with the rest.
+    from tests.annotation.services.queue.test_label_changes import override_min_watch
+
+    pool, (r1, *_) = setup_pool()
+    lease = lease_next(pool=pool, rater=r1).lease
+    with override_min_watch(2.0):
+        with pytest.raises(LabelRefused) as refused:
+            judge(r1, lease, "relevant", client_id="early", now=lease.created_at + timedelta(seconds=0.5))
+        assert refused.value.code == "too_soon"
+        lease.refresh_from_db()
+        assert (lease.state, lease.ended_at) == ("active", None)
+        assert pair_of(lease).active_leases == 1
+        first = judge(r1, lease, "relevant", client_id="late", now=lease.created_at + timedelta(seconds=2.5))
+    lease.refresh_from_db()
+    assert first.created and first.label.lease_id == lease.pk and lease.state == "completed"
+    # A live lease of the rater's on the same pair (made here: the queue never hands a labelled pair
+    # back): a replay of the answer returns the stored label and leaves that lease live.
+    live = Lease.objects.create(pair_id=lease.pair_id, rater=r1, expires_at=timezone.now() + timedelta(minutes=5))
+    again = judge(r1, lease, "not_relevant", client_id="late")
+    assert not again.created and again.label.pk == first.label.pk and Label.objects.count() == 1
+    live.refresh_from_db()
+    assert (live.state, live.ended_at) == ("active", None)
