@@ -56,7 +56,7 @@ def main() -> None:
     parser.add_argument("--submits", type=int, default=50)
     parser.add_argument("--think-ms", type=int, default=600, help="time spent on each pair before answering")
     parser.add_argument("--database-url", default=None)
-    parser.add_argument("--port", type=int, default=0, help="the local server's port (default: a free one)")
+    parser.add_argument("--port", type=int, default=None, help="the local server's port (default: a free one)")
     args = parser.parse_args()
 
     os.environ["DATABASE_URL"] = bench_database_url(args.database_url)
@@ -94,7 +94,7 @@ def run(args, connection) -> None:
     from tests.browser.scenarios import judging_setup
 
     setup = judging_setup(pairs=args.submits + 10, training=0)
-    server = start_server(args.port)
+    server = start_server(args.port or 0)
     base = f"http://127.0.0.1:{server.port}"
     print(f"database: {connection.vendor} {connection.settings_dict['NAME']}; server {base}; "
           f"{args.submits} answers, {args.think_ms} ms on each pair")

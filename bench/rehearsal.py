@@ -858,7 +858,7 @@ def main() -> int:
     parser.add_argument("--local", action="store_true", help="start a local stack (gunicorn, Celery worker, upkeep worker, "
                         "beat) from .venv against PostgreSQL, Redis and moto, and stop it at the end")
     parser.add_argument("--url", "--base-url", dest="url", help="a running stack (without --local)")
-    parser.add_argument("--port", type=int, default=0, help="--local: gunicorn's port (default: a free one)")
+    parser.add_argument("--port", type=int, default=None, help="--local: gunicorn's port (default: a free one)")
     parser.add_argument("--admin-token-cmd", help="shell command that prints an admin's API token (e.g. creates the "
                         "first admin in the web container and runs drf_create_token), instead of --admin-token")
     parser.add_argument("--admin-token", default=os.environ.get("REJUDGE_ADMIN_TOKEN"),
@@ -905,7 +905,7 @@ def main() -> int:
     if args.local:
         from _stack import THROTTLES, LocalStack
 
-        stack = LocalStack("rehearsal", keep=args.keep, port=args.port,
+        stack = LocalStack("rehearsal", keep=args.keep, port=args.port or 0,
                            extra_env={"REJUDGE_MIN_WATCH_SECONDS": str(args.min_watch)})
         stack.prepare()
         stack.migrate()

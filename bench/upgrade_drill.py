@@ -180,7 +180,7 @@ def main() -> int:
     parser.add_argument("--from", dest="ref", default="f71e1f4", help="the previous release (a git ref)")
     parser.add_argument("--labels-per-rater", type=int, default=12)
     parser.add_argument("--keep", action="store_true")
-    parser.add_argument("--port", type=int, default=0,
+    parser.add_argument("--port", type=int, default=None,
                         help="the old release's gunicorn port; the upgraded one listens on PORT+1 (both serve during "
                              "the upgrade), the restored one on PORT+2 (default: free ones)")
     args = parser.parse_args()
