@@ -174,12 +174,8 @@ def rater_bodies(world) -> dict:
     """Bodies that name the member rater's objects, so a refusal of the other rater is about them."""
     ids = world.ids
     return {
-        "GET /api/v1/judgment-sets/{judgment_set_id}/":                  (403, 403, 403, 403, ALLOW, ALLOW),
-    "POST /api/v1/judgment-sets/{judgment_set_id}/agreement/":       (403, 403, 403, 403, 403, ALLOW),
-    "GET /api/v1/judgment-sets/{judgment_set_id}/download/":         (403, 403, 403, 403, ALLOW, ALLOW),
-    "POST /api/v1/judgment-sets/{judgment_set_id}/evaluate/":        (403, 403, 403, 403, 403, ALLOW),
-    "POST /api/v1/labels/": {"client_id": "perm-1", "lease_id": ids["lease"], "value": "relevant"},
-    "POST /api/v1/my/answers/{item_id}/change/": {"value": "not_relevant"},
+        "POST /api/v1/labels/": {"client_id": "perm-1", "lease_id": ids["lease"], "value": "relevant"},
+        "POST /api/v1/my/answers/{item_id}/change/": {"value": "not_relevant"},
         "POST /api/v1/ranking-submissions/": {"client_id": "perm-2", "lease_id": ids["ranking_lease"],
                                               "order": ids["ranking_order"]},
     }
