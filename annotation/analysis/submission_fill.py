@@ -14,7 +14,10 @@ reporting the measures under the names ``analysis/leaderboard.py`` gives them (`
   labels of a designed (Poisson) sample of the holes with known inclusion probabilities. The
   release's verdicts are labels with ``pi = 1``. Exactly unbiased at a fixed lambda whatever the
   machine gets wrong; the interval is the PPI report's, never wider than the human-only one on the
-  same labels (``judging/estimates.py``). With no human sample of the holes there is nothing to
+  same labels (``judging/estimates.py``). AP's and nDCG's (``rare_hits``) hull C@K's kind of
+  rare-event interval (``ppi.rare_hit_interval``): a weak run's holes hold a few relevant pairs among
+  thousands, a 20% sample often catches none, and the variance estimate then reads nothing (95%
+  AP intervals covered 0.80 in bench_submissions before). With no human sample of the holes there is nothing to
   measure the machine's errors by: the machine's probabilities are taken as they are, and no
   interval is given.
 
