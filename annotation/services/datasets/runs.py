@@ -29,6 +29,7 @@ from pathlib import Path
 from django.conf import settings
 from django.db import connection, transaction
 
+from annotation.analysis.storable_text import text_problem
 from annotation.formats.errors import FileIssue, ImportRejected, IssueCollector
 from annotation.formats.runs import FILE_ORDER_FORMATS, READERS, RUN_FORMATS, WHOLE_FILE_FORMATS, guess_run_format
 from annotation.formats.score_matrix import read_score_matrix
@@ -186,6 +187,9 @@ class _DatasetIds:
     def look_up(self, external_ids) -> None:
         new = list(dict.fromkeys(i for i in external_ids if i is not None and i not in self.asked))
         self.asked.update(new)
+        # An id that cannot be stored as text (NUL, a lone surrogate) is in no dataset, and the
+        # database would refuse the query that asks for it: it stays unknown, refused by its line.
+        new = [i for i in new if text_problem(i) is None]
         for start in range(0, len(new), self.QUERY_BATCH):
             batch = new[start:start + self.QUERY_BATCH]
             self.known.update(self.model.objects.filter(dataset=self.dataset, external_id__in=batch)
