@@ -200,7 +200,10 @@ def test_every_page_passes_the_content_security_policy(browser, server, site, tm
         # A run submitted from the release page: the form posts to release-submit, which sends the
         # researcher back to the page (its answer checked like any page's).
         run_file = tmp_path / "submitted.trec"
-        run_file.write_text("q1 Q0 v1 1 0.9 submitted\n")
+        dataset_of_release = site["release"].dataset
+        caption = dataset_of_release.captions.order_by("pk").first().external_id
+        clip = dataset_of_release.clips.order_by("pk").first().external_id
+        run_file.write_text(f"{caption} Q0 {clip} 1 0.9 submitted\n")  # scored, so the admin can accept it
         researcher.page.set_input_files("#release-submission-form [name=file]", str(run_file))
         researcher.page.fill("#release-submission-form [name=name]", "submitted-model")
         with researcher.page.expect_navigation():
@@ -229,6 +232,18 @@ def test_every_page_passes_the_content_security_policy(browser, server, site, tm
         admin.settle()
         admin.collect("release-submission-policy")
         admin.visited.add("release-submission-policy")
+        # The researcher's run, once scored, has an accept form on the admin's release page; it posts
+        # to release-submission-accept, which sends the admin back to the page.
+        for _ in range(60):
+            if admin.page.locator("form.submission-accept").count():
+                break
+            admin.page.wait_for_timeout(500)
+            admin.page.reload()
+        with admin.page.expect_navigation():
+            admin.page.click("form.submission-accept [type=submit]")
+        admin.settle()
+        admin.collect("release-submission-accept")
+        admin.visited.add("release-submission-accept")
         # A refused form shows its problems inline (elements made by the page script).
         refused = tmp_path / "known.csv"
         refused.write_text("caption,clip,answer,role,explanation\nno-such-caption,no-such-clip,maybe,gold,\n")
