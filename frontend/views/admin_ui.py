@@ -16,7 +16,7 @@ from annotation.selectors.dashboard import (dataset_runs, datasets_overview, poo
                                             raters_overview, recent_jobs)
 from annotation.selectors.known_pairs import known_pair_sources
 from annotation.services.crowd.arrivals import PREVIEW_ASSIGNMENT
-from annotation.services.media.check import dataset_media_state
+from annotation.services.media.check import dataset_media_state, pool_clips_left_out
 from annotation.services.crowd.studies import quality_rule_warnings
 from annotation.services.pools.settings_checks import pool_settings_warnings
 from annotation.selectors.judging import STRATEGY_TEXT
@@ -94,6 +94,7 @@ def pool_detail(request, pool_id: int):
         "settings_warnings": [w for w in pool_settings_warnings(pool=pool)
                               if w not in (quality_rule_warnings(pool=pool, rule=rule) if rule.pk else [])],
         "judge_endpoints": JudgeEndpoint.objects.all(), "machine_judges": MachineJudge.objects.filter(pool=pool),
+        "clips_left_out": pool_clips_left_out(pool),
     })
 
 

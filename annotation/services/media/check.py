@@ -171,16 +171,28 @@ def dataset_media_state(dataset: Dataset, *, limit: int | None = 1000) -> dict:
         if done is not None and (summary_at is None or done.finished_at > summary_at):
             summary = done.result.get("check") if operation == "prepare_media" else done.result
             summary_at = done.finished_at
-    # Pools built leaving failed clips out (pools/build.py skip_unplayable): their build jobs say which.
-    skipped = [{"pool_id": job.result.get("pool_id"), "pool": job.result.get("name"),
-                "count": job.result["skipped_unplayable"]["count"],
-                "clip_ids": job.result["skipped_unplayable"]["clip_ids"]}
-               for job in Job.objects.filter(operation="build_pool", params__dataset_id=dataset.pk,
-                                             status=Job.Status.SUCCEEDED,
-                                             result__skipped_unplayable__count__gt=0).order_by("-created_at")[:20]]
+    skipped = [_left_out(job) for job in _builds_leaving_clips_out().filter(params__dataset_id=dataset.pk)[:20]]
     rows = []
     if summary and summary.get("failed"):
         rows = media_problem_rows(dataset, limit=None if limit is None else limit + 1)
     return {"summary": summary, "problems": rows[:limit] if limit is not None else rows,
             "truncated": limit is not None and len(rows) > limit, "check_job": latest["check_media"],
             "prepare_job": latest["prepare_media"], "pools_without_failed_clips": skipped}
+
+
+def _builds_leaving_clips_out():
+    """Pools built leaving failed clips out (pools/build.py skip_unplayable): their build jobs say which."""
+    return Job.objects.filter(operation="build_pool", status=Job.Status.SUCCEEDED,
+                              result__skipped_unplayable__count__gt=0).order_by("-created_at", "-id")
+
+
+def _left_out(job: Job) -> dict:
+    return {"pool_id": job.result.get("pool_id"), "pool": job.result.get("name"),
+            "count": job.result["skipped_unplayable"]["count"], "clip_ids": job.result["skipped_unplayable"]["clip_ids"]}
+
+
+def pool_clips_left_out(pool) -> dict | None:
+    """How many and which clips the pool's build left out because they failed the media check
+    (None when it left none out)."""
+    job = _builds_leaving_clips_out().filter(result__pool_id=pool.pk).first()
+    return None if job is None else _left_out(job)

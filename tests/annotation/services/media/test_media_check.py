@@ -8,6 +8,7 @@ import threading
 from functools import partial
 
 import pytest
+from django.test import Client
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from annotation.models import Caption, Clip, ClipMediaCheck, Job, PooledPair, Prediction, Run
@@ -131,6 +132,18 @@ def test_a_pool_refuses_clips_that_failed_unless_told_to_skip_them_and_then_name
     assert dataset_media_state(dataset)["pools_without_failed_clips"] == [{
         "pool_id": job.result["pool_id"], "pool": "round-1", "count": 6,
         "clip_ids": ["didemo_mkv", "missing", "msvd_avi", "no_faststart", "past_end", "quicktime"]}]
+    # The pool itself says how many and which, on its page too.
+    from annotation.models import Pool
+    from annotation.services.media.check import pool_clips_left_out
+
+    left_out = pool_clips_left_out(Pool.objects.get(pk=job.result["pool_id"]))
+    assert (left_out["count"], left_out["clip_ids"][0]) == (6, "didemo_mkv")
+    client = Client()
+    client.force_login(admin)
+    page = client.get(f"/admin-ui/pools/{job.result['pool_id']}/").content.decode()
+    assert ("Built leaving out 6 clips that failed the media check: didemo_mkv, missing, msvd_avi, no_faststart, "
+            "past_end, quicktime.") in page
+    assert pool_clips_left_out(Pool(pk=job.result["pool_id"] + 1)) is None  # a pool that left none out
 
 
 def test_a_dataset_import_starts_the_media_check_by_itself(tmp_path, django_capture_on_commit_callbacks):
