@@ -28,6 +28,7 @@ from annotation.services.judgment_sets.storage import JUDGMENTS, judgment_file_r
 from annotation.services.media.prepare import FOLDER as PREPARED
 from annotation.services.operations.operation import Operation
 from annotation.services.operations.start import operation_existing, operation_start
+from annotation.services.queue.table_statistics import stale_tables_analyze
 from annotation.storage import stored_file_delete, stored_folder_delete
 
 log = logging.getLogger(__name__)
@@ -97,16 +98,6 @@ def _files_remove(files: dict[str, set[str]], folders: set[str] = frozenset()) -
                 log.exception("deleted rows named %s/%s, which could not be removed", area, name)
 
 
-# Autovacuum's rule for analyzing a table (services/queue/table_statistics.py says why it matters).
-_STALE_SQL = """
-SELECT s.relname FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid
-WHERE s.relid = ANY(%s::regclass[])
-  AND s.n_mod_since_analyze > current_setting('autovacuum_analyze_threshold')::float8
-                              + current_setting('autovacuum_analyze_scale_factor')::float8 * GREATEST(c.reltuples, 0)
-ORDER BY s.relname
-"""
-
-
 def _statistics_refresh(plan: DeletePlan) -> None:
     """Analyzes the doomed tables whose planner statistics are stale (where autovacuum is off or
     behind): planned from the statistics of a just-imported 1,000,000-clip table as if it were
@@ -115,11 +106,7 @@ def _statistics_refresh(plan: DeletePlan) -> None:
         return
     tables = sorted({m._meta.db_table for m in plan.order} | {k.model._meta.db_table for keys in plan.nulled.values()
                                                               for k in keys})
-    with connection.cursor() as cursor:
-        cursor.execute(_STALE_SQL, [tables])
-        stale = [row[0] for row in cursor.fetchall()]
-        if stale:
-            cursor.execute(f"ANALYZE (SKIP_LOCKED) {', '.join(connection.ops.quote_name(t) for t in stale)}")
+    stale_tables_analyze(tables)
 
 
 def rows_delete(root: QuerySet, *, progress=None) -> dict:

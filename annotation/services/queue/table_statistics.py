@@ -49,17 +49,24 @@ def queue_statistics_refresh() -> list[str]:
     if connection.vendor != "postgresql" or connection.in_atomic_block:
         return []
     try:
-        with connection.cursor() as cursor:
-            cursor.execute(_STALE_SQL, [list(_TABLES)])
-            stale = [row[0] for row in cursor.fetchall()]
-            if stale:
-                names = ", ".join(connection.ops.quote_name(name) for name in stale)
-                cursor.execute(f"ANALYZE (SKIP_LOCKED) {names}")
+        stale = stale_tables_analyze(_TABLES)
     except DatabaseError as error:
         # Upkeep that failed (a statement timeout, a cancelled query) must not cost the rater the
         # pair they asked for; the next check tries again.
         logger.warning("queue table statistics not refreshed: %s", str(error).strip())
         return []
+    return stale
+
+
+def stale_tables_analyze(tables) -> list[str]:
+    """Analyzes those of `tables` (PostgreSQL names) whose rows changed past autovacuum's rule since
+    their last analysis (SKIP_LOCKED); returns their names. The rule's one home: the queue's upkeep
+    and a bulk delete (services/deletes.py) both ask it."""
+    with connection.cursor() as cursor:
+        cursor.execute(_STALE_SQL, [list(tables)])
+        stale = [row[0] for row in cursor.fetchall()]
+        if stale:
+            cursor.execute(f"ANALYZE (SKIP_LOCKED) {', '.join(connection.ops.quote_name(name) for name in stale)}")
     return stale
 
 
