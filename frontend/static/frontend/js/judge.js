@@ -22,6 +22,7 @@
    Breaks: a page nobody touches gives its pairs back after the server's idle_release_seconds,
    counting down in view for the last part; "Take a break" gives them back at once. */
 import { api, newClientId } from "./api.js";
+import { toggleGuidelines } from "./guidelines.js";
 import { Outbox } from "./outbox.js";
 import { PlayerControls, SpanPlayer } from "./player.js";
 import { showSaveStatus } from "./status.js";
@@ -640,16 +641,7 @@ class JudgePage {
   /* ---- keyboard ------------------------------------------------------------------------- */
 
   toggleGuidelines() {
-    const dialog = this.el.guidelines;
-    if (dialog.open) {
-      dialog.close();
-      return;
-    }
-    // Opened at its top, the core rule in view: showModal focuses the first control, the Close
-    // button at the bottom, and scrolls the dialog down to it.
-    dialog.showModal();
-    dialog.scrollTop = 0;
-    dialog.querySelector("h2")?.focus({ preventScroll: true });
+    toggleGuidelines(this.el.guidelines);
   }
 
   onKey(event) {

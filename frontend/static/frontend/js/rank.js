@@ -9,6 +9,7 @@
    the same five captions straight back. The skip itself is stored nowhere: a "none fits" verdict
    would need a field on the submission. */
 import { api, newClientId } from "./api.js";
+import { toggleGuidelines } from "./guidelines.js";
 import { Outbox } from "./outbox.js";
 import { PlayerControls, SpanPlayer } from "./player.js";
 import { showSaveStatus } from "./status.js";
@@ -351,16 +352,7 @@ class RankPage {
   /* ---- keyboard ------------------------------------------------------------------------- */
 
   toggleGuidelines() {
-    const dialog = this.el.guidelines;
-    if (dialog.open) {
-      dialog.close();
-      return;
-    }
-    // Opened at its top, the core rule in view: showModal focuses the first control, the Close
-    // button at the bottom, and scrolls the dialog down to it.
-    dialog.showModal();
-    dialog.scrollTop = 0;
-    dialog.querySelector("h2")?.focus({ preventScroll: true });
+    toggleGuidelines(this.el.guidelines);
   }
 
   onKey(event) {
