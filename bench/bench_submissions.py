@@ -313,8 +313,7 @@ def main() -> None:
     ap.add_argument("--kappas", default="0.4,0.6,0.8", help="the simulated machine judges' target kappas")
     ap.add_argument("--coverage-kappas", default=None,
                     help="the judges (of --kappas) whose human sample + machine estimate is replayed (default: all; "
-                         "each replay is one hole_fill_estimates call, about 4 s at 1,000 queries on a loaded 2-core "
-                         "machine)")
+                         "each replay is one hole_fill_estimates call, about 0.6 s of CPU at 1,000 queries)")
     ap.add_argument("--extra-relevant", type=float, default=4.0)
     ap.add_argument("--msvd-queries", type=int, default=1000)
     ap.add_argument("--datasets", default="msrvtt,msvd")
