@@ -19,6 +19,7 @@ from annotation.analysis.leaderboard import leaderboard_svg
 from annotation.models import Dataset, Pool
 from annotation.models.judgment_sets import JudgmentSet
 from annotation.page_access import page_for
+from annotation.query_numbers import id_or_none
 from annotation.selectors.exports import artefact_list
 from annotation.selectors.reports import judgment_sets_listed, report_list, report_rater_names, scorable_runs
 from annotation.services.evaluation.conventions import CONVENTIONS
@@ -261,8 +262,7 @@ def _run_kind_words(run) -> str:
 
 
 def _chosen_pool(request) -> int | None:
-    raw = request.GET.get("pool", "")
-    return int(raw) if raw.isdigit() else None
+    return id_or_none(request.GET.get("pool"))
 
 
 def _given(fields: list, query, chosen: bool) -> list:

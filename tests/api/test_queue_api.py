@@ -272,8 +272,8 @@ def test_next_and_submit_stay_within_their_statement_budget(pool_and_rater):
 def test_a_judged_label_on_a_bandit_pool_stays_within_its_statement_budget():
     """A label that judges a pair under a judging strategy also recounts and reorders its query:
     authentication, the query row locked with what the hook needs (read once, not again by the
-    hook), the locked pair, earlier labels with the lease ended (one statement), the label with the
-    pair (one statement),
+    hook), the locked pair, earlier labels with the lease ended (one statement on PostgreSQL), the
+    label with the pair (one statement),
     the query's pairs, the query's counts, and the new order when it changed."""
     from django.db import connection, reset_queries
     from django.test.utils import CaptureQueriesContext
@@ -303,7 +303,8 @@ def test_a_judged_label_on_a_bandit_pool_stays_within_its_statement_budget():
             assert not prepares, prepares
         counts.append(len(sent) - len(prepares))
     assert PooledPair.objects.filter(pool=pool, state="resolved").count() == 4  # each label judged its pair
-    assert max(counts) <= 8, counts
+    # SQLite ends the lease and reads the earlier labels in two statements (PostgreSQL in one).
+    assert max(counts) <= (8 if connection.vendor == "postgresql" else 9), counts
 
 
 @pytest.mark.parametrize("pair_span, clip_span, role, seconds", [

@@ -10,15 +10,19 @@ must be in the bucket, and neither process may touch the other's folders: an aud
 from __future__ import annotations
 
 import csv
+import functools
 import hashlib
 import io
+import tempfile
 import time
 import uuid
+from pathlib import Path
 
 import pytest
 import requests
 
 from tests.conftest import FIXTURES, TEST_BROKER_URL, _redis_reachable, missing_service
+from tests.media_files import make_video
 from tests.multihost.hosts import Host, free_port, logs, wait_for_web
 from tests.objectstore import object_store  # noqa: F401 (the session fixture)
 from tests.worker_processes import database_url
@@ -26,7 +30,14 @@ from tests.worker_processes import database_url
 pytestmark = [pytest.mark.postgres, pytest.mark.worker, pytest.mark.objectstore, pytest.mark.django_db(transaction=True)]
 
 JOB_TIMEOUT = 90  # seconds per job on a loaded 2-core machine; a bound on waiting, not a claim about speed
-CLIP = bytes(range(256)) * 64  # 16 KB standing in for each video of the run
+
+
+@functools.cache
+def clip_bytes() -> bytes:
+    """A real (tiny) H.264 MP4 for each video of the run: the dataset's import checks its media, and
+    a pool is not built on clips a browser cannot play."""
+    with tempfile.TemporaryDirectory() as folder:
+        return make_video(Path(folder) / "clip", "mp4").read_bytes()
 RUN_VIDEOS = ("video9770", "video9771", "video7020", "video9773", "video7026", "video9775")
 
 
@@ -126,7 +137,7 @@ def test_web_and_worker_on_separate_hosts_share_only_database_broker_and_bucket(
 
     # Clips live in the bucket's media area, put there by whoever holds the videos.
     for video in RUN_VIDEOS:
-        object_store.client().put_object(Bucket=bucket, Key=f"media/msrvtt/{video}.mp4", Body=CLIP)
+        object_store.client().put_object(Bucket=bucket, Key=f"media/msrvtt/{video}.mp4", Body=clip_bytes())
 
     dataset_csv = (FIXTURES / "datasets/msrvtt_1ka_head30.csv").read_bytes()
     started = admin.call("POST", "/api/v1/datasets/import/", 202,
@@ -165,7 +176,7 @@ def test_web_and_worker_on_separate_hosts_share_only_database_broker_and_bucket(
             signed = rater_api.call("GET", clip["url"], 302).headers["Location"]
             assert signed.startswith(f"{object_store.endpoint}/{bucket}/media/msrvtt/{clip['id']}.mp4?")
             part = requests.get(signed, headers={"Range": "bytes=1000-1009"}, timeout=30)
-            assert (part.status_code, part.content) == (206, CLIP[1000:1010])
+            assert (part.status_code, part.content) == (206, clip_bytes()[1000:1010])
         rater_api.call("POST", "/api/v1/labels/", 201, json={
             "client_id": uuid.uuid4().hex, "lease_id": assignment["lease_id"], "value": value, "seconds": 3})
         given[(assignment["caption"]["text"], clip["id"])] = value

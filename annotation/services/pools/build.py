@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 from django.db import connection, transaction
-from django.db.models import Exists, OuterRef
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from annotation.analysis.judging.strategies import DESIGN_STRATEGIES
@@ -52,7 +52,8 @@ def pool_create(*, dataset, name: str, runs: Iterable[Run], depth: int = 10, inc
     leave out the clips that failed the media check (else they refuse the build); the pool's
     `skipped_unplayable` then names them."""
     runs = list(runs)
-    skipped = unplayable_clips_check(dataset, skip=skip_unplayable)
+    skipped = unplayable_clips_check(dataset, skip=skip_unplayable, runs=runs, depth=depth,
+                                     include_original_positives=include_original_positives)
     try:
         judging_fields = judging_settings_check(judging or {}, dataset=dataset)
         active_judge_check(judging_fields.get("judging_strategy", "pool_order"),
@@ -87,11 +88,19 @@ def pool_create(*, dataset, name: str, runs: Iterable[Run], depth: int = 10, inc
     return pool
 
 
-def unplayable_clips_check(dataset, *, skip: bool) -> dict[str, int]:
-    """The clips of `dataset` whose latest media check failed (services/media/check.py), as
-    {external id: pk}: a PoolError naming them unless `skip` (then the build leaves them out).
-    Clips never checked are not held against a build."""
-    failed = dict(Clip.objects.filter(dataset=dataset, media_check__playable=False)
+def unplayable_clips_check(dataset, *, skip: bool, runs: Iterable[Run] = (), depth: int = 1000,
+                           include_original_positives: bool = False) -> dict[str, int]:
+    """The clips the pool would hold (the runs' top `depth`, and the original positives' clips when
+    included) whose latest media check failed (services/media/check.py), as {external id: pk}: a
+    PoolError naming them unless `skip` (then the build leaves them out). A clip no pair of this
+    pool shows (a video nobody ranked) does not hold the build back; clips never checked neither."""
+    runs = list(runs)
+    shown = Q(pk__in=Prediction.objects.filter(run__in=runs, rank__lte=depth).values("clip_id"))
+    if any(run.scores_file for run in runs):
+        shown = Q()  # a score matrix's top clips are read from its file at build time: every clip counts
+    elif include_original_positives:
+        shown |= Q(pk__in=Caption.objects.filter(dataset=dataset).exclude(original_clip=None).values("original_clip_id"))
+    failed = dict(Clip.objects.filter(shown, dataset=dataset, media_check__playable=False)
                   .order_by("external_id").values_list("external_id", "pk"))
     if failed and not skip:
         named = ", ".join(list(failed)[:10]) + (f" and {len(failed) - 10} more" if len(failed) > 10 else "")

@@ -49,7 +49,8 @@ def _build_check(*, target: Dataset, params: dict) -> None:
         raise PoolError(f"a pool named '{params['name']}' already exists for '{target.name}'")
     if any(r.kind == Run.Kind.MOMENT for r in runs):
         raise PoolError("moment runs need a moment pool")
-    unplayable_clips_check(target, skip=params["skip_unplayable"])
+    unplayable_clips_check(target, skip=params["skip_unplayable"], runs=runs, depth=params["depth"],
+                           include_original_positives=params["include_original_positives"])
     if params["judging"]:
         try:
             fields = judging_settings_check(params["judging"], dataset=target)
