@@ -45,6 +45,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .infap import SAMPLE_EVAL_EPSILON, xinfap_arrays
+# Declared without NumPy in rank_order.py (a file-only `evaluate` of TREC qrels needs only them).
+from .rank_order import TRECVID_MAX_RESULT_SIZE, trec_order
 
 __all__ = [
     "SAMPLE_EVAL_PRECISION_RANKS",
@@ -63,10 +65,6 @@ __all__ = [
     "topic_sort_key",
 ]
 
-#: NIST's sample_eval since 2012 (TRECVID AVS since 2016): a run lists at most 1,000 shots, so AP is
-#: rescaled by R_hat / 1000 when the estimated relevant count R_hat exceeds that. The one declaration
-#: of this default: the conventions, the infAP report, its API and its job all read it from here.
-TRECVID_MAX_RESULT_SIZE = 1000
 #: sample_eval's ranks before the last one, which is the max result size (1000 in TRECVID).
 SAMPLE_EVAL_PRECISION_RANKS = (5, 10, 15, 20, 30, 100, 200, 500)
 RECALL_LEVELS = tuple(i / 10 for i in range(11))
@@ -86,14 +84,6 @@ def measure_names(max_result_size: int | None) -> tuple[str, ...]:
 
 def recall_names() -> tuple[str, ...]:
     return tuple(f"iprec@rec{level:4.2f}" for level in RECALL_LEVELS)
-
-
-def trec_order(doc_ids: Sequence[str], scores: Sequence[float]) -> list[str]:
-    """Rank order of sample_eval.pl and trec_eval: score descending, ties by doc id descending.
-
-    Python compares str by code point, which orders UTF-8 text as the tools' byte comparisons do.
-    """
-    return [d for d, _ in sorted(zip(doc_ids, scores), key=lambda p: (p[1], p[0]), reverse=True)]
 
 
 @dataclass(frozen=True)

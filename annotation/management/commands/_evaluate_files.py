@@ -14,10 +14,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from annotation.analysis.grades import AGGREGATES
 from annotation.analysis.judged import JUDGED_THRESHOLD
 from annotation.analysis.params import ParamInvalid, params_clean
-from annotation.analysis.repeats import REPEAT_RULES
 from annotation.formats.errors import ImportRejected
 from annotation.services.evaluation.conventions import CONVENTIONS
 from annotation.services.evaluation.errors import EvaluationError
@@ -31,7 +29,15 @@ from ._declared import add_declared_arguments, declared_given
 DECLARED = {"judged_threshold": JUDGED_THRESHOLD}
 
 
-def add_evaluate_arguments(parser) -> None:
+def add_evaluate_arguments(parser, *, rater_choices: bool = True) -> None:
+    """`evaluate`'s options. ``rater_choices=False`` (run_without_setup) leaves the values of
+    --repeats and --aggregate to the rater_labels reader, which refuses any but its rules' (then
+    Django's parser, with the choices, names the problem): their rules are declared in modules of
+    NumPy arrays, which a file-only `evaluate` of TREC qrels never imports otherwise (issue 40)."""
+    repeat_rules = aggregates = None
+    if rater_choices:
+        from annotation.analysis.grades import AGGREGATES as aggregates
+        from annotation.analysis.repeats import REPEAT_RULES as repeat_rules
     parser.add_argument("runs", nargs="*", type=Path, metavar="RUN")
     parser.add_argument("--judgments", type=Path, metavar="FILE")
     parser.add_argument("--judgments-format", choices=list(JUDGMENT_FORMATS))
@@ -67,10 +73,10 @@ def add_evaluate_arguments(parser) -> None:
     parser.add_argument("--columns", metavar="NAME=COLUMN,...",
                         help="rater_labels: map the file's columns, e.g. query=query_id,item=video,rater=worker,"
                              "value=relevance. Names: query, item, rater, value, time.")
-    parser.add_argument("--repeats", choices=REPEAT_RULES,
+    parser.add_argument("--repeats", choices=repeat_rules,
                         help="rater_labels: one rater's repeated labels of a pair: keep the last (default; by the "
                              "time column when there is one, else file order), the first, or all.")
-    parser.add_argument("--aggregate", choices=AGGREGATES,
+    parser.add_argument("--aggregate", choices=aggregates,
                         help="rater_labels: the raters' values of a pair become one grade by their mean (default, "
                              "TVR-Ranking's rule), median or majority, rounded half up to a whole grade.")
     add_declared_arguments(parser, DECLARED)
@@ -113,7 +119,7 @@ def run_without_setup(args: list[str]) -> bool:
     """Runs `evaluate ARGS` when they name files only and all goes well; False, having printed
     nothing, otherwise (help, Django's own options, a stored set, any error)."""
     parser = _QuietParser(add_help=False)
-    add_evaluate_arguments(parser)
+    add_evaluate_arguments(parser, rater_choices=False)
     try:
         options, unknown = parser.parse_known_args(args)
     except _Declined:

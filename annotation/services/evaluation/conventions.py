@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from annotation.analysis.sample_eval import TRECVID_MAX_RESULT_SIZE
+from annotation.analysis.rank_order import TRECVID_MAX_RESULT_SIZE
 
 
 @dataclass(frozen=True)

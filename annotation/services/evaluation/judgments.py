@@ -1,27 +1,24 @@
-"""Judgment files read for scoring only, by --judgments-format name.
+"""Judgment files read for scoring only: what every format's reader returns (Judgments) and the
+readers of TREC qrels and sample_eval's stratified qrels.
 
-Each format says which measure family scores runs against it and which conventions apply by
-default (the official tool of that format). Add a format by adding a JudgmentFormat entry to
-registry.JUDGMENT_FORMATS.
-
-A format's reader takes the file's path and keyword options (``--queries``, ``--columns`` ...),
-so a caller holding stored options calls every format alike: ``fmt.read(path, **options)``. An
-option the format does not take is refused by name; an option given as None counts as not given.
+Each format (registry.JUDGMENT_FORMATS) names its reader, which takes the file's path and keyword
+options (``--queries``, ``--columns`` ...), the measure family that scores runs against it and the
+conventions that apply by default (the official tool of that format).
 """
 from __future__ import annotations
 
-import inspect
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from annotation.formats.errors import IssueCollector
 from annotation.formats.qrels import qrels_dict, read_qrels
-from annotation.formats.sample_eval_qrels import (StratumRow, load_sample_eval_qrels, sample_eval_qrels_dict,
-                                                  stratum_table)
 from annotation.formats.text_lines import LineSource
 
 from .errors import EvaluationError
+
+if TYPE_CHECKING:
+    from annotation.formats.sample_eval_qrels import StratumRow
 
 
 @dataclass(frozen=True)
@@ -91,34 +88,12 @@ def read_originals(path: Path | None) -> dict[str, set[str]] | None:
 
 
 def read_sample_eval(path: Path) -> Judgments:
+    # Imported here: TREC qrels, the common case, never need it.
+    from annotation.formats.sample_eval_qrels import load_sample_eval_qrels, sample_eval_qrels_dict, stratum_table
+
     qrels = sample_eval_qrels_dict(path)
     if qrels is None:
         issues = IssueCollector(path.name)
         qrels = load_sample_eval_qrels(LineSource(path, issues), issues)
         issues.raise_if_any()
     return Judgments("sample_eval", path.name, qrels, tuple(stratum_table(qrels)))
-
-
-@dataclass(frozen=True)
-class JudgmentFormat:
-    name: str
-    reader: Callable[..., Judgments]  # reader(path, **options)
-    measure_family: str  # key of measures.FAMILIES
-    default_conventions: str  # key of conventions.CONVENTIONS
-    run_formats: tuple[str, ...] = ("trec",)  # keys of runs.RUN_READERS it can score, the default first
-    outputs: tuple[str, ...] = ("table", "json", "trec_eval", "sample_eval")  # keys of writers.WRITERS
-
-    @property
-    def options(self) -> tuple[str, ...]:
-        """The keyword options the reader takes."""
-        params = inspect.signature(self.reader).parameters.values()
-        return tuple(p.name for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY)
-
-    def read(self, path: Path, **options) -> Judgments:
-        given = {k: v for k, v in options.items() if v is not None}
-        unknown = sorted(set(given) - set(self.options))
-        if unknown:
-            takes = ", ".join(f"--{o.replace('_', '-')}" for o in self.options) or "none"
-            raise EvaluationError(f"--{unknown[0].replace('_', '-')} does not apply to {self.name} judgments "
-                                       f"(options of {self.name}: {takes})")
-        return self.reader(Path(path), **given)

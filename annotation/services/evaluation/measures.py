@@ -8,12 +8,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from heapq import nlargest
 from dataclasses import dataclass, field
 
-from annotation.analysis import sample_eval as se
-from annotation.analysis.sample_eval import trec_order
 from annotation.analysis.judged import JUDGED_THRESHOLD, judged_name
+from annotation.analysis.rank_order import trec_order, trec_top
 
 from .conventions import Conventions
 from .errors import EvaluationError
@@ -235,8 +233,6 @@ def _calc(measures: list[TrecMeasure], queries: list[str], qrels: dict, ranked: 
             ranked = {q: trec_order(list(scores[q]), list(scores[q].values())) for q in queries}
         _calc_through_ir_measures(beyond, queries, te_qrels, ranked, per_query)
     if trec:
-        import pytrec_eval
-
         if scores is not None:
             te_run = {q: scores[q] for q in queries}
         else:
@@ -244,24 +240,22 @@ def _calc(measures: list[TrecMeasure], queries: list[str], qrels: dict, ranked: 
         names = frozenset(m.name for m in trec)
         evaluator = None if scorers is None else scorers.get(("pytrec_eval", names))
         if evaluator is None:
-            evaluator = pytrec_eval.RelevanceEvaluator(qrels if scorers is not None else te_qrels, set(names),
-                                                       relevance_level=1, judged_docs_only_flag=0)
+            evaluator = trec_eval_evaluator(qrels if scorers is not None else te_qrels, trec)
             if scorers is not None:
                 scorers[("pytrec_eval", names)] = evaluator
         integer = {m.name for m in trec if m.root in _INTEGER_ROOTS}
         for q, values in evaluator.evaluate(te_run).items():
             if q in per_query:
                 per_query[q].update({name: int(v) if name in integer else float(v) for name, v in values.items()})
-    for m in measures:
-        if m.root == "Judged":
-            for q in queries:
-                judged = te_qrels[q]
-                if judged:
-                    if ranked is None:
-                        # nlargest is sorted(..., reverse=True)[:k]: (score, doc) pairs, trec_order's rule.
-                        top = [d for _, d in nlargest(m.cutoff, zip(scores[q].values(), scores[q]))]
-                    else:
-                        top = ranked[q][:m.cutoff]
+    judged_at = [m for m in measures if m.root == "Judged"]
+    if judged_at:
+        depth = max(m.cutoff for m in judged_at)
+        for q in queries:
+            judged = te_qrels[q]
+            if judged:
+                ranking = ranked[q][:depth] if ranked is not None else trec_top(scores[q], depth)
+                for m in judged_at:
+                    top = ranking[:m.cutoff]
                     # ir_measures' rule: a list shorter than k is divided by its length.
                     per_query[q][m.name] = sum(d in judged for d in top) / min(m.cutoff, len(top))
     default = {m.name: 0 if m.root in _INTEGER_ROOTS else 0.0 for m in measures}
@@ -274,6 +268,23 @@ def _calc(measures: list[TrecMeasure], queries: list[str], qrels: dict, ranked: 
         values = [per_query[q].get(m.name, 0) for q in queries]
         all_values[m.name] = int(sum(values)) if m.root in _INTEGER_ROOTS else sum(values) / len(queries)
     return per_query, all_values
+
+
+def trec_eval_evaluator(qrels: dict, measures: Sequence[TrecMeasure]):
+    """trec_eval on ``qrels`` for ``measures`` (relevant at rel >= 1, every document scored), from
+    pytrec_eval's C extension: what pytrec_eval.RelevanceEvaluator gives (its results are named
+    alike, P_5, ndcg_cut_10 ...), without the Python wrapper, which imports NumPy to average (a
+    third of a file-only `evaluate` on TREC-sized files; the means are taken in _calc). The
+    wrapper's two steps are here: measures as trec_eval's -m spells them (P.5,10) and queries
+    without judgments left out (pytrec_eval's issue 57)."""
+    from pytrec_eval_ext import RelevanceEvaluator
+
+    cutoffs: dict[str, set[int]] = {}
+    for m in measures:
+        cutoffs.setdefault(m.root, set()).update([m.cutoff] if m.cutoff else [])
+    spelled = {f"{root}.{','.join(map(str, sorted(ks)))}" if ks else root for root, ks in cutoffs.items()}
+    return RelevanceEvaluator(query_relevance={q: docs for q, docs in qrels.items() if docs}, measures=spelled,
+                              relevance_level=1, judged_docs_only_flag=0)
 
 
 def _beyond_trec_eval(measure: TrecMeasure) -> bool:
@@ -301,6 +312,8 @@ class SampleEvalMeasures:
     name = "sample_eval"
 
     def offered(self, conventions: Conventions) -> tuple[str, ...]:
+        from annotation.analysis import sample_eval as se  # NumPy: TREC qrels never need it
+
         return (*se.measure_names(conventions.max_result_size), "iprec@rec")
 
     def parse(self, names: Sequence[str] | None, conventions: Conventions) -> list[str]:
@@ -320,6 +333,8 @@ class SampleEvalMeasures:
         return [name for name in offered if name in chosen]
 
     def score(self, run: ScoredRun, judgments: Judgments, conventions: Conventions, measures: list[str]) -> RunScores:
+        from annotation.analysis import sample_eval as se
+
         try:
             result = se.sample_eval(run.ranked, judgments.qrels, max_result_size=conventions.max_result_size)
         except ValueError as exc:

@@ -3,7 +3,7 @@
 Reuses the TREC run reader of annotation.formats.runs for per-line checks; adds what scoring
 needs across lines: a document listed twice for one query is refused (trec_eval stops on it, and
 sample_eval.pl would keep the last score but count both lines), and the rank column is ignored,
-as the official tools ignore it: order comes from the scores (see analysis.sample_eval.trec_order).
+as the official tools ignore it: order comes from the scores (see analysis.rank_order.trec_order).
 """
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from annotation.analysis.sample_eval import trec_order
+from annotation.analysis.rank_order import trec_order
 from annotation.formats.errors import IssueCollector
 from annotation.formats.runs import read_trec, trec_scores
 from annotation.formats.text_lines import LineSource
