@@ -5,7 +5,10 @@ interleaved so both sides see the same machine: after one warm-up of each, --rep
 tool then ours, and per round the ratio ours / tool; printed are each side's median (min-max), the
 median of the per-round ratios with their spread, and the load average before and after the case
 (one tool timed five times and then the other let a changing load swing a ratio from 0.46x to 1.43x
-within minutes, issue 40):
+within minutes, issue 40). Each case prints both command lines ($TMP: the synthetic files' folder),
+and the header says whether our side runs from cached bytecode (with PYTHONDONTWRITEBYTECODE and
+no cache the repository's modules are compiled on every run, about 20 ms of CPU; the installed
+packages of the other side come compiled):
 
   * TRECVID (sample_eval qrels): NIST's `sample_eval.pl -q QRELS RUN` (one process per run, as the
     tool takes one run) against `evaluate RUN... --judgments QRELS --judgments-format sample_eval
@@ -30,9 +33,11 @@ Goal (issue 40): ours at most 1.0x pytrec_eval on the TREC-sized files (issue 26
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import resource
 import secrets
+import shlex
 import statistics
 import subprocess
 import sys
@@ -161,7 +166,30 @@ def load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def compared(label: str, tool: list[list[str]], ours: list[list[str]], rounds: int, env: dict[str, str]) -> None:
+def command_line(command: list[str], folder: Path) -> str:
+    """A command as a shell would take it, the synthetic files' folder as $TMP and the pytrec_eval
+    script by its name here."""
+    return shlex.join("PYTREC_SCRIPT" if part == PYTREC_SCRIPT else part for part in command).replace(str(folder), "$TMP")
+
+
+def bytecode_note(env: dict[str, str]) -> str:
+    """Whether our side runs from cached bytecode: with PYTHONDONTWRITEBYTECODE and no cache the
+    repository's modules are compiled on every run (~20 ms CPU of `evaluate` on this machine),
+    while the installed packages (NumPy, pytrec_eval) come with theirs."""
+    module = REPO / "annotation" / "services" / "evaluation" / "measures.py"
+    cached = Path(importlib.util.cache_from_source(str(module))).is_file()
+    if cached:
+        return "the repository's modules run from cached bytecode"
+    if env.get("PYTHONDONTWRITEBYTECODE"):
+        return "the repository's modules are compiled on every run (PYTHONDONTWRITEBYTECODE is set, no cached bytecode)"
+    return "the repository's modules are compiled once, by the warm-up"
+
+
+def compared(label: str, tool: list[list[str]], ours: list[list[str]], rounds: int, env: dict[str, str],
+             folder: Path) -> None:
+    for side, commands in (("tool", tool), ("ours", ours)):
+        for command in commands:
+            print(f"  {side}: {command_line(command, folder)}")
     before = load()
     theirs, mine = interleaved(tool, ours, rounds, env)
     print(f"  {label:<47}{shown([w for w, _ in theirs])}  CPU {shown([c for _, c in theirs])}")
@@ -215,7 +243,7 @@ def main() -> None:
             trec = (args.trec_qrels, args.trec_run) if args.trec_qrels else write_trec(folder)
             cases.append(("TREC-sized", "qrels", trec))
         print(f"inputs ready in {time.perf_counter() - t:.1f} s; {args.repeat} interleaved rounds after one warm-up "
-              f"of each side; {os.cpu_count()} cores")
+              f"of each side; {os.cpu_count()} cores; Python {sys.version.split()[0]}; {bytecode_note(env)}")
         for title, fmt, (qrels, runs) in cases:
             lines = sum(1 for _ in qrels.open())
             run_lines = sum(sum(1 for _ in run.open()) for run in runs)
@@ -227,7 +255,7 @@ def main() -> None:
                     print("  sample_eval.pl: not timed (give --sample-eval PATH)")
                     continue
                 tool = [["perl", str(args.sample_eval), "-q", str(qrels), str(r)] for r in runs]
-                compared("sample_eval.pl -q (one process a run)", tool, [ours], args.repeat, env)
+                compared("sample_eval.pl -q (one process a run)", tool, [ours], args.repeat, env, folder)
                 theirs = "".join(subprocess.run(command, env=env, check=True, capture_output=True, text=True).stdout
                                  for command in tool)
                 mine = subprocess.run(ours, env=env, check=True, capture_output=True, text=True).stdout
@@ -237,11 +265,11 @@ def main() -> None:
                 if args.trec_eval:
                     tool = [[str(args.trec_eval), "-q", *sum((["-m", m] for m in PYTREC_MEASURES), []),
                              str(qrels), str(r)] for r in runs]
-                    compared("trec_eval -q (one process a run)", tool, [ours], args.repeat, env)
+                    compared("trec_eval -q (one process a run)", tool, [ours], args.repeat, env, folder)
                 else:
                     tool = [[sys.executable, "-c", PYTREC_SCRIPT, str(qrels), ",".join(PYTREC_MEASURES),
                              *map(str, runs)]]
-                    compared("pytrec_eval (trec_eval's C core; no CLI here)", tool, [ours], args.repeat, env)
+                    compared("pytrec_eval (trec_eval's C core; no CLI here)", tool, [ours], args.repeat, env, folder)
 
 
 if __name__ == "__main__":
