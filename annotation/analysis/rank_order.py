@@ -1,6 +1,6 @@
 """How trec_eval and NIST's sample_eval.pl rank a run and how far TRECVID scores it: pure Python,
 no NumPy, so a file-only `evaluate` of TREC qrels starts without it (issue 40). sample_eval.py
-names both too (it is where they were declared).
+imports both from here and lists them among its names, for its callers.
 """
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from collections.abc import Mapping, Sequence
 
 #: NIST's sample_eval since 2012 (TRECVID AVS since 2016): a run lists at most 1,000 shots, so AP is
 #: rescaled by R_hat / 1000 when the estimated relevant count R_hat exceeds that. The one declaration
-#: of this default: the conventions, the infAP report, its API and its job all read it from here
-#: (through sample_eval.py).
+#: of this default: the conventions read it from here, the infAP report, its API and its job
+#: through sample_eval.py.
 TRECVID_MAX_RESULT_SIZE = 1000
 
 
