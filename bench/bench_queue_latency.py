@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/bench_queue_latency.py [--sizes 5000 500000] [--raters 1 20] [--think 0 2]
         [--strategy bandit --pool-runs 3] [--time-recompute] [--busy-load 0 2] [--baseline DIR] [--port N]
+        [--threads 4] [--baseline-threads 1]
 
 For each pool size a pool is built (through the real pool service), gunicorn is started on it,
 and N rater threads loop next -> submit with token auth for a fixed time. Prints p50/p95 of the
@@ -32,7 +33,9 @@ cell and stopped after it, so "a busy machine" is the same on every run: 0 is qu
 cells from a second gunicorn running the code checked out in DIR (`git archive <commit> | tar -x
 -C DIR`) against the same database, the two runs of each cell back to back (their order
 alternating), so a change's before and after are measured under the same load; closed-loop cells
-get a pool of their own per server, as they use up several thousand pairs each.
+get a pool of their own per server, as they use up several thousand pairs each. `--threads N`
+(default 4, as config/gunicorn.conf.py) serves with N threads per worker (gthread, keep-alive; 1:
+sync workers, a connection per request); `--baseline-threads N` gives the baseline server its own.
 
 Cost, which a busy machine does not distort as it does wall-clock time: every cell also prints
 "CPU ms per label: web X, db Y", the CPU seconds (utime + stime from /proc) that the gunicorn
@@ -479,6 +482,39 @@ def plan_cache(pool, token: str, n: int = 12) -> None:
         print(f"    {generic:>3} / {custom:<3} {' '.join(statement.split())[8:120]}")
 
 
+def run_cells(args, codes, pools, ports, servers, size, results, ratios, cell) -> int:
+    """One round of every cell (think x raters x busy load), each on both servers with --baseline,
+    their order alternating. Returns the cell count so far, so the order keeps alternating."""
+    for think in args.think:
+        for n in args.raters:
+            for busy in args.busy_load:
+                order = codes if cell % 2 == 0 else codes[::-1]  # neither always first
+                cell += 1
+                for label, _ in order:
+                    pool, tokens, _ = pools[label]
+                    with BusyLoad(busy):
+                        load = os.getloadavg()[0]
+                        r = measure(ports[label], pool, tokens, n, args.paced_seconds if think else args.seconds,
+                                    think, servers[label])
+                    results[(label, size, n, think, busy)] = r
+                    who = f"[{label}] " if args.baseline else ""
+                    print(f"  {who}{n:>2} rater(s), think {think:g}s, busy load {busy}: next+submit p50 {r['p50']:.1f} ms, "
+                          f"p95 {r['p95']:.1f} ms ({r['n']:,} pairs, {r['throughput']:.0f} labels/s; load average "
+                          f"{load:.1f} at the start)")
+                    print(f"      CPU ms per label: web {r['web_ms']:.2f}, db {r['db_ms']:.2f} (2 cores: "
+                          f"{2000 / (r['web_ms'] + r['db_ms']):.0f} labels/s at most); the bench's own rater "
+                          f"threads {r['client_ms']:.2f}")
+                if args.baseline:
+                    a, b = results[("now", size, n, think, busy)], results[("baseline", size, n, think, busy)]
+                    print(f"      now / baseline: labels/s {a['throughput'] / b['throughput']:.2f}x, p95 "
+                          f"{a['p95'] / b['p95']:.2f}x, web CPU {a['web_ms'] / b['web_ms']:.2f}x, db CPU "
+                          f"{a['db_ms'] / b['db_ms']:.2f}x")
+                    ratios.setdefault((n, think, busy), []).append(
+                        (a["throughput"] / b["throughput"], a["p95"] / b["p95"], a["web_ms"] / b["web_ms"],
+                         a["db_ms"] / b["db_ms"]))
+    return cell
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", type=int, nargs="+", default=[5000, 500000])
@@ -486,7 +522,9 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=15, help="Length of a closed-loop (think 0) cell.")
     parser.add_argument("--paced-seconds", type=float, default=60, help="Length of a cell with think time.")
     parser.add_argument("--workers", type=int, default=4)
-    parser.add_argument("--threads", type=int, default=1, help="gunicorn threads per worker (more than 1: gthread workers).")
+    parser.add_argument("--threads", type=int, default=4,
+                        help="gunicorn threads per worker (more than 1: gthread workers with keep-alive, as "
+                             "config/gunicorn.conf.py runs them; 1: sync workers, a connection per request).")
     parser.add_argument("--think", type=float, nargs="+", default=[0.0, 2.0],
                         help="Seconds a rater spends per pair between requests (0 = back-to-back, a load test).")
     parser.add_argument("--port", type=int, default=None, help="gunicorn's port (default: a free one)")
@@ -502,6 +540,12 @@ def main() -> None:
     parser.add_argument("--baseline", default=None, metavar="DIR",
                         help="A checkout of other code (e.g. the commit before a change) served by a second gunicorn: "
                              "every cell runs on both, back to back.")
+    parser.add_argument("--baseline-threads", type=int, default=None, metavar="N",
+                        help="gunicorn threads per worker of the --baseline server (default: --threads): "
+                             "1 serves the baseline with sync workers, as gunicorn.conf.py did before issue 40.")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="Run every cell this many times (closed-loop cells on fresh pools), and with --baseline "
+                             "print the median of the rounds' now / baseline ratios.")
     parser.add_argument("--pool-runs", type=int, default=1, help="Runs pooled (overlapping lists).")
     # The strategy's default rate samples too few pairs of a 5,000-pair pool for 20 raters back to
     # back: they run out of work within a cell.
@@ -528,16 +572,21 @@ def main() -> None:
     for size in args.sizes:
         # Closed-loop cells use up thousands of pairs each: a pool per server then, so both start alike.
         own_pools = args.baseline and 0 in args.think
-        pools = {}
-        for label, _ in codes:
-            if label == "now" or own_pools:
-                pools[label] = build(size, args.strategy, args.pool_runs, args.sample_rate, args.judge_accuracy,
-                                     tag="" if label == "now" else f"-{label}")
-                pool, _, built = pools[label]
-                print(f"pool of {pool.pairs.count():,} pairs ({args.pool_runs} run(s), {args.strategy}) built in {built:.1f}s"
-                      + (f" (for {label})" if args.baseline else ""))
-            else:
-                pools[label] = pools["now"]
+
+        def make_pools() -> dict:
+            pools = {}
+            for label, _ in codes:
+                if label == "now" or own_pools:
+                    pools[label] = build(size, args.strategy, args.pool_runs, args.sample_rate, args.judge_accuracy,
+                                         tag="" if label == "now" else f"-{label}")
+                    pool, _, built = pools[label]
+                    print(f"pool of {pool.pairs.count():,} pairs ({args.pool_runs} run(s), {args.strategy}) built in "
+                          f"{built:.1f}s" + (f" (for {label})" if args.baseline else ""))
+                else:
+                    pools[label] = pools["now"]
+            return pools
+
+        pools = make_pools()
         pool, tokens, _ = pools["now"]
         if args.explain:
             explain(pool, tokens[-1])
@@ -547,35 +596,25 @@ def main() -> None:
         servers = {}
         try:
             for label, code in codes:
-                servers[label] = start_server(code, ports[label], args.workers, args.threads)
+                threads = args.threads if label == "now" or args.baseline_threads is None else args.baseline_threads
+                servers[label] = start_server(code, ports[label], args.workers, threads)
                 # Warm-up with enough raters to reach every worker: a worker's first requests load the
                 # URLconf and views, and a new backend its catalog caches, which no cell should count.
                 measure(ports[label], pools[label][0], pools[label][1], 2 * args.workers, 3)
             cell = 0
-            for think in args.think:
-                for n in args.raters:
-                    for busy in args.busy_load:
-                        order = codes if cell % 2 == 0 else codes[::-1]  # neither always first
-                        cell += 1
-                        for label, _ in order:
-                            pool, tokens, _ = pools[label]
-                            with BusyLoad(busy):
-                                load = os.getloadavg()[0]
-                                r = measure(ports[label], pool, tokens, n, args.paced_seconds if think else args.seconds,
-                                            think, servers[label])
-                            results[(label, size, n, think, busy)] = r
-                            who = f"[{label}] " if args.baseline else ""
-                            print(f"  {who}{n:>2} rater(s), think {think:g}s, busy load {busy}: next+submit p50 {r['p50']:.1f} ms, "
-                                  f"p95 {r['p95']:.1f} ms ({r['n']:,} pairs, {r['throughput']:.0f} labels/s; load average "
-                                  f"{load:.1f} at the start)")
-                            print(f"      CPU ms per label: web {r['web_ms']:.2f}, db {r['db_ms']:.2f} (2 cores: "
-                                  f"{2000 / (r['web_ms'] + r['db_ms']):.0f} labels/s at most); the bench's own rater "
-                                  f"threads {r['client_ms']:.2f}")
-                        if args.baseline:
-                            a, b = results[("now", size, n, think, busy)], results[("baseline", size, n, think, busy)]
-                            print(f"      now / baseline: labels/s {a['throughput'] / b['throughput']:.2f}x, p95 "
-                                  f"{a['p95'] / b['p95']:.2f}x, web CPU {a['web_ms'] / b['web_ms']:.2f}x, db CPU "
-                                  f"{a['db_ms'] / b['db_ms']:.2f}x")
+            ratios: dict = {}
+            for round_ in range(args.rounds):
+                if round_ and 0 in args.think:
+                    pools = make_pools()  # closed-loop cells used up the last round's pairs
+                if args.rounds > 1:
+                    print(f"  round {round_ + 1} of {args.rounds}")
+                cell = run_cells(args, codes, pools, ports, servers, size, results, ratios, cell)
+            if args.rounds > 1 and args.baseline:
+                for (n, think, busy), rows in ratios.items():
+                    medians = [statistics.median(column) for column in zip(*rows)]
+                    print(f"  median of {len(rows)} rounds, {n} rater(s), think {think:g}s, busy load {busy}: now / "
+                          f"baseline: labels/s {medians[0]:.2f}x, p95 {medians[1]:.2f}x, web CPU {medians[2]:.2f}x, "
+                          f"db CPU {medians[3]:.2f}x")
         finally:
             for server in servers.values():
                 stop_server(server)
