@@ -4,8 +4,12 @@ pool's allocation constants (services/judging/order.py active_scale_draw, stored
 on the pool when the design is drawn) and each query's inclusion probabilities (active_design)."""
 from __future__ import annotations
 
-import numpy as np
+import functools
 
+import numpy as np
+from django.db import connection
+
+from annotation import prepared
 from annotation.analysis.judging.strategies import StrategyParams, active_design
 from annotation.analysis.machine_agreement import relevance_probability
 from annotation.models import MachineJudgment, Pool, PooledPair
@@ -36,6 +40,43 @@ def snapshots_confidences(judge_id: int | None, snapshots: dict) -> dict[int, np
     return out
 
 
+# One query's verdicts, by pair: what snapshots_confidences reads in two ORM queries (the pairs'
+# clips, then the judge's verdicts on the caption), in one prepared statement. It runs on every
+# label that judges a pair of an "active" pool (order.query_refresh), where building the two
+# querysets cost more CPU than PostgreSQL's answer. A judge has one verdict per caption and clip
+# (machinejudgment_unique_pair), so a pair has at most one row.
+_QUERY_VERDICTS_SQL = """
+SELECT pp.id, mj.label, mj.score
+FROM {pair} pp JOIN {judgment} mj ON mj.judge_id = %(judge)s AND mj.caption_id = %(caption)s AND mj.clip_id = pp.clip_id
+WHERE pp.id = ANY(%(pairs)s)
+"""
+
+
+@functools.cache
+def _query_verdicts_sql() -> str:
+    return _QUERY_VERDICTS_SQL.format(pair=PooledPair._meta.db_table, judgment=MachineJudgment._meta.db_table)
+
+
+def query_confidences(judge_id: int | None, caption_id: int, snapshot) -> np.ndarray:
+    """snapshots_confidences(judge_id, {caption_id: snapshot})[caption_id], in one statement."""
+    out = np.full(len(snapshot.pair_ids), np.nan)
+    pair_ids = [int(p) for p in snapshot.pair_ids.tolist()]
+    if judge_id is None or not pair_ids:
+        return out
+    if connection.vendor != "postgresql":  # no arrays to bind elsewhere
+        return snapshots_confidences(judge_id, {caption_id: snapshot})[caption_id]
+    with connection.cursor() as cursor:
+        prepared.execute(cursor, _query_verdicts_sql(), {"judge": judge_id, "caption": caption_id, "pairs": pair_ids})
+        verdicts = {pair_id: (label, score) for pair_id, label, score in cursor.fetchall()}
+    found = [(i, verdicts[pair_id]) for i, pair_id in enumerate(pair_ids) if pair_id in verdicts]
+    if found:
+        index = np.array([i for i, _ in found])
+        relevant = np.array([label == MachineJudgment.Label.RELEVANT for _, (label, _) in found])
+        score = np.array([np.nan if score is None else score for _, (_, score) in found], dtype=np.float64)
+        out[index] = relevance_probability(relevant, score)
+    return out
+
+
 def design_known(pool: Pool, snapshot) -> list[int]:
     """The pairs of a query snapshot that the "active" design leaves to the convention (the
     caption's original positive is relevant): neither sampled nor counted, as the estimates and
@@ -57,7 +98,7 @@ def active_inclusion(pool: Pool, caption_id: int, snapshot, params: StrategyPara
     scale (services/judging/order.py active_scale_of). `confidence`: the machine's, when the caller
     read a batch of queries' at once (snapshots_confidences)."""
     if confidence is None:
-        confidence = snapshots_confidences(pool.judging_machine_judge_id, {caption_id: snapshot})[caption_id]
+        confidence = query_confidences(pool.judging_machine_judge_id, caption_id, snapshot)
     return active_design(snapshot.run_lists, confidence, params=params, query_key=int(caption_id),
                          n_pairs=len(snapshot.pair_ids), known=design_known(pool, snapshot),
                          scale=(float(scale[0]), float(scale[1])))["pi"]
