@@ -20,10 +20,12 @@ from __future__ import annotations
 
 from collections.abc import Collection, Hashable, Mapping, Sequence
 
+import numpy as np
+
 from annotation.analysis.leaderboard import clip_per_query, judged_per_query
 from annotation.analysis.retrieval_metrics import pairs_only_from
 
-__all__ = ["qrels_without", "leave_one_run_out_scores", "pool_bias_rows"]
+__all__ = ["qrels_without", "pool_bias_block", "pool_bias_summary", "pool_bias_rows"]
 
 Qrels = Mapping[Hashable, Mapping[Hashable, int]]
 Ranked = Mapping[Hashable, Sequence[Hashable]]
@@ -43,33 +45,18 @@ def qrels_without(qrels: Qrels, pairs: Collection[Pair]) -> dict[Hashable, dict[
     return out
 
 
-def _means(ranked: Ranked, qrels: Qrels, queries: Sequence[Hashable], measures: Sequence[str],
-           cutoffs: Sequence[int]) -> tuple[dict[str, float | None], dict[int, float | None]]:
-    values = clip_per_query(ranked, qrels, queries, measures)
-    judged = judged_per_query(ranked, qrels, queries, cutoffs)
-    mean = (lambda v: float(v.mean())) if queries else (lambda v: None)
-    return {m: mean(v) for m, v in values.items()}, {k: mean(v) for k, v in judged.items()}
+def _per_query(ranked: Ranked, qrels: Qrels, queries: Sequence[Hashable], measures: Sequence[str],
+               cutoffs: Sequence[int]) -> tuple[dict[str, np.ndarray], dict[int, np.ndarray]]:
+    return clip_per_query(ranked, qrels, queries, measures), judged_per_query(ranked, qrels, queries, cutoffs)
 
 
-def leave_one_run_out_scores(ranked: Ranked, qrels: Qrels, removed: Collection[Pair], queries: Sequence[Hashable],
-                             measures: Sequence[str], cutoffs: Sequence[int]) -> dict:
-    """One run with and without ``removed``: ``{"with": {m: mean}, "without": {m: mean},
-    "difference": {m: with - without}, "judged_with": {k: Judged@k}, "judged_without": {k: ...}}``,
-    every mean over ``queries`` (None for no query)."""
-    with_all, judged_with = _means(ranked, qrels, queries, measures, cutoffs)
-    loo = qrels_without(qrels, removed) if removed else qrels
-    without, judged_without = _means(ranked, loo, queries, measures, cutoffs)
-    difference = {m: (with_all[m] - without[m] if with_all[m] is not None else None) for m in measures}
-    return {"with": with_all, "without": without, "difference": difference, "judged_with": judged_with,
-            "judged_without": judged_without}
-
-
-def pool_bias_rows(runs: Mapping[Hashable, Ranked], qrels: Qrels, provenance: Mapping[Pair, Collection[Hashable]],
-                   *, measures: Sequence[str], cutoffs: Sequence[int], keep: Collection[Pair] = ()) -> dict:
-    """Every run of ``runs`` (name -> caption -> clips in rank order) left out in turn. ``provenance``:
-    pair -> the runs that contributed it (a judged pair with none, e.g. from another source, stays
-    for every run); ``keep``: pairs never removed (original positives, pairs other sources judged).
-    Returns ``{run: {"pairs_removed", "relevant_removed", "queries", **leave_one_run_out_scores}}``."""
+def pool_bias_block(runs: Mapping[Hashable, Ranked], qrels: Qrels, provenance: Mapping[Pair, Collection[Hashable]],
+                    *, measures: Sequence[str], cutoffs: Sequence[int], keep: Collection[Pair] = ()) -> dict:
+    """``pool_bias_rows`` on one block of queries, per query: ``{run: {"pairs_removed",
+    "relevant_removed", "with": {m: values}, "without": {m: values}, "judged_with": {k: values},
+    "judged_without": {k: values}}}``, the values in the order of the run's scored queries (sorted).
+    Every figure of a query depends on that query's qrels, ranking and provenance alone, so blocks
+    of queries computed apart and joined by ``pool_bias_summary`` give the figures of the whole."""
     kept = set(keep)
     judged = [(q, c) for q, clips in qrels.items() for c in clips if (q, c) not in kept]
     own = pairs_only_from(provenance, judged)
@@ -77,8 +64,46 @@ def pool_bias_rows(runs: Mapping[Hashable, Ranked], qrels: Qrels, provenance: Ma
     for name, ranked in runs.items():
         removed = own.get(name, [])
         queries = sorted(q for q in ranked if q in qrels)
-        out[name] = {"pairs_removed": len(removed),
-                     "relevant_removed": sum(1 for q, c in removed if qrels[q][c] > 0),
-                     "queries": len(queries),
-                     **leave_one_run_out_scores(ranked, qrels, removed, queries, measures, cutoffs)}
+        with_all, judged_with = _per_query(ranked, qrels, queries, measures, cutoffs)
+        loo = qrels_without(qrels, removed) if removed else qrels
+        without, judged_without = _per_query(ranked, loo, queries, measures, cutoffs)
+        out[name] = {"pairs_removed": len(removed), "relevant_removed": sum(1 for q, c in removed if qrels[q][c] > 0),
+                     "queries": len(queries), "with": with_all, "without": without, "judged_with": judged_with,
+                     "judged_without": judged_without}
     return out
+
+
+def pool_bias_summary(blocks: Sequence[Mapping], *, measures: Sequence[str], cutoffs: Sequence[int]) -> dict:
+    """The blocks of ``pool_bias_block`` (in query order) joined: ``{run: {"pairs_removed",
+    "relevant_removed", "queries", "with": {m: mean}, "without": {m: mean}, "difference": {m: with -
+    without}, "judged_with": {k: Judged@k}, "judged_without": {k: ...}}}``, every mean over the run's
+    scored queries (None for no query)."""
+    out = {}
+    for name in (blocks[0] if blocks else {}):
+        parts = [block[name] for block in blocks]
+
+        def means(side: str, keys) -> dict:
+            joined = {key: np.concatenate([part[side][key] for part in parts]) for key in keys}
+            return {key: (float(v.mean()) if v.size else None) for key, v in joined.items()}
+
+        with_all, without = means("with", measures), means("without", measures)
+        out[name] = {"pairs_removed": sum(p["pairs_removed"] for p in parts),
+                     "relevant_removed": sum(p["relevant_removed"] for p in parts),
+                     "queries": sum(p["queries"] for p in parts),
+                     "with": with_all, "without": without,
+                     "difference": {m: (with_all[m] - without[m] if with_all[m] is not None else None)
+                                    for m in measures},
+                     "judged_with": means("judged_with", cutoffs), "judged_without": means("judged_without", cutoffs)}
+    return out
+
+
+def pool_bias_rows(runs: Mapping[Hashable, Ranked], qrels: Qrels, provenance: Mapping[Pair, Collection[Hashable]],
+                   *, measures: Sequence[str], cutoffs: Sequence[int], keep: Collection[Pair] = ()) -> dict:
+    """Every run of ``runs`` (name -> caption -> clips in rank order) left out in turn. ``provenance``:
+    pair -> the runs that contributed it (a judged pair with none, e.g. from another source, stays
+    for every run); ``keep``: pairs never removed (original positives, pairs other sources judged).
+    Returns ``{run: {"pairs_removed", "relevant_removed", "queries", "with": {m: mean}, "without":
+    {m: mean}, "difference": {m: with - without}, "judged_with": {k: Judged@k}, "judged_without":
+    {k: ...}}}``: both sides averaged over the same queries (the judged queries the run answered)."""
+    block = pool_bias_block(runs, qrels, provenance, measures=measures, cutoffs=cutoffs, keep=keep)
+    return pool_bias_summary([block], measures=measures, cutoffs=cutoffs)

@@ -7,8 +7,10 @@ Export inputs are in selectors/exports.py; a stored report's tables are its kind
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from itertools import groupby
+from operator import itemgetter
 
 import numpy as np
 from django.contrib.auth import get_user_model
@@ -16,7 +18,7 @@ from django.db import connection
 from django.db.models import Case, IntegerField, QuerySet, Value, When
 
 from annotation.analysis.sample_eval import trec_order
-from annotation.models import Caption, Clip, Label, PairProvenance, Pool, PooledPair, Prediction, RaterProfile, Report, Run
+from annotation.models import Caption, Label, PairProvenance, Pool, PooledPair, Prediction, RaterProfile, Report, Run
 from annotation.models.judgment_sets import JudgmentSet
 from annotation.selectors.score_matrix_runs import score_matrix_top
 
@@ -67,10 +69,15 @@ def _columns(queryset: QuerySet, fields: list[str], dtypes: list) -> list[np.nda
     """
     sql, params = queryset.values_list(*fields).order_by().query.get_compiler(using=queryset.db).as_sql()
     parts: list[list[np.ndarray]] = [[] for _ in fields]
+    # A text column (a pair's state) holds a few distinct values: one string object each, not one
+    # per row (555,000 copies of 'resolved' were 31 MB of a FIRE-sized release).
+    shared: list[dict] = [{} for _ in fields]
     with connection.chunked_cursor() as cursor:
         cursor.execute(sql, params)
         while rows := cursor.fetchmany(FETCH):
             for i, column in enumerate(zip(*rows)):
+                if dtypes[i] is object:
+                    column = [shared[i].setdefault(value, value) for value in column]
                 parts[i].append(np.asarray(column, dtype=dtypes[i]))
     return [np.concatenate(p) if p else np.zeros(0, dtype=d) for p, d in zip(parts, dtypes)]
 
@@ -220,30 +227,77 @@ def run_rankings(*, run: Run, depth: int) -> dict[int, list[int]]:
     return out
 
 
-def run_trec_rankings(*, run: Run, depth: int | None = None) -> dict[int, list[int]]:
-    """`caption id -> clip ids` in the order trec_eval and `evaluate` rank the run's file: score
-    descending, ties by clip id (the external id, as the file names it) descending
-    (annotation.analysis.sample_eval.trec_order); every stored rank, or the first `depth` of that
-    order. A run stored without scores has score = -rank, as `evaluate` writes a stored run
-    (services/judgment_sets/scoring.py), so its ranks are the order. A score matrix run: its stored
-    ranking (already this order, annotation.analysis.score_rankings), to its own depth."""
+def run_trec_ranking_rows(*, run: Run, depth: int | None = None) -> Iterator[tuple[int, list[int]]]:
+    """`(caption id, clip ids)` per caption, by caption id, the clips in the order trec_eval and
+    `evaluate` rank the run's file: score descending, ties by clip id (the external id, as the file
+    names it) descending (annotation.analysis.sample_eval.trec_order); every stored rank, or the
+    first `depth` of that order. A run stored without scores has score = -rank, as `evaluate` writes
+    a stored run (services/judgment_sets/scoring.py), so its ranks are the order. A score matrix
+    run: its stored ranking (already this order, annotation.analysis.score_rankings), to its own
+    depth. Streamed: a caption's list at a time (a leaderboard reads runs by blocks of captions)."""
     if run.scores_file:
         caption, clip, rank = score_matrix_top(run=run, depth=depth)
         order = np.lexsort((rank, caption))
-        rows = zip(caption[order].tolist(), clip[order].tolist(), rank[order].tolist(), [None] * caption.size)
-    else:
-        rows = (Prediction.objects.filter(run=run).order_by("caption_id", "rank")
-                .values_list("caption_id", "clip_id", "rank", "score").iterator(chunk_size=FETCH))
-    external = dict(Clip.objects.filter(dataset_id=run.dataset_id).values_list("pk", "external_id").iterator(
-        chunk_size=FETCH))
-    out: dict[int, list[int]] = {}
-    for q, group in groupby(rows, key=lambda row: row[0]):
+        caption, clips = caption[order], clip[order].tolist()
+        starts = np.flatnonzero(np.r_[True, caption[1:] != caption[:-1]]) if caption.size else np.zeros(0, int)
+        ends = np.r_[starts[1:], caption.size]
+        for q, s, e in zip(caption[starts].tolist(), starts.tolist(), ends.tolist()):
+            yield q, clips[s:e]  # scores -rank, all distinct: trec order is rank order
+        return
+    rows = (Prediction.objects.filter(run=run).order_by("caption_id", "rank")
+            .values_list("caption_id", "clip_id", "clip__external_id", "rank", "score").iterator(chunk_size=FETCH))
+    for q, group in groupby(rows, key=itemgetter(0)):
         group = list(group)
-        pk_of = {external[c]: c for _, c, _, _ in group}
-        ordered = trec_order([external[c] for _, c, _, _ in group],
-                             [-rank if score is None else score for _, _, rank, score in group])
-        out[q] = [pk_of[c] for c in (ordered if depth is None else ordered[:depth])]
-    return out
+        pk_of = {external: c for _, c, external, _, _ in group}
+        ordered = trec_order([external for _, _, external, _, _ in group],
+                             [-rank if score is None else score for _, _, _, rank, score in group])
+        yield q, [pk_of[c] for c in (ordered if depth is None else ordered[:depth])]
+
+
+def run_trec_rankings(*, run: Run, depth: int | None = None) -> dict[int, list[int]]:
+    """`caption id -> clip ids` of run_trec_ranking_rows, whole."""
+    return dict(run_trec_ranking_rows(run=run, depth=depth))
+
+
+class CaptionBlocks:
+    """Rows ordered by caption id (their first column), taken a block of captions at a time: a
+    leaderboard merges its streams (verdicts, each run's rankings, provenance) block by block, so
+    it holds one block of a pool, never the whole (issue 40)."""
+
+    def __init__(self, rows: Iterable[tuple]) -> None:
+        self._rows = iter(rows)
+        self._next = next(self._rows, None)
+
+    def upto(self, last_caption: int) -> list[tuple]:
+        """The rows not taken yet whose caption id is at most `last_caption`."""
+        out = []
+        while self._next is not None and self._next[0] <= last_caption:
+            out.append(self._next)
+            self._next = next(self._rows, None)
+        return out
+
+
+def caption_blocks(caption_ids: np.ndarray, size: int) -> Iterator[np.ndarray]:
+    """The dataset's caption ids (ascending) in consecutive blocks of `size`."""
+    for start in range(0, caption_ids.size, size):
+        yield caption_ids[start:start + size]
+
+
+def pool_verdict_rows(*, pool: Pool) -> Iterator[tuple[int, int, int]]:
+    """`(caption id, clip id, 1 relevant / 0 not)` of the pool's resolved 'pool' pairs, by caption
+    then clip: the corrected leaderboard's verdicts (the original positives are added beside)."""
+    return (PooledPair.objects.filter(pool=pool, role=PooledPair.Role.POOL, state=PooledPair.State.RESOLVED)
+            .annotate(relevant=Case(When(resolved_label=PooledPair.Answer.RELEVANT, then=Value(1)), default=Value(0),
+                                    output_field=IntegerField()))
+            .order_by("caption_id", "clip_id").values_list("caption_id", "clip_id", "relevant")
+            .iterator(chunk_size=FETCH))
+
+
+def pool_provenance_rows(*, pool: Pool) -> Iterator[tuple[int, int, int]]:
+    """`(caption id, clip id, run id)` of every run that proposed each 'pool' pair, by caption."""
+    return (PairProvenance.objects.filter(pair__pool=pool, pair__role=PooledPair.Role.POOL)
+            .order_by("pair__caption_id", "pair__clip_id", "run_id")
+            .values_list("pair__caption_id", "pair__clip_id", "run_id").iterator(chunk_size=FETCH))
 
 
 def pool_provenance(*, pool: Pool, depth: int | None = None,

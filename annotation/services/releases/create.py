@@ -52,6 +52,7 @@ from annotation.analysis.leaderboard import leaderboard_csv_rows, leaderboard_sv
 from annotation.services.reports.kind import ReportError, kind_params_clean
 from annotation.services.reports.kinds import agreement as agreement_kind
 from annotation.services.reports.kinds import corrected_leaderboard as leaderboard_kind
+from annotation.services.reports.kinds.corrected_leaderboard import VerdictRows
 from annotation.services.reports.kinds.moment_metrics import moment_pool_inputs
 from annotation.storage import stored_file_delete, stored_file_write
 
@@ -261,15 +262,15 @@ def _agreement(pools, names: dict, step) -> tuple[dict, dict]:
     return whole, summary
 
 
-def _release_qrels(pools, judgment_sets, dataset_id) -> dict[int, dict[int, int]]:
-    """qrels.txt's verdicts as caption id -> clip id -> 0/1 (the same precedence: _resolved_pairs)."""
-    qrels: dict[int, dict[int, int]] = {}
-    for pair in _resolved_pairs(pools, judgment_sets, dataset_id):
-        qrels.setdefault(pair.caption, {})[pair.clip] = pair.relevance
-    return qrels
+def _release_verdict_rows(pools, judgment_sets, dataset_id) -> VerdictRows:
+    """qrels.txt's verdicts as `(caption id, clip id, 0/1)` by caption (the same precedence:
+    _resolved_pairs), read again each time it is called: the leaderboard reads it a block of
+    captions at a time (corrected_leaderboard.qrels_blocks), never whole."""
+    return lambda: ((pair.caption, pair.clip, pair.relevance)
+                    for pair in _resolved_pairs(pools, judgment_sets, dataset_id))
 
 
-def _pool_bias(pool, pools, judgment_sets, dataset_id, params, result, qrels, counts) -> dict | None:
+def _pool_bias(pool, pools, judgment_sets, dataset_id, params, result, qrels_rows, counts) -> dict | None:
     """The leaderboard's runs left out in turn (services/releases/pool_bias.py), against the qrels
     the leaderboard scored; None, with the reason in the counts, where no run can be left out."""
     reason = (MOMENT_POOL if MomentPoolDesign.objects.filter(pool=pool).exists() else
@@ -279,9 +280,8 @@ def _pool_bias(pool, pools, judgment_sets, dataset_id, params, result, qrels, co
         return None
     others = pools[1:] or judgment_sets
     return release_pool_bias(
-        pool=pool, depth=result.get("depth"), ks=params["ks"],
-        qrels=qrels if qrels is not None else leaderboard_kind.pool_qrels(pool)[1],
-        judged_elsewhere=_release_qrels(pools[1:], judgment_sets, dataset_id) if others else None)
+        pool=pool, depth=result.get("depth"), ks=params["ks"], qrels_rows=qrels_rows,
+        elsewhere_rows=_release_verdict_rows(pools[1:], judgment_sets, dataset_id) if others else None)
 
 
 def release_submission_pools(*, name: str, pools: Sequence[Pool]) -> list[Submission]:
@@ -377,7 +377,7 @@ def _write_leaderboard(archive: ReleaseArchive, pools, judgment_sets, dataset_id
         leaderboard_kind.KIND.check(pool=pool, params=params)
     by_design = leaderboard_kind.pool_scored_by_design(pool)
     whole = (len(pools) > 1 or judgment_sets) and not by_design
-    qrels = _release_qrels(pools, judgment_sets, dataset_id) if whole else None
+    qrels_rows = _release_verdict_rows(pools, judgment_sets, dataset_id) if whole else None
     runs = pool_runs(pool=pool)
     submissions = list(submissions)
     if submissions and by_design:
@@ -387,7 +387,7 @@ def _write_leaderboard(archive: ReleaseArchive, pools, judgment_sets, dataset_id
                                           f"verdicts but not ranked on this leaderboard")
         submissions = []
     runs += [run for s in submissions for run in s.pool.runs.order_by("name") if run.pk not in {r.pk for r in runs}]
-    result = leaderboard_kind.KIND.compute(pool=pool, params=params, progress=None, corrected_qrels=qrels, runs=runs)
+    result = leaderboard_kind.KIND.compute(pool=pool, params=params, progress=None, corrected_rows=qrels_rows, runs=runs)
     provenance = _run_provenance(pool, runs, submissions, rater_names or {})
     for row in result.get("runs", []):
         row["provenance"] = provenance.get(row.get("run_id"))
@@ -395,7 +395,7 @@ def _write_leaderboard(archive: ReleaseArchive, pools, judgment_sets, dataset_id
                       f"the verdicts of pool '{pool.name}' and the original positives"
                       + (" (qrels.txt also holds the release's other sources)" if len(pools) > 1 or judgment_sets
                          else " (qrels.txt)"))
-    bias = _pool_bias(pool, pools, judgment_sets, dataset_id, params, result, qrels, counts)
+    bias = _pool_bias(pool, pools, judgment_sets, dataset_id, params, result, qrels_rows, counts)
     result = json_ready({"pool": pool.name, "params": params, "scored_against": scored_against, **result,
                          **({"pool_bias": bias} if bias else {})})
     archive.write_text("leaderboard.json", json.dumps(result, indent=1, ensure_ascii=False) + "\n")

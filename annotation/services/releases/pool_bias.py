@@ -7,9 +7,10 @@ release has no such table when it cannot have one.
 from __future__ import annotations
 
 from annotation.analysis.leaderboard import clip_measure_names, judged_cutoffs, measure_label
-from annotation.analysis.pool_bias import pool_bias_rows
+from annotation.analysis.pool_bias import pool_bias_block, pool_bias_summary
 from annotation.models import Pool
-from annotation.selectors.reports import dataset_captions, pool_pairs, pool_provenance, pool_runs, run_trec_rankings
+from annotation.selectors.reports import CaptionBlocks, pool_provenance_rows, pool_runs, run_trec_ranking_rows
+from annotation.services.reports.kinds.corrected_leaderboard import VerdictRows, qrels_blocks
 
 #: How the table was computed, in words: the datasheet, leaderboard.json and the page quote it.
 POOL_BIAS_CONVENTIONS = (
@@ -34,25 +35,32 @@ def no_leaderboard_reason(leaderboard_left_out: str) -> str:
     return f"No leaderboard, so no pool-bias table: {leaderboard_left_out}"
 
 
-def release_pool_bias(*, pool: Pool, depth: int | None, ks: list[int], qrels: dict[int, dict[int, int]],
-                      judged_elsewhere: dict[int, dict[int, int]] | None = None) -> dict:
-    """The pool-bias table of `pool`'s runs against `qrels` (caption id -> clip id -> 0/1: what the
-    leaderboard scored against), runs cut at `depth` as the leaderboard cut them.
-    `judged_elsewhere`: the pairs the release's other sources judged, which stay for every run."""
+def release_pool_bias(*, pool: Pool, depth: int | None, ks: list[int], qrels_rows: VerdictRows | None = None,
+                      elsewhere_rows: VerdictRows | None = None) -> dict:
+    """The pool-bias table of `pool`'s runs against the qrels the leaderboard scored (`qrels_rows`,
+    as corrected_leaderboard's qrels_blocks reads them; None: the pool's own verdicts and the
+    original positives), runs cut at `depth` as the leaderboard cut them. `elsewhere_rows`: the
+    pairs the release's other sources judged, which stay for every run. Read and computed a block
+    of captions at a time (analysis/pool_bias.py: pool_bias_block, pool_bias_summary)."""
     names = clip_measure_names(ks)
     cutoffs = judged_cutoffs(ks)
-    caption_ids, _, originals = dataset_captions(dataset_id=pool.dataset_id)
-    keep = {(q, c) for q, c in zip(caption_ids.tolist(), originals.tolist()) if c >= 0}
-    keep |= {(q, c) for q, clips in (judged_elsewhere or {}).items() for c in clips}
-    pairs = pool_pairs(pool=pool)
-    pair_ids, run_ids, _ = pool_provenance(pool=pool)
-    at = pairs.index_of(pair_ids)
-    provenance: dict[tuple[int, int], set[int]] = {}
-    for q, c, run_id in zip(pairs.caption[at].tolist(), pairs.clip[at].tolist(), run_ids.tolist()):
-        provenance.setdefault((q, c), set()).add(run_id)
     runs = pool_runs(pool=pool)
-    ranked = {run.pk: run_trec_rankings(run=run, depth=depth) for run in runs}
-    rows = pool_bias_rows(ranked, qrels, provenance, measures=names, cutoffs=cutoffs, keep=keep)
+    rankings = {run.pk: CaptionBlocks(run_trec_ranking_rows(run=run, depth=depth)) for run in runs}
+    proposals = CaptionBlocks(pool_provenance_rows(pool=pool))
+    elsewhere = CaptionBlocks(elsewhere_rows()) if elsewhere_rows else None
+    blocks = []
+    for last, original, qrels in qrels_blocks(pool, qrels_rows):
+        keep = {(q, c) for q, clips in original.items() for c in clips}
+        if elsewhere is not None:
+            keep |= {(q, c) for q, c, _ in elsewhere.upto(last)}
+        provenance: dict[tuple[int, int], set[int]] = {}
+        for q, c, run_id in proposals.upto(last):
+            provenance.setdefault((q, c), set()).add(run_id)
+        ranked = {run.pk: dict(rankings[run.pk].upto(last)) for run in runs}
+        blocks.append(pool_bias_block(ranked, qrels, provenance, measures=names, cutoffs=cutoffs, keep=keep))
+    if not blocks:  # a dataset without captions: every run scores nothing
+        blocks = [pool_bias_block({run.pk: {} for run in runs}, {}, {}, measures=names, cutoffs=cutoffs)]
+    rows = pool_bias_summary(blocks, measures=names, cutoffs=cutoffs)
     labels = {m: measure_label(m, depth) for m in names}
     judged_labels = {k: measure_label(f"Judged@{k}", depth) for k in cutoffs}
     out_runs = []

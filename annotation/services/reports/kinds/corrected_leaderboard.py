@@ -7,7 +7,7 @@ leaderboard").
 Corrected qrels are the pool's exported qrels (services/exports, format qrels): every resolved pool
 pair (1 relevant, 0 not) and every caption's original clip as 1; so `evaluate --judgments-format
 qrels --originals` on that file and the run files prints the same numbers: each run is scored whole
-(every stored rank, in trec_eval's order: selectors/reports.run_trec_rankings), a clip without a
+(every stored rank, in trec_eval's order: selectors/reports.run_trec_ranking_rows), a clip without a
 verdict counts as not relevant, and Judged@K says how much of each top K had one; a depth cut
 happens only when `depth` asks for it, and every measure's name then says it. A sampled pool (some pair
 judged with inclusion probability below 1) does not have complete labels: its corrected values and
@@ -17,7 +17,10 @@ not a bootstrap over labels that pretend to be complete. A moment pool is scored
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
+
+import numpy as np
+from django.db.models import Count, Q
 
 from annotation.analysis.judged import JUDGED_THRESHOLD
 from annotation.analysis.leaderboard import (CONVENTIONS, CSV_COLUMN_TITLES, MOMENT_CONVENTIONS,
@@ -26,7 +29,8 @@ from annotation.analysis.leaderboard import (CONVENTIONS, CSV_COLUMN_TITLES, MOM
                                              leaderboard_csv_rows, measure_label, moment_measure_names,
                                              moment_per_query, run_cells)
 from annotation.models import MomentPoolDesign, Pool, PooledPair, Run
-from annotation.selectors.reports import dataset_captions, pool_pairs, pool_runs, run_trec_rankings
+from annotation.selectors.reports import (CaptionBlocks, dataset_captions, pool_runs, pool_verdict_rows,
+                                          run_trec_ranking_rows)
 from annotation.services.judging.estimates import MEASURES as ESTIMATED_MEASURES
 from annotation.services.judging.design import PROBABILITY_SAMPLE, design_of_pool
 from annotation.services.judging.estimates import judging_estimates_compute
@@ -74,20 +78,33 @@ def leaderboard_check(*, pool: Pool | None, params: dict) -> None:
                               f"which have {', '.join(ESTIMATED_MEASURES)}; not {', '.join(missing)}")
 
 
-def pool_qrels(pool: Pool) -> tuple[dict[int, dict[int, int]], dict[int, dict[int, int]]]:
-    """(original qrels, corrected qrels), caption id -> clip id -> grade: the corrected ones are
-    what the qrels export writes (resolved pool pairs 1/0, original clips 1 whatever raters say)."""
+#: Captions scored at a time: the leaderboard holds the verdicts and rankings of one block, never
+#: the whole pool (a FIRE-sized release's qrels as dicts were most of its memory, issue 40); every
+#: per-query value is the same whatever the block, so the blocks' values joined are the whole's.
+QUERY_BLOCK = 2_000
+
+VerdictRows = Callable[[], Iterable[tuple[int, int, int]]]
+
+
+def qrels_blocks(pool: Pool, corrected_rows: VerdictRows | None = None) -> Iterator[tuple[int, dict[int, dict[int, int]], dict[int, dict[int, int]]]]:
+    """`(last caption id, original qrels, corrected qrels)` of each block of QUERY_BLOCK of the dataset's
+    captions, in caption order, qrels as caption id -> clip id -> grade. The corrected ones are what
+    the qrels export writes (resolved pool pairs 1/0, original clips 1 whatever raters say), or
+    `corrected_rows()`: `(caption id, clip id, 0/1)` by caption id (a release's whole qrels.txt,
+    originals included)."""
     caption_ids, _, originals = dataset_captions(dataset_id=pool.dataset_id)
-    original = {q: {c: 1} for q, c in zip(caption_ids.tolist(), originals.tolist()) if c >= 0}
-    corrected: dict[int, dict[int, int]] = {}
-    pairs = pool_pairs(pool=pool)
-    resolved = pairs.state == PooledPair.State.RESOLVED
-    for q, c, code in zip(pairs.caption[resolved].tolist(), pairs.clip[resolved].tolist(),
-                          pairs.resolved[resolved].tolist()):
-        corrected.setdefault(q, {})[c] = int(code == 1)
-    for q, judged in original.items():
-        corrected.setdefault(q, {}).update(judged)
-    return original, corrected
+    own, size = corrected_rows is None, QUERY_BLOCK
+    verdicts = CaptionBlocks(pool_verdict_rows(pool=pool) if own else corrected_rows())
+    for start in range(0, caption_ids.size, size):
+        ids = caption_ids[start:start + size].tolist()
+        original = {q: {c: 1} for q, c in zip(ids, originals[start:start + size].tolist()) if c >= 0}
+        corrected: dict[int, dict[int, int]] = {}
+        for q, c, relevant in verdicts.upto(ids[-1]):
+            corrected.setdefault(q, {})[c] = int(relevant)
+        if own:
+            for q, judged in original.items():
+                corrected.setdefault(q, {}).update(judged)
+        yield ids[-1], original, corrected
 
 
 def _moment_leaderboard(pool: Pool, params: dict, step: Callable) -> dict:
@@ -146,10 +163,10 @@ def scored_depth(pool: Pool, params: dict) -> int | None:
 
 
 def corrected_leaderboard_compute(*, pool: Pool, params: dict, progress: Callable | None = None,
-                                  corrected_qrels: dict[int, dict[int, int]] | None = None,
+                                  corrected_rows: VerdictRows | None = None,
                                   runs: list[Run] | None = None) -> dict:
-    """The leaderboard of the pool's runs. `corrected_qrels` (caption id -> clip id -> 0/1) replaces
-    the pool's own verdicts: a release of several sources scores against its whole qrels.txt.
+    """The leaderboard of the pool's runs. `corrected_rows` (see qrels_blocks) replaces the pool's
+    own verdicts: a release of several sources scores against its whole qrels.txt.
     `runs` replaces the pool's runs on a clip pool (a release adds its accepted submissions' runs)."""
     step = progress or (lambda done, total: None)
     if _is_moment_pool(pool):
@@ -164,24 +181,37 @@ def corrected_leaderboard_compute(*, pool: Pool, params: dict, progress: Callabl
     judged_of = {labels[m]: judged_labels[int(m[2:])] for m in names if m.startswith("C@")} | {
         labels["nDCG@10"]: judged_labels[10]}
     replicates, seed, confidence = params["replicates"], params["seed"], params["confidence"]
-    original_qrels, pool_verdicts = pool_qrels(pool)
-    corrected_qrels = pool_verdicts if corrected_qrels is None else corrected_qrels
     runs = pool_runs(pool=pool) if runs is None else list(runs)
     total = len(runs) + 1 + int(sampled)
     step(0, total)
     bootstrap = interval_name(replicates=replicates, seed=seed, confidence=confidence)
+    rankings = {run.pk: CaptionBlocks(run_trec_ranking_rows(run=run, depth=depth)) for run in runs}
+    per_query = {run.pk: {"original": [], "corrected": [], "judged": [], "queries": 0, "unanswered": 0} for run in runs}
+    judged_queries = original_positives = corrected_positives = 0
+    for last, original_qrels, corrected_qrels in qrels_blocks(pool, corrected_rows):
+        judged_queries += len(corrected_qrels)
+        original_positives += sum(len(v) for v in original_qrels.values())
+        corrected_positives += sum(sum(v.values()) for v in corrected_qrels.values())
+        for run in runs:
+            ranked = dict(rankings[run.pk].upto(last))
+            queries = sorted(q for q in ranked if q in corrected_qrels)
+            mine = per_query[run.pk]
+            mine["original"].append(clip_per_query(ranked, original_qrels, queries, names))
+            mine["corrected"].append(clip_per_query(ranked, corrected_qrels, queries, names))
+            mine["judged"].append(judged_per_query(ranked, corrected_qrels, queries, cutoffs))
+            mine["queries"] += len(queries)
+            mine["unanswered"] += sum(1 for q in corrected_qrels if q not in ranked)
     cells = []
     for done, run in enumerate(runs, start=1):
-        ranked = run_trec_rankings(run=run, depth=depth)
-        queries = sorted(q for q in ranked if q in corrected_qrels)
-        sides = run_cells({side: {labels[m]: v for m, v in clip_per_query(ranked, qrels, queries, names).items()}
-                           for side, qrels in (("original", original_qrels), ("corrected", corrected_qrels))},
+        mine = per_query[run.pk]
+        joined = {side: {key: np.concatenate([block[key] for block in mine[side]]) if mine[side] else np.zeros(0)
+                         for key in (names if side != "judged" else cutoffs)} for side in ("original", "corrected", "judged")}
+        sides = run_cells({side: {labels[m]: v for m, v in joined[side].items()} for side in ("original", "corrected")},
                           replicates=replicates, seed=seed, confidence=confidence)
-        judged = judged_per_query(ranked, corrected_qrels, queries, cutoffs)
         cells.append({"run": run.name, "run_id": run.pk, **sides,
-                      "judged": {judged_labels[k]: (float(v.mean()) if queries else None) for k, v in judged.items()},
-                      "queries_scored": len(queries),
-                      "queries_unanswered": sum(1 for q in corrected_qrels if q not in ranked)})
+                      "judged": {judged_labels[k]: (float(v.mean()) if mine["queries"] else None)
+                                 for k, v in joined["judged"].items()},
+                      "queries_scored": mine["queries"], "queries_unanswered": mine["unanswered"]})
         step(done, total)
     interval = bootstrap
     interval_labels = {"original": bootstrap_label(confidence), "corrected": bootstrap_label(confidence)}
@@ -204,11 +234,11 @@ def corrected_leaderboard_compute(*, pool: Pool, params: dict, progress: Callabl
                         f"estimates' {confidence:.0%} intervals, {estimator}")
             interval_labels["corrected"] = f"{100 * confidence:g}% interval of the judging estimates"
         step(total - 1, total)
-    pairs = pool_pairs(pool=pool)
-    counts = {"runs": len(runs), "queries_judged": len(corrected_qrels),
-              "original_positives": sum(len(v) for v in original_qrels.values()),
-              "corrected_positives": sum(sum(v.values()) for v in corrected_qrels.values()),
-              "pool_pairs": int(pairs.id.size), "pairs_resolved": int((pairs.state == PooledPair.State.RESOLVED).sum())}
+    pairs = PooledPair.objects.filter(pool=pool, role=PooledPair.Role.POOL).aggregate(
+        pooled=Count("id"), resolved=Count("id", filter=Q(state=PooledPair.State.RESOLVED)))
+    counts = {"runs": len(runs), "queries_judged": judged_queries, "original_positives": original_positives,
+              "corrected_positives": corrected_positives, "pool_pairs": pairs["pooled"],
+              "pairs_resolved": pairs["resolved"]}
     if estimated:
         cut = (f" Sampled pool: corrected values are Horvitz-Thompson estimates over the runs cut at depth {depth} "
                f"(the depth the estimates cover; original values and Judged@K use the same cut, named in every "

@@ -20,6 +20,7 @@ import json
 import tempfile
 import zipfile
 from pathlib import Path
+from unittest.mock import patch
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -32,6 +33,8 @@ from annotation.services.datasets.runs import run_import
 from annotation.services.exports.labels import EXPORTS
 from annotation.services.pools.build import pool_create
 from annotation.services.releases.create import release_create
+from annotation.services.reports.kinds import corrected_leaderboard
+from annotation.services.reports.kinds.corrected_leaderboard import QUERY_BLOCK
 from annotation.storage import stored_file_chunks
 from tests.factories import label_pair, make_user, unique
 
@@ -128,12 +131,15 @@ def _judged_at_10(qrels: dict, run: dict, queries: list[str]) -> float:
 
 @settings(max_examples=30, deadline=None, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(pools())
-def test_the_release_leaderboard_equals_trec_eval_on_qrels_and_full_runs(drawn):
+@given(pools(), st.sampled_from([1, 2, 3, QUERY_BLOCK]))
+def test_the_release_leaderboard_equals_trec_eval_on_qrels_and_full_runs(drawn, block):
+    """`block`: captions the leaderboard reads at a time (1 to 3: the values of blocks joined must be
+    the whole's)."""
     clips, captions, depth, runs, verdicts = drawn
     with tempfile.TemporaryDirectory() as folder:
         pool = _build(Path(folder), clips, captions, depth, runs, verdicts)
-    release = release_create(pools=[pool], name=unique("prop-release"), allow_unresolved=True)
+    with patch.object(corrected_leaderboard, "QUERY_BLOCK", block):
+        release = release_create(pools=[pool], name=unique("prop-release"), allow_unresolved=True)
     files = _archive(release)
     board = json.loads(files["leaderboard.json"])
     qrels = _qrels(files["qrels.txt"].decode())

@@ -12,14 +12,18 @@ import io
 import json
 import tempfile
 from pathlib import Path
+from unittest.mock import patch
 
 import ir_measures
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from ir_measures import Judged
 
 from annotation.services.judgment_sets.imports import judgments_import
 from annotation.services.releases.create import release_create
+from annotation.services.reports.kinds import corrected_leaderboard
+from annotation.services.reports.kinds.corrected_leaderboard import QUERY_BLOCK
 from annotation.services.releases.pool_bias import NO_POOL
 from tests.annotation.services.releases.test_leaderboard_property import (TREC_NAMES, _archive, _build, _qrels,
                                                                           _trec_eval_means, pools)
@@ -100,12 +104,15 @@ def _judged(qrels: dict, run: dict, queries: list[str], k: int) -> float:
 
 @settings(max_examples=20, deadline=None, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(pools())
-def test_pool_bias_equals_trec_eval_on_qrels_minus_each_runs_own_pairs(drawn):
+@given(pools(), st.sampled_from([1, 2, 3, QUERY_BLOCK]))
+def test_pool_bias_equals_trec_eval_on_qrels_minus_each_runs_own_pairs(drawn, block):
+    """`block`: captions the leaderboard reads at a time (1 to 3: the values of blocks joined must be
+    the whole's)."""
     clips, captions, depth, runs, verdicts = drawn
     with tempfile.TemporaryDirectory() as folder:
         pool = _build(Path(folder), clips, captions, depth, runs, verdicts)
-    release = release_create(pools=[pool], name=unique("bias-release"), allow_unresolved=True)
+    with patch.object(corrected_leaderboard, "QUERY_BLOCK", block):
+        release = release_create(pools=[pool], name=unique("bias-release"), allow_unresolved=True)
     files = _archive(release)
     bias = json.loads(files["leaderboard.json"])["pool_bias"]
     qrels = _qrels(files["qrels.txt"].decode())
