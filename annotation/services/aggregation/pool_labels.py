@@ -72,9 +72,15 @@ def aggregation_section(*, pool: Pool, seed: int = 0, models: tuple[str, ...] = 
     pairs = pool_pairs(pool=pool)
     at = pairs.index_of(majority.units)
     names = pseudonyms(user_ids=sorted({int(r) for r in votes.rater}))
-    votes_of: dict[int, list[int]] = {}
-    for pair, value in zip(votes.pair.tolist(), votes.value.tolist()):
-        votes_of.setdefault(pair, []).append(value)
+    by_pair = np.argsort(votes.pair, kind="stable")  # votes.pair is in label-id order: kept within a pair
+    sorted_pairs = votes.pair[by_pair]
+
+    def votes_of(unit: int) -> list[int]:
+        # A listed pair's votes, looked up for the few pairs listed rather than held as Python lists
+        # for every pair of the pool (a release of FIRE's size: 555,000 lists).
+        low, high = np.searchsorted(sorted_pairs, [unit, unit + 1])
+        return votes.value[by_pair[low:high]].tolist()
+
     word = {1: "relevant", 0: "not_relevant", UNRESOLVED: None}
     section: dict = {"labels": "counted votes (relevant 1, not relevant 0) of the pool's pairs; human raters only",
                      "models": {}}
@@ -87,7 +93,7 @@ def aggregation_section(*, pool: Pool, seed: int = 0, models: tuple[str, ...] = 
             i = index[int(unit)]
             row = at[np.searchsorted(majority.units, unit)]
             listed.append({"pair_id": int(unit), "caption_id": int(pairs.caption[row]), "clip_id": int(pairs.clip[row]),
-                           "votes": votes_of.get(int(unit), []), "majority": word[int(m_label)],
+                           "votes": votes_of(int(unit)), "majority": word[int(m_label)],
                            "model": word[int(o_label)], "model_confidence": float(result.confidence[i])})
         section["models"][model] = {
             "note": result.note,
