@@ -177,11 +177,15 @@ def bytecode_note(env: dict[str, str]) -> str:
     repository's modules are compiled on every run (~20 ms CPU of `evaluate` on this machine),
     while the installed packages (NumPy, pytrec_eval) come with theirs."""
     module = REPO / "annotation" / "services" / "evaluation" / "measures.py"
-    cached = Path(importlib.util.cache_from_source(str(module))).is_file()
-    if cached:
-        return "the repository's modules run from cached bytecode"
+    cache = Path(importlib.util.cache_from_source(str(module)))
+    if cache.is_file():
+        # A .pyc's header: magic, flags, then the source's mtime and size it was compiled from.
+        header, source = cache.read_bytes()[:16], module.stat()
+        if (header[:4] == importlib.util.MAGIC_NUMBER and int.from_bytes(header[8:12], "little")
+                == int(source.st_mtime) & 0xFFFFFFFF and int.from_bytes(header[12:16], "little") == source.st_size):
+            return "the repository's modules run from cached bytecode (an up-to-date __pycache__)"
     if env.get("PYTHONDONTWRITEBYTECODE"):
-        return "the repository's modules are compiled on every run (PYTHONDONTWRITEBYTECODE is set, no cached bytecode)"
+        return "the repository's modules are compiled on every run (PYTHONDONTWRITEBYTECODE is set, no up-to-date __pycache__)"
     return "the repository's modules are compiled once, by the warm-up"
 
 
