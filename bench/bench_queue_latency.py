@@ -160,6 +160,22 @@ def build(size: int, strategy: str = "pool_order", n_runs: int = 1, sample_rate:
     return pool, [api_token_for(user=r) for r in raters], built
 
 
+def _post(conn: http.client.HTTPConnection, path: str, body: str, headers: dict):
+    """POST on the rater's connection: (response, its body). A server closes a keep-alive connection
+    that sat idle past its keep-alive time (a rater watching a clip); the request is then sent
+    again on a new connection, as a browser does (the server never read it)."""
+    for attempt in (0, 1):
+        try:
+            conn.request("POST", path, body=body, headers=headers)
+            response = conn.getresponse()
+            return response, response.read()
+        except (BrokenPipeError, ConnectionResetError, http.client.RemoteDisconnected):
+            conn.close()
+            if attempt:
+                raise
+    raise AssertionError("unreachable")
+
+
 def rater_loop(port: int, pool_id: int, token: str, stop: float, samples: list, errors: list, think: float) -> None:
     # Generous: on a machine shared with other work a request can wait long for a core.
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=180)
@@ -169,9 +185,8 @@ def rater_loop(port: int, pool_id: int, token: str, stop: float, samples: list, 
         if think:
             time.sleep(rng.uniform(0.5 * think, 1.5 * think))  # watching the clip and deciding
         t = time.perf_counter()
-        conn.request("POST", f"/api/v1/pools/{pool_id}/next/", body="{}", headers=headers)
-        response = conn.getresponse()
-        body = json.loads(response.read())
+        response, raw = _post(conn, f"/api/v1/pools/{pool_id}/next/", "{}", headers)
+        body = json.loads(raw)
         if response.status != 200 or body["assignment"] is None:
             hint = " (the pool ran out of work for this rater: a larger pool or shorter cells)" \
                 if body.get("reason") == "no_work_left" else ""
@@ -180,9 +195,7 @@ def rater_loop(port: int, pool_id: int, token: str, stop: float, samples: list, 
         shown = body["assignment"]
         value = "relevant" if truly_relevant(shown["caption"]["text"], shown["clip"]["id"]) else "not_relevant"
         label = {"client_id": uuid.uuid4().hex, "lease_id": body["assignment"]["lease_id"], "value": value, "seconds": 1}
-        conn.request("POST", "/api/v1/labels/", body=json.dumps(label), headers=headers)
-        response = conn.getresponse()
-        response.read()
+        response, _ = _post(conn, "/api/v1/labels/", json.dumps(label), headers)
         if response.status != 201:
             errors.append(f"label: {response.status}")
             return
@@ -447,6 +460,8 @@ def start_server(code, port: int, workers: int, threads: int) -> subprocess.Pope
     env = os.environ | {"DATABASE_URL": os.environ["DATABASE_URL"], "DEBUG": "0", "LOG_LEVEL": "WARNING"}
     server = subprocess.Popen([sys.executable, "-m", "gunicorn", "config.wsgi:application", "-b", f"127.0.0.1:{port}",
                                "--workers", str(workers), "--threads", str(threads), "--log-level", "warning",
+                               # config/gunicorn.conf.py's keep-alive (gunicorn's own default is 2 s)
+                               "--keep-alive", "5",
                                "--timeout", "180"], cwd=code, env=env)
     for _ in range(300):
         if server.poll() is not None:
