@@ -96,3 +96,33 @@ def test_tvr_ranking_excerpt_equals_crowd_kit_called_directly(model):
             for given, row in block.iterrows():
                 for true, p in row.items():
                     assert ours.rater_error_model[worker][int(true)][int(given)] == pytest.approx(p, abs=1e-12)
+
+
+@pytest.mark.parametrize("seed, n_values, n_labels", [(0, 2, 300), (1, 2, 4000), (2, 3, 1500), (3, 5, 800)])
+def test_dawid_skene_equals_crowd_kit_on_random_crowds(seed, n_values, n_labels):
+    """Dawid-Skene over arrays (issue 40) against crowd-kit's DawidSkene called directly: raters of
+    mixed reliability, some who never give one of the values, units with one to four labels."""
+    rng = np.random.default_rng(seed)
+    n_units, n_raters = n_labels // 2, 12
+    truth = rng.integers(0, n_values, n_units)
+    accuracy = rng.uniform(0.3, 0.95, n_raters)
+    rows = set()
+    while len(rows) < n_labels:
+        rows.add((int(rng.integers(0, n_units)), int(rng.integers(0, n_raters))))
+    unit, rater = (np.array(c) for c in zip(*sorted(rows)))
+    right = rng.random(unit.size) < accuracy[rater]
+    value = np.where(right, truth[unit], rng.integers(0, n_values, unit.size))
+    value[rater == 0] = 0  # rater 0 only ever says 0: crowd-kit has no row for its other values
+    frame = pd.DataFrame({"task": unit + 1000, "worker": rater + 50, "label": value})
+    ours = aggregate(frame.task, frame.worker, frame.label, model="dawid_skene", n_values=n_values)
+    direct = DawidSkene(n_iter=100, tol=1e-5).fit(frame)
+    labels = direct.labels_.sort_index()
+    probas = direct.probas_.sort_index().sort_index(axis=1)
+    assert ours.units.tolist() == labels.index.tolist()
+    assert ours.labels.tolist() == labels.astype(int).tolist()
+    chosen = probas.to_numpy()[np.arange(ours.units.size), np.searchsorted(probas.columns.to_numpy(), labels.to_numpy())]
+    assert np.allclose(ours.confidence, chosen, rtol=0, atol=1e-9)
+    for (worker, given), row in direct.errors_.iterrows():
+        for true, p in row.items():
+            assert ours.rater_error_model[int(worker)][int(true)][int(given)] == pytest.approx(p, abs=1e-9)
+    assert ours.rater_error_model[50][1][1] == 0  # rater 0 never said 1
