@@ -17,7 +17,7 @@ import numpy as np
 from annotation.analysis.aggregation import MODELS, Aggregation, aggregate, compare_with_majority
 from annotation.analysis.agreement import UNRESOLVED
 from annotation.models import Pool, PooledPair
-from annotation.selectors.reports import PoolPairs, pool_pairs, pool_votes, pseudonyms
+from annotation.selectors.reports import PoolLabels, PoolPairs, pool_pairs, pool_votes, pseudonyms
 
 AGGREGATION_MODELS = MODELS
 COMPARED_MODELS = ("dawid_skene", "mace")
@@ -64,14 +64,17 @@ def pool_aggregated_labels(*, pool: Pool, model: str, seed: int = 0) -> dict[int
 
 
 def aggregation_section(*, pool: Pool, seed: int = 0, models: tuple[str, ...] = COMPARED_MODELS,
-                        limit: int = DIFFERENCES_LISTED) -> dict:
+                        limit: int = DIFFERENCES_LISTED, pairs: PoolPairs | None = None,
+                        votes: PoolLabels | None = None) -> dict:
     """The agreement report's section: each model against strict majority over the same votes,
-    counts, the pairs where they differ, and per-rater confusion matrices (pseudonyms only)."""
-    votes = pool_votes(pool=pool)
+    counts, the pairs where they differ, and per-rater confusion matrices (pseudonyms only).
+    `pairs` and `votes`: the pool's pool_pairs and pool_votes when the caller has read them
+    already (the agreement report: not read and held twice)."""
+    votes = pool_votes(pool=pool) if votes is None else votes
     majority = aggregate(votes.pair, votes.rater, votes.value, model="majority", n_values=2)
-    pairs = pool_pairs(pool=pool)
+    pairs = pool_pairs(pool=pool) if pairs is None else pairs
     at = pairs.index_of(majority.units)
-    names = pseudonyms(user_ids=sorted({int(r) for r in votes.rater}))
+    names = pseudonyms(user_ids=np.unique(votes.rater).tolist())
     by_pair = np.argsort(votes.pair, kind="stable")  # votes.pair is in label-id order: kept within a pair
     sorted_pairs = votes.pair[by_pair]
 

@@ -106,7 +106,7 @@ def agreement_report_compute(*, pool: Pool, params: dict, progress: Callable | N
         "disagreements_listed": len(listed),
         "unresolved_note": UNRESOLVED_NOTE,
         # Dawid-Skene and MACE against strict majority over the same votes (services/aggregation).
-        "aggregation": aggregation_section(pool=pool, seed=params["seed"],
+        "aggregation": aggregation_section(pool=pool, seed=params["seed"], pairs=pairs, votes=votes,
                                            models=("dawid_skene", "mace") if params.get("with_mace") else ("dawid_skene",)),
     }
 
