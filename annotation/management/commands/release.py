@@ -7,7 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 from annotation.models import Dataset
 from annotation.selectors.releases import release_by_slug, release_list
 from annotation.services.releases.create import ReleaseError, release_create
-from annotation.services.releases.diff import ReleaseDiffError, release_diff
+from annotation.services.releases.diff import ReleaseDiffError, release_diff_listing
 from annotation.services.releases.operations import PARAMS as RELEASE_PARAMS
 
 from ._declared import add_declared_arguments, declared_clean, declared_given, declared_help
@@ -84,20 +84,25 @@ class Command(BaseCommand):
         if old.name != new.name:
             self.stderr.write(f"note: comparing two names ({old.name}, {new.name})")
         try:
-            diff = release_diff(old=old, new=new, limit=opts["limit"])
+            with release_diff_listing(old=old, new=new, limit=opts["limit"]) as (diff, listed):
+                counts = diff["counts"]
+                self.stdout.write(f"{diff['from']} -> {diff['to']}: {counts['added']} added, "
+                                  f"{counts['changed']} changed, {counts['removed']} removed")
+                pending = next(listed, None)  # listed: (kind, change), kind by kind, in counts' order
+                for kind in counts:
+                    shown = 0
+                    while pending is not None and pending[0] == kind:
+                        change = pending[1]
+                        old_rel = "-" if change["old_relevance"] is None else change["old_relevance"]
+                        new_rel = "-" if change["new_relevance"] is None else change["new_relevance"]
+                        self.stdout.write(f"{kind:8} {change['query_id']} {change['clip_id']} {old_rel} -> "
+                                          f"{new_rel}  ({change['reason']})")
+                        shown += 1
+                        pending = next(listed, None)
+                    if shown < counts[kind]:
+                        self.stdout.write(f"{kind:8} ... {counts[kind] - shown} more")
         except ReleaseDiffError as exc:
             raise CommandError(str(exc)) from exc
-        counts = diff["counts"]
-        self.stdout.write(f"{diff['from']} -> {diff['to']}: {counts['added']} added, {counts['changed']} changed, "
-                          f"{counts['removed']} removed")
-        for kind in ("added", "changed", "removed"):
-            for change in diff[kind]:
-                old_rel = "-" if change["old_relevance"] is None else change["old_relevance"]
-                new_rel = "-" if change["new_relevance"] is None else change["new_relevance"]
-                self.stdout.write(f"{kind:8} {change['query_id']} {change['clip_id']} {old_rel} -> {new_rel}  "
-                                  f"({change['reason']})")
-            if len(diff[kind]) < counts[kind]:
-                self.stdout.write(f"{kind:8} ... {counts[kind] - len(diff[kind])} more")
 
     def _list(self, opts):
         releases = release_list(name=opts["name"])

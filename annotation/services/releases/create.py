@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import re
-import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from itertools import groupby
@@ -25,13 +24,13 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Count
 from django.utils import timezone
 
-from annotation.analysis.release_changes import CHANGE_KINDS, ReleasePair, release_changes
+from annotation.analysis.release_changes import CHANGE_KINDS, ReleasePair
 from annotation.formats.csv_safe import safe_csv_writer
 from annotation.formats.fire_json import FireJsonWriter
 from annotation.formats.release_documents import (RELEASE_FORMAT, citation_cff, croissant, datasheet,
                                                   release_manifest, resolved_share_sentence, sha256sums)
 from annotation.formats.release_moments import MOMENT_WRITERS
-from annotation.formats.release_pairs import read_release_pairs, write_release_pair
+from annotation.formats.release_pairs import write_release_pair
 from annotation.provenance import json_ready
 from annotation.models import (Caption, Label, MomentPoolDesign, Pool, PooledPair, PoolRun, RaterProfile, Release, Run,
                                Submission)
@@ -45,7 +44,7 @@ from annotation.services.accounts.raters import rater_profile
 from annotation.services.exports.labels import (EXPORTS, LABEL_COLUMNS, export_label_records, export_params_clean,
                                                 fire_records_write, fire_resolution_note)
 from annotation.services.releases.archive import ReleaseArchive
-from annotation.services.releases.diff import release_pairs_lines
+from annotation.services.releases.diff import change_listing, new_version_changes
 from annotation.services.releases.pool_bias import (MOMENT_POOL, NO_POOL, NO_RUNS, SAMPLED_POOL,
                                                     no_leaderboard_reason, release_pool_bias)
 from annotation.analysis.leaderboard import leaderboard_csv_rows, leaderboard_svg
@@ -177,31 +176,19 @@ class _HashlessText:
 
 
 def _write_changes(archive: ReleaseArchive, previous: Release | None, pairs_name: str, slug: str) -> dict:
-    counts = {kind: 0 for kind in CHANGE_KINDS}
-    with tempfile.TemporaryDirectory(prefix="rejudge-release-") as folder:
-        parked = {kind: open(f"{folder}/{kind}", "w+", encoding="utf-8") for kind in CHANGE_KINDS}
-        try:
-            if previous is not None:
-                old = read_release_pairs(release_pairs_lines(name=previous.pairs_file), name=previous.pairs_file)
-                new = read_release_pairs(release_pairs_lines(name=pairs_name), name=pairs_name)
-                for change in release_changes(old, new):
-                    out = parked[change.kind]
-                    out.write(("\n    " if counts[change.kind] == 0 else ",\n    ")
-                              + json.dumps(change.as_dict(), ensure_ascii=False))
-                    counts[change.kind] += 1
-            with archive.text("changes.json") as out:
-                out.write(json.dumps({"from": previous.slug if previous else None, "to": slug, "counts": counts})[:-1])
-                for kind in CHANGE_KINDS:
-                    out.write(f', "{kind}": [')
-                    handle = parked[kind]
-                    handle.seek(0)
-                    for block in iter(lambda: handle.read(1 << 20), ""):
-                        out.write(block)
-                    out.write("\n  ]" if counts[kind] else "]")
-                out.write("}\n")
-        finally:
-            for handle in parked.values():
-                handle.close()
+    changes = new_version_changes(previous_pairs=previous.pairs_file if previous else None, pairs=pairs_name)
+    with change_listing(changes) as (counts, listed), archive.text("changes.json") as out:
+        out.write(json.dumps({"from": previous.slug if previous else None, "to": slug, "counts": counts})[:-1])
+        pending = next(listed, None)  # (kind, change), kind by kind in CHANGE_KINDS' order
+        for kind in CHANGE_KINDS:
+            out.write(f', "{kind}": [')
+            first = True
+            while pending is not None and pending[0] == kind:
+                out.write(("\n    " if first else ",\n    ") + json.dumps(pending[1], ensure_ascii=False))
+                first = False
+                pending = next(listed, None)
+            out.write("\n  ]" if counts[kind] else "]")
+        out.write("}\n")
     return counts
 
 

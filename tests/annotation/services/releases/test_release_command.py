@@ -39,6 +39,12 @@ def test_create_list_and_diff(tmp_path):
     diff = _run("diff", "example-fire@v1", "example-fire@v2")
     assert diff.splitlines() == ["example-fire@v1 -> example-fire@v2: 0 added, 1 changed, 0 removed",
                                  "changed  q1 v3 0 -> 1  (adjudication)"]
+    # --limit lists at most that many of each kind and says how many more there are; both directions
+    # (v2 -> v1 changes the pair back).
+    assert _run("diff", "example-fire@v1", "example-fire@v2", "--limit", "0").splitlines() == [
+        "example-fire@v1 -> example-fire@v2: 0 added, 1 changed, 0 removed", "changed  ... 1 more"]
+    assert _run("diff", "example-fire@v2", "example-fire@v1", "--limit", "1").splitlines() == [
+        "example-fire@v2 -> example-fire@v1: 0 added, 1 changed, 0 removed", "changed  q1 v3 1 -> 0  (now decided by labels (was adjudication))"]
     with pytest.raises(CommandError, match="no release 'example-fire@v9'"):
         _run("diff", "example-fire@v1", "example-fire@v9")
     with pytest.raises(CommandError, match="DATASET:NAME"):
