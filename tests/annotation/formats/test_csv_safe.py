@@ -54,6 +54,17 @@ def test_writer_escapes_per_column_and_round_trips():
     assert rows == [["caption", "score", "formatted"], ["'" + LINK, "-0.25", "-0.250000"], ["'-0.25", "", "'=1+1"]]
 
 
+@pytest.mark.parametrize("numeric", [(), (0, 1, 2, 3, 4, 5, 6, 7)])
+def test_writer_rows_are_each_cell_escaped_as_the_rule_says(numeric):
+    """The writer's fast path for plain text and ints (issue 40) writes what the rule writes, on
+    every kind of cell, each written out by hand."""
+    row = ["a dog", "=1+1", "-0.5", 7, True, None, "", "\t=2"]
+    out = io.StringIO()
+    safe_csv_writer(out, numeric_columns=numeric).writerow(row)
+    expected = ["a dog", "'=1+1", "-0.5" if numeric else "'-0.5", "7", "True", "", "", "'\t=2"]
+    assert next(csv.reader(io.StringIO(out.getvalue()))) == expected
+
+
 # --- every writer the platform has ------------------------------------------------------------
 
 @pytest.fixture
