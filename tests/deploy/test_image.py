@@ -94,6 +94,18 @@ def test_the_build_lays_out_wordnet_and_loads_the_tagger_after_copying_the_code(
     assert names.index("USER") > check  # written as root, read by the unprivileged user
 
 
+def test_the_apps_bytecode_is_compiled_after_copying_the_code_for_containers_that_write_none(instructions):
+    """The containers run with PYTHONDONTWRITEBYTECODE (issue 40): without bytecode in the image every
+    process compiles the app's modules again. Every top-level package the product imports is compiled."""
+    copy_all = next(n for n, i in enumerate(instructions) if i.name == "COPY" and i.argv() == [".", "."])
+    compiled = next(n for n, i in enumerate(instructions) if i.name == "RUN" and "compileall" in i.args)
+    assert compiled > copy_all
+    env = " ".join(i.args for i in instructions if i.name == "ENV")
+    assert "PYTHONDONTWRITEBYTECODE=1" in env
+    packages = {p.parent.name for p in REPO.glob("*/__init__.py")} - {"tests", "bench", "clients"}
+    assert packages and all(f"/app/{name}" in instructions[compiled].args for name in packages), packages
+
+
 def test_nothing_is_downloaded_when_a_container_runs(instructions):
     cmd = next(i for i in reversed(instructions) if i.name == "CMD")
     assert "download" not in cmd.args
