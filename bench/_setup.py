@@ -103,6 +103,28 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def peak_rss_since_reset_mb() -> float | None:
+    """This process's peak RSS since the last `peak_rss_reset` (Linux VmHWM), None elsewhere."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        return None
+    return None
+
+
+def peak_rss_reset() -> None:
+    """Sets VmHWM back to the current RSS (Linux: writing 5 to /proc/self/clear_refs), so the next
+    `peak_rss_since_reset_mb` is the peak of one stage alone; a no-op where that is not possible."""
+    try:
+        with open("/proc/self/clear_refs", "w", encoding="ascii") as refs:
+            refs.write("5")
+    except OSError:
+        pass
+
+
 # --- bulk loading with PostgreSQL's COPY (benchmarks that need millions of rows fast) ---------
 
 def _tsv(value) -> str:

@@ -12,8 +12,12 @@ The database is new for each run (its name carries the process id; --database-ur
 and dropped at the end unless --keep; the archives go to a temporary EXPORT_ROOT.
 
     .venv/bin/python bench/bench_release.py --pairs 555000 [--database-url URL] [--keep]
+    .venv/bin/python bench/bench_release.py --pairs 100000,555000   (both sizes, side by side)
 
-Goal (issue 26): built within minutes at FIRE scale, memory flat (not growing with the pool).
+Each release step also prints its stages (qrels.txt, changes.json, fire.json, labels.csv, agreement,
+leaderboard) with the time and the peak RSS of each (VmHWM reset between stages).
+Goal (issue 40): peak memory flat from 100K to 555K pairs (ratio <= 1.2), a FIRE-scale release built
+in under 60 s.
 """
 from __future__ import annotations
 
@@ -30,7 +34,7 @@ import tempfile
 import time
 import tracemalloc
 
-from _setup import REPO, SERVER, django_for_bench, free_port, peak_rss_mb
+from _setup import REPO, SERVER, django_for_bench, free_port, peak_rss_mb, peak_rss_reset, peak_rss_since_reset_mb
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 WINDOW = 20  # bench_reports.py pools 20 clips a caption
@@ -75,7 +79,10 @@ def _download(pool_id: int) -> dict:
     try:
         run_file = os.path.join(folder, f"{run.name}.trec")
         with open(run_file, "w", encoding="utf-8") as out:
-            rows = (Prediction.objects.filter(run=run, rank__lte=board["depth"]).order_by("caption_id", "rank")
+            predictions = Prediction.objects.filter(run=run)
+            if board["depth"] is not None:  # the leaderboard scores whole runs unless it names a depth
+                predictions = predictions.filter(rank__lte=board["depth"])
+            rows = (predictions.order_by("caption_id", "rank")
                     .values_list("caption__external_id", "clip__external_id", "rank").iterator(chunk_size=50_000))
             for caption, clip, rank in rows:  # score -rank: the run's own order, as the leaderboard reads it
                 out.write(f"{caption} Q0 {clip} {rank} {-rank} {run.name}\n")
@@ -139,14 +146,34 @@ def _step(kind: str, pool_id: int) -> None:
         diff = release_diff(old=releases[0], new=releases[-1], limit=5)
         summary = {"counts": diff["counts"]}
     else:
-        release = release_create(allow_unresolved=True, pools=[Pool.objects.get(pk=pool_id)], name="bench-fire", title="Bench FIRE",
-                                 licence="CC-BY-4.0", authors=["Bench"])
+        stages, last = [], [time.perf_counter()]
+
+        def stage(done, total, message) -> None:
+            # Each stage's own time and peak RSS (VmHWM reset after it): which part of a release holds memory.
+            now = time.perf_counter()
+            seconds, peak = now - last[0], peak_rss_since_reset_mb() or 0
+            name = message.split(":")[0]  # "qrels: 50000 pairs", "qrels: 100000 pairs"... are one stage
+            if stages and stages[-1]["stage"] == name:
+                stages[-1]["seconds"] += seconds
+                stages[-1]["peak_rss_mb"] = max(stages[-1]["peak_rss_mb"], peak)
+            else:
+                stages.append({"stage": name, "seconds": seconds, "peak_rss_mb": peak})
+            last[0] = now
+            peak_rss_reset()
+
+        pool = Pool.objects.get(pk=pool_id)
+        stage(None, None, "before: Django, imports, the pool row")
+        release = release_create(allow_unresolved=True, pools=[pool], name="bench-fire",
+                                 title="Bench FIRE", licence="CC-BY-4.0", authors=["Bench"], progress=stage)
         summary = {"release": release.slug, "archive_mb": round(release.bytes / 1e6, 1),
                    "qrels_pairs": release.counts["qrels_pairs"], "label_rows": release.counts["label_rows"],
                    "changes": release.counts["changes"],
-                   "files_mb": {f["path"]: round(f["bytes"] / 1e6, 1) for f in release.files if f["bytes"] > 1e6}}
+                   "files_mb": {f["path"]: round(f["bytes"] / 1e6, 1) for f in release.files if f["bytes"] > 1e6},
+                   "stages": stages}
     elapsed = time.perf_counter() - t
-    print(json.dumps({"step": kind, "seconds": elapsed, "peak_rss_mb": peak_rss_mb(),
+    # Resetting VmHWM per stage resets getrusage's maximum too: the step's peak is the stages' largest.
+    peak = max([peak_rss_mb()] + [s["peak_rss_mb"] for s in summary.get("stages", [])])
+    print(json.dumps({"step": kind, "seconds": elapsed, "peak_rss_mb": peak,
                       "traced_peak_mb": tracemalloc.get_traced_memory()[1] / 1e6, "summary": summary}))
 
 
@@ -201,11 +228,43 @@ def _drop(url: str) -> None:
     conn.close()
 
 
+def _one_size(url: str, pairs: int, reuse: bool, keep: bool, drop: bool) -> dict:
+    """Every step at one pool size; the figures the comparison table reads."""
+    export_root = tempfile.mkdtemp(prefix="bench-release-")
+    env = {"EXPORT_ROOT": export_root, "REJUDGE_STORAGE": "local"}
+    print(f"\n{pairs:,} pairs: database {url}; archives under {export_root}")
+    figures: dict = {"pairs": pairs}
+    try:
+        pool_id = _existing_pool(url) if reuse else None
+        if pool_id is None:
+            pool_id = _generate(url, env, max(1, pairs // WINDOW))
+        print(f"{'step':<12}{'seconds':>9}{'peak RSS MB':>13}{'traced MB':>11}  result")
+        for kind, name in (("release", "v1"), ("adjudicate", None), ("release", "v2"), ("diff", "diff"),
+                           ("download", None)):
+            row = _child(url, env, "--step", kind, str(pool_id))
+            stages = row["summary"].pop("stages", [])
+            print(f"{kind:<12}{row['seconds']:>9.1f}{row['peak_rss_mb']:>13.0f}{row['traced_peak_mb']:>11.1f}  "
+                  f"{row['summary']}")
+            for s in stages:  # where the release's time and memory go
+                print(f"  {s['stage'][:38]:<40}{s['seconds']:>7.1f} s{s['peak_rss_mb']:>8.0f} MB peak")
+            if name:
+                figures[name] = (row["seconds"], row["peak_rss_mb"])
+    finally:
+        if not keep:
+            shutil.rmtree(export_root, ignore_errors=True)
+            if drop:
+                _drop(url)
+    return figures
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--pairs", type=int, default=555_000, help="Pooled pairs (20 per caption).")
+    parser.add_argument("--pairs", default="555000",
+                        help="Pooled pairs (20 per caption); several, comma-separated (100000,555000), runs each "
+                             "size and prints their peaks and times side by side with the ratio of the peaks.")
     parser.add_argument("--database-url", default=None,
-                        help="Default: a new database rejudge_bench_release_<pid> on 127.0.0.1:5432.")
+                        help="Default: a new database rejudge_bench_release_<pid> on 127.0.0.1:5432; with several "
+                             "sizes, each size's database is this name with _<pairs> appended.")
     parser.add_argument("--keep", action="store_true", help="Keep the database and the archives.")
     parser.add_argument("--reuse", action="store_true",
                         help="Take the pool already in --database-url (an earlier --keep run) instead of generating.")
@@ -219,24 +278,18 @@ def main() -> None:
         django_for_bench(url)
         _step(args.step[0], int(args.step[1]))
         return
-    export_root = tempfile.mkdtemp(prefix="bench-release-")
-    env = {"EXPORT_ROOT": export_root, "REJUDGE_STORAGE": "local"}
-    captions = max(1, args.pairs // WINDOW)
-    print(f"database {url}; archives under {export_root}")
-    try:
-        pool_id = _existing_pool(url) if args.reuse else None
-        if pool_id is None:
-            pool_id = _generate(url, env, captions)
-        print(f"{'step':<12}{'seconds':>9}{'peak RSS MB':>13}{'traced MB':>11}  result")
-        for kind in ("release", "adjudicate", "release", "diff", "download"):
-            row = _child(url, env, "--step", kind, str(pool_id))
-            print(f"{kind:<12}{row['seconds']:>9.1f}{row['peak_rss_mb']:>13.0f}{row['traced_peak_mb']:>11.1f}  "
-                  f"{row['summary']}")
-    finally:
-        if not args.keep:
-            shutil.rmtree(export_root, ignore_errors=True)
-            if not args.database_url:
-                _drop(url)
+    sizes = [int(p) for p in str(args.pairs).split(",") if p.strip()]
+    runs = [_one_size(url if len(sizes) == 1 else f"{url}_{pairs}", pairs, args.reuse, args.keep,
+                      drop=not args.database_url) for pairs in sizes]
+    print(f"\nload average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"{'pairs':>9}{'v1 s':>8}{'v1 MB':>8}{'v2 s':>8}{'v2 MB':>8}{'diff s':>8}{'diff MB':>9}")
+    for r in runs:
+        print(f"{r['pairs']:>9,}" + "".join(f"{r[k][0]:>8.1f}{r[k][1]:>8.0f}" if k != "diff" else
+                                            f"{r[k][0]:>8.1f}{r[k][1]:>9.0f}" for k in ("v1", "v2", "diff")))
+    if len(runs) > 1:
+        peak = [max(r["v1"][1], r["v2"][1]) for r in runs]
+        print(f"peak RSS of a release, largest / smallest pool: {peak[-1] / peak[0]:.2f} (goal <= 1.2, issue 40); "
+              f"the largest pool's v1 in {runs[-1]['v1'][0]:.0f} s (goal < 60 s)")
 
 
 if __name__ == "__main__":
