@@ -61,25 +61,34 @@ def scorable_runs() -> QuerySet:
 # report inputs as columns
 
 
-def _columns(queryset: QuerySet, fields: list[str], dtypes: list) -> list[np.ndarray]:
-    """The fields of a queryset as NumPy arrays (None becomes NaN in floats).
+def _columns(queryset: QuerySet, fields: list[str], dtypes: list, order_by: tuple[str, ...] = ()) -> list[np.ndarray]:
+    """The fields of a queryset as NumPy arrays (None becomes NaN in floats), in `order_by`'s order
+    (none: the database's).
 
     The compiled SQL runs on a raw cursor (server-side on PostgreSQL) and is converted a chunk at
-    a time: building Django rows for 550K pairs would take most of a report's time.
+    a time: building Django rows for 550K pairs would take most of a report's time. The arrays are
+    made at the size a count gives and filled chunk by chunk (grown if rows arrived meanwhile), so a
+    FIRE-sized pool's columns are held once, not once in chunks and again joined (issue 40).
     """
-    sql, params = queryset.values_list(*fields).order_by().query.get_compiler(using=queryset.db).as_sql()
-    parts: list[list[np.ndarray]] = [[] for _ in fields]
+    sql, params = queryset.values_list(*fields).order_by(*order_by).query.get_compiler(using=queryset.db).as_sql()
+    size = queryset.order_by().count()
+    out = [np.empty(size, dtype=d) for d in dtypes]
+    done = 0
     # A text column (a pair's state) holds a few distinct values: one string object each, not one
     # per row (555,000 copies of 'resolved' were 31 MB of a FIRE-sized release).
     shared: list[dict] = [{} for _ in fields]
     with connection.chunked_cursor() as cursor:
         cursor.execute(sql, params)
         while rows := cursor.fetchmany(FETCH):
+            if done + len(rows) > size:
+                size = max(2 * size, done + len(rows))
+                out = [np.concatenate([a[:done], np.empty(size - done, dtype=a.dtype)]) for a in out]
             for i, column in enumerate(zip(*rows)):
                 if dtypes[i] is object:
                     column = [shared[i].setdefault(value, value) for value in column]
-                parts[i].append(np.asarray(column, dtype=dtypes[i]))
-    return [np.concatenate(p) if p else np.zeros(0, dtype=d) for p, d in zip(parts, dtypes)]
+                out[i][done:done + len(rows)] = np.asarray(column, dtype=dtypes[i])
+            done += len(rows)
+    return [a if done == a.size else a[:done].copy() for a in out]
 
 
 def _answer_code(field: str) -> Case:
@@ -115,10 +124,9 @@ def pool_pairs(*, pool: Pool) -> PoolPairs:
     qs = (PooledPair.objects.filter(pool=pool, role=PooledPair.Role.POOL)
           .annotate(code=Case(When(state=PooledPair.State.RESOLVED, then=_answer_code("resolved_label")),
                               default=Value(-1), output_field=IntegerField())))
-    cols = _columns(qs, ["id", "caption_id", "clip_id", "is_original_positive", "state", "code", "vote_count",
-                         "resolved_by_admin"], [np.int64, np.int64, np.int64, bool, object, np.int64, np.int64, bool])
-    order = np.argsort(cols[0], kind="stable")
-    return PoolPairs(*(c[order] for c in cols))
+    return PoolPairs(*_columns(qs, ["id", "caption_id", "clip_id", "is_original_positive", "state", "code", "vote_count",
+                                    "resolved_by_admin"], [np.int64, np.int64, np.int64, bool, object, np.int64,
+                                                           np.int64, bool], order_by=("id",)))
 
 
 @dataclass
@@ -137,10 +145,8 @@ def pool_votes(*, pool: Pool) -> PoolLabels:
     about. Surplus labels, 'ambiguous' escalations and 'broken clip' reports are not votes."""
     qs = (Label.objects.filter(pair__pool=pool, pair__role=PooledPair.Role.POOL, counted=True, value__in=Label.VOTES)
           .annotate(code=_answer_code("value")).order_by("id"))
-    cols = _columns(qs, ["id", "pair_id", "rater_id", "code", "sequence", "seconds"],
-                    [np.int64, np.int64, np.int64, np.int64, np.int64, float])
-    order = np.argsort(cols[0], kind="stable")
-    return PoolLabels(*(c[order] for c in cols[1:]))
+    return PoolLabels(*_columns(qs, ["pair_id", "rater_id", "code", "sequence", "seconds"],
+                                [np.int64, np.int64, np.int64, np.int64, float], order_by=("id",)))
 
 
 def pool_known_answers(*, pool: Pool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
