@@ -2,7 +2,7 @@
 # Checks on the built image, run inside it AS ITS USER (uid 10001), as the containers run:
 #   1. every proxy (bow, pos, syn, met) computes a matrix: WordNet's copy and the spaCy model are
 #      readable by that user (a root-only file broke every WordNet proxy, issue 23 finding 1);
-#   2. crowd-kit's Dawid-Skene and MACE run (the image installs crowd-kit without the transformers
+#   2. Dawid-Skene and crowd-kit's MACE run (the image installs crowd-kit without the transformers
 #      stack it declares but never imports, issue 23 finding 3);
 #   3. gunicorn starts with no "Control server error" (its control socket defaulted to root's
 #      $HOME, issue 23 finding 2) and keeps its control socket where that user can write;
@@ -36,8 +36,8 @@ for name in PROXY_NAMES:
     print(f"{name}: ok {m.round(3).tolist()}")
 EOF
 
-log "crowd-kit's Dawid-Skene and MACE as uid $USER_ID"
-run_as_user python - <<'EOF' || fail "crowd-kit's aggregation does not run in the image (see above)"
+log "Dawid-Skene and crowd-kit's MACE as uid $USER_ID"
+run_as_user python - <<'EOF' || fail "the aggregation models do not run in the image (see above)"
 import importlib.util
 from annotation.analysis.aggregation import aggregate
 unit = [0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3]
