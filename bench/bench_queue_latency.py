@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/bench_queue_latency.py [--sizes 5000 500000] [--raters 1 20] [--think 0 2]
         [--strategy bandit --pool-runs 3] [--time-recompute] [--busy-load 0 2] [--baseline DIR] [--port N]
-        [--threads 4] [--baseline-threads 1]
+        [--workers 2] [--threads 4] [--baseline-workers 4] [--baseline-threads 1] [--rounds 3]
 
 For each pool size a pool is built (through the real pool service), gunicorn is started on it,
 and N rater threads loop next -> submit with token auth for a fixed time. Prints p50/p95 of the
@@ -35,7 +35,8 @@ cells from a second gunicorn running the code checked out in DIR (`git archive <
 alternating), so a change's before and after are measured under the same load; closed-loop cells
 get a pool of their own per server, as they use up several thousand pairs each. `--threads N`
 (default 4, as config/gunicorn.conf.py) serves with N threads per worker (gthread, keep-alive; 1:
-sync workers, a connection per request); `--baseline-threads N` gives the baseline server its own.
+sync workers, a connection per request); `--baseline-threads N` and `--baseline-workers N` give the
+baseline server its own (gunicorn.conf.py before issue 40: `--baseline-workers 4 --baseline-threads 1`).
 
 Cost, which a busy machine does not distort as it does wall-clock time: every cell also prints
 "CPU ms per label: web X, db Y", the CPU seconds (utime + stime from /proc) that the gunicorn
@@ -536,7 +537,9 @@ def main() -> None:
     parser.add_argument("--raters", type=int, nargs="+", default=[1, 20])
     parser.add_argument("--seconds", type=float, default=15, help="Length of a closed-loop (think 0) cell.")
     parser.add_argument("--paced-seconds", type=float, default=60, help="Length of a cell with think time.")
-    parser.add_argument("--workers", type=int, default=4)
+    # One worker per core, each with 4 threads, used the least CPU per label on 2 cores (web 4.0 +
+    # db 2.1 ms, against 4.8-5.2 + 2.3-2.5 for 3 or 4 workers of 2-4 threads and 5.1 + 2.4 for 4 sync workers).
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 2, help="gunicorn workers (default: one per core).")
     parser.add_argument("--threads", type=int, default=4,
                         help="gunicorn threads per worker (more than 1: gthread workers with keep-alive, as "
                              "config/gunicorn.conf.py runs them; 1: sync workers, a connection per request).")
@@ -558,6 +561,8 @@ def main() -> None:
     parser.add_argument("--baseline-threads", type=int, default=None, metavar="N",
                         help="gunicorn threads per worker of the --baseline server (default: --threads): "
                              "1 serves the baseline with sync workers, as gunicorn.conf.py did before issue 40.")
+    parser.add_argument("--baseline-workers", type=int, default=None, metavar="N",
+                        help="gunicorn workers of the --baseline server (default: --workers).")
     parser.add_argument("--rounds", type=int, default=1,
                         help="Run every cell this many times (closed-loop cells on fresh pools), and with --baseline "
                              "print the median of the rounds' now / baseline ratios.")
@@ -612,10 +617,11 @@ def main() -> None:
         try:
             for label, code in codes:
                 threads = args.threads if label == "now" or args.baseline_threads is None else args.baseline_threads
-                servers[label] = start_server(code, ports[label], args.workers, threads)
+                workers = args.workers if label == "now" or args.baseline_workers is None else args.baseline_workers
+                servers[label] = start_server(code, ports[label], workers, threads)
                 # Warm-up with enough raters to reach every worker: a worker's first requests load the
                 # URLconf and views, and a new backend its catalog caches, which no cell should count.
-                measure(ports[label], pools[label][0], pools[label][1], 2 * args.workers, 3)
+                measure(ports[label], pools[label][0], pools[label][1], 2 * workers, 3)
             cell = 0
             ratios: dict = {}
             for round_ in range(args.rounds):

@@ -23,12 +23,17 @@ workers = web_workers()
 # Threaded workers with keep-alive (issue 40): a sync worker closes the connection after every
 # response, so a client (the judging page, a proxy that keeps upstream connections, a load test)
 # connects anew for each of the two requests a judged pair makes, and the worker pays for the
-# accept, the close and a fresh parse of the connection each time. Measured with
-# bench/bench_queue_latency.py on 2 cores, 20 raters back to back: 4.5-4.8 ms of web CPU per label
-# with 4 threads per worker against 5.8 with sync workers (-20%), 1.4-1.7x the labels/s under the
-# same load. The GIL is released while a thread waits for PostgreSQL, so a worker's threads
-# overlap their database waits. Each thread holds its own database connection (CONN_MAX_AGE):
-# workers x threads connections per container. GUNICORN_THREADS=1 gives the sync worker back.
+# accept, the close and a fresh parse of the connection each time. The GIL is released while a
+# thread waits for PostgreSQL, so a worker's threads overlap their database waits. Measured with
+# bench/bench_queue_latency.py on 2 cores, 20 raters back to back, CPU ms per label (web + db,
+# medians of interleaved rounds): 4 sync workers 5.1 + 2.4; 2 workers x 4 threads 4.0 + 2.1 (1.27x
+# the labels/s); 3 x 4 4.8 + 2.5; 4 x 4 5.2 + 2.5. One worker per core (GUNICORN_WORKERS) with 4
+# threads cost least: more threads in all mean more PostgreSQL backends contending for the same
+# queue rows and more switching between processes; at a human pace beside a fixed CPU load (500K
+# pairs) 4 x 4 had a worse p95 than 4 sync workers (108 against 69 ms), 2 x 4 a better one (0.90x;
+# quiet 0.76x). Each thread holds its own database connection
+# (CONN_MAX_AGE): workers x threads connections per container. GUNICORN_THREADS=1 gives the sync
+# worker back.
 threads = int(os.environ.get("GUNICORN_THREADS", "4"))
 if threads < 1:
     raise ValueError(f"GUNICORN_THREADS must be at least 1, got {threads}")
