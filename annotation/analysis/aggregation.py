@@ -67,7 +67,8 @@ class Aggregation:
         return {int(u): int(v) for u, v in zip(self.units, self.labels)}
 
 
-def _frame(unit: ArrayLike, rater: ArrayLike, value: ArrayLike) -> pd.DataFrame:
+def _labels(unit: ArrayLike, rater: ArrayLike, value: ArrayLike) -> tuple[NDArray, NDArray, NDArray]:
+    """The three columns as int64 arrays, checked (a DataFrame is made only for crowd-kit's MACE)."""
     u = np.asarray(unit, dtype=np.int64)
     r = np.asarray(rater, dtype=np.int64)
     v = np.asarray(value, dtype=np.int64)
@@ -75,7 +76,7 @@ def _frame(unit: ArrayLike, rater: ArrayLike, value: ArrayLike) -> pd.DataFrame:
         raise ValueError("unit, rater and value must be 1-D arrays of the same length")
     if v.size and v.min() < 0:
         raise ValueError("value codes must be non-negative integers")
-    return pd.DataFrame({"task": u, "worker": r, "label": v})
+    return u, r, v
 
 
 def rater_confusion_counts(unit: ArrayLike, rater: ArrayLike, value: ArrayLike, *, units: ArrayLike,
@@ -99,12 +100,12 @@ def rater_confusion_counts(unit: ArrayLike, rater: ArrayLike, value: ArrayLike, 
     return out
 
 
-def _majority(frame: pd.DataFrame, n_values: int) -> tuple[NDArray, NDArray, NDArray]:
-    units, inverse = np.unique(frame["task"].to_numpy(), return_inverse=True)
-    resolution = resolve_majority(inverse, frame["label"].to_numpy(), n_units=units.size)
+def _majority(task: NDArray, label: NDArray, n_values: int) -> tuple[NDArray, NDArray, NDArray]:
+    units, inverse = np.unique(task, return_inverse=True)
+    resolution = resolve_majority(inverse, label, n_units=units.size)
     labels = resolution.resolved.astype(np.int64)
     labels[labels == NO_LABELS] = UNRESOLVED
-    counts = np.bincount(inverse * n_values + frame["label"].to_numpy(), minlength=units.size * n_values)
+    counts = np.bincount(inverse * n_values + label, minlength=units.size * n_values)
     counts = counts.reshape(units.size, n_values)
     share = counts.max(axis=1) / np.maximum(counts.sum(axis=1), 1)
     return units, labels, share.astype(float)
@@ -136,17 +137,20 @@ def dawid_skene(task: NDArray[np.int64], worker: NDArray[np.int64], label: NDArr
         counts = np.where(seen[:, :, None], np.maximum(counts, _EPS), 0.0)
         return counts / counts.sum(axis=1, keepdims=True)
 
+    # Column by column (one true label at a time), as crowd-kit's frames sum them, and holding one
+    # value per label at a time, not one per label and true label.
     def e_step(priors: NDArray, errors: NDArray) -> NDArray:
-        logs = np.log2(errors)[worker, label]  # per label: log2 P(given | true) for each true label
+        logs = np.log2(errors)  # log2 P(given | true), worker x given x true
         likelihood = np.log2(np.maximum(priors, _EPS)) + np.stack(
-            [np.bincount(task, weights=logs[:, t], minlength=n_tasks) for t in range(n_labels)], axis=-1)
+            [np.bincount(task, weights=logs[worker, label, t], minlength=n_tasks) for t in range(n_labels)], axis=-1)
         scaled = np.exp2(likelihood - likelihood.max(axis=1, keepdims=True))
         return scaled / scaled.sum(axis=1, keepdims=True)
 
     def lower_bound(probas: NDArray, priors: NDArray, errors: NDArray) -> float:
-        joint = float((probas[task] * (np.log(errors)[worker, label] + np.log(np.maximum(priors, _EPS)))).sum())
+        logs, log_priors = np.log(errors), np.log(np.maximum(priors, _EPS))
+        joint = sum(float((probas[task, t] * (logs[worker, label, t] + log_priors[t])).sum()) for t in range(n_labels))
         np.maximum(probas, _EPS, out=probas)  # crowd-kit floors its probabilities in place here
-        return joint - float((np.log(probas) * probas).sum())
+        return joint - sum(float((np.log(probas[:, t]) * probas[:, t]).sum()) for t in range(n_labels))
 
     counts = np.bincount(task * n_labels + label, minlength=n_tasks * n_labels).reshape(n_tasks, n_labels)
     probas = counts / counts.sum(axis=1, keepdims=True)
@@ -169,22 +173,22 @@ def aggregate(unit: ArrayLike, rater: ArrayLike, value: ArrayLike, *, model: Mod
     """Aggregates the labels with ``model`` (see the module docstring)."""
     if model not in MODELS:
         raise ValueError(f"unknown aggregation model {model!r}; use one of {', '.join(MODELS)}")
-    frame = _frame(unit, rater, value)
-    V = int(n_values) if n_values is not None else (int(frame["label"].max()) + 1 if len(frame) else 2)
+    task, worker_ids, label = _labels(unit, rater, value)
+    V = int(n_values) if n_values is not None else (int(label.max()) + 1 if label.size else 2)
     V = max(V, 2)
     note = MODEL_NOTES[model].format(n_iter=n_iter, seed=seed)
-    if not len(frame):
+    if not label.size:
         empty = np.zeros(0, np.int64)
         return Aggregation(model, empty, empty, np.zeros(0), V, note=note)
     error_model: dict[int, list[list[float]]] = {}
     if model == "majority":
-        units, labels, confidence = _majority(frame, V)
+        units, labels, confidence = _majority(task, label, V)
     elif model == "dawid_skene":
-        units, task = np.unique(frame["task"].to_numpy(), return_inverse=True)
-        workers, worker = np.unique(frame["worker"].to_numpy(), return_inverse=True)
+        units, at = np.unique(task, return_inverse=True)
+        workers, worker = np.unique(worker_ids, return_inverse=True)
         # The value codes seen; a code no one used cannot be a label.
-        codes, given = np.unique(frame["label"].to_numpy(), return_inverse=True)
-        probas, errors = dawid_skene(task, worker, given, n_tasks=units.size, n_workers=workers.size,
+        codes, given = np.unique(label, return_inverse=True)
+        probas, errors = dawid_skene(at, worker, given, n_tasks=units.size, n_workers=workers.size,
                                      n_labels=codes.size, n_iter=n_iter)
         chosen = probas.argmax(axis=1)  # the first of equal probabilities, as pandas' idxmax
         labels, confidence = codes[chosen], probas[np.arange(units.size), chosen]
@@ -197,7 +201,7 @@ def aggregate(unit: ArrayLike, rater: ArrayLike, value: ArrayLike, *, model: Mod
         with warnings.catch_warnings():
             # crowd-kit 1.4.2 uses pandas' `inplace=` that pandas 3 deprecates: noise, not our code.
             warnings.filterwarnings("ignore", module=r"crowdkit\.")
-            fitted.fit(frame)
+            fitted.fit(pd.DataFrame({"task": task, "worker": worker_ids, "label": label}))
         probas = fitted.probas_.sort_index().sort_index(axis=1)
         units = probas.index.to_numpy(dtype=np.int64)
         # Columns are the value codes seen; a code no one used cannot be a label.
@@ -205,7 +209,7 @@ def aggregate(unit: ArrayLike, rater: ArrayLike, value: ArrayLike, *, model: Mod
         matrix = probas.to_numpy(dtype=float)
         labels = fitted.labels_.reindex(probas.index).to_numpy(dtype=np.int64)
         confidence = matrix[np.arange(units.size), np.searchsorted(codes, labels)]
-    confusion = rater_confusion_counts(frame["task"], frame["worker"], frame["label"], units=units, labels=labels,
+    confusion = rater_confusion_counts(task, worker_ids, label, units=units, labels=labels,
                                        n_values=V)
     return Aggregation(model, units, labels, np.asarray(confidence, float), V, confusion, error_model, note)
 

@@ -212,7 +212,11 @@ def krippendorff_alpha(
         keep = label_positions(u, order=order) < 2
         u, v = u[keep], v[keep]
     _, counts = value_counts_matrix(u, v)
-    counts = counts[counts.sum(axis=1) >= 2]
+    return _package_alpha(counts[counts.sum(axis=1) >= 2], level)
+
+
+def _package_alpha(counts: NDArray[np.int64], level: Level) -> float:
+    """The ``krippendorff`` package's alpha of a multiply-labelled units x values count matrix."""
     if counts.shape[0] == 0 or np.count_nonzero(counts.sum(axis=0)) < 2:
         return float("nan")
     return float(
@@ -316,7 +320,7 @@ def agreement(
         return res
     agree = (counts_multi.max(axis=1) == m[multi]).astype(float)
     res.percent_agreement = float(agree.mean())
-    res.alpha = krippendorff_alpha(u, v, level=level)
+    res.alpha = _package_alpha(counts_multi, level)  # krippendorff_alpha's, from the counts at hand
     if n_boot <= 0:
         return res
 

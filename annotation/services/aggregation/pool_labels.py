@@ -90,10 +90,9 @@ def aggregation_section(*, pool: Pool, seed: int = 0, models: tuple[str, ...] = 
     for model in models:
         result = aggregate(votes.pair, votes.rater, votes.value, model=model, n_values=2, seed=seed)
         cmp = compare_with_majority(majority, result)
-        index = {int(u): i for i, u in enumerate(result.units)}
         listed = []
         for unit, m_label, o_label in zip(cmp.different_units[:limit], cmp.majority_labels, cmp.model_labels):
-            i = index[int(unit)]
+            i = int(np.searchsorted(result.units, unit))  # result.units are sorted
             row = at[np.searchsorted(majority.units, unit)]
             listed.append({"pair_id": int(unit), "caption_id": int(pairs.caption[row]), "clip_id": int(pairs.clip[row]),
                            "votes": votes_of(int(unit)), "majority": word[int(m_label)],
