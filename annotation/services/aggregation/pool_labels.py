@@ -73,14 +73,17 @@ def aggregation_section(*, pool: Pool, seed: int = 0, models: tuple[str, ...] = 
     votes = pool_votes(pool=pool) if votes is None else votes
     majority = aggregate(votes.pair, votes.rater, votes.value, model="majority", n_values=2)
     pairs = pool_pairs(pool=pool) if pairs is None else pairs
-    at = pairs.index_of(majority.units)
     names = pseudonyms(user_ids=np.unique(votes.rater).tolist())
-    by_pair = np.argsort(votes.pair, kind="stable")  # votes.pair is in label-id order: kept within a pair
-    sorted_pairs = votes.pair[by_pair]
+    index: list[np.ndarray] = []  # the votes in pair order, made when a first pair is listed
 
     def votes_of(unit: int) -> list[int]:
         # A listed pair's votes, looked up for the few pairs listed rather than held as Python lists
-        # for every pair of the pool (a release of FIRE's size: 555,000 lists).
+        # for every pair of the pool (a release of FIRE's size: 555,000 lists); the index is made
+        # after the models are fitted, so it is not held while they are (issue 40).
+        if not index:
+            by_pair = np.argsort(votes.pair, kind="stable")  # votes.pair is in label-id order: kept
+            index.extend([by_pair, votes.pair[by_pair]])
+        by_pair, sorted_pairs = index
         low, high = np.searchsorted(sorted_pairs, [unit, unit + 1])
         return votes.value[by_pair[low:high]].tolist()
 
@@ -93,7 +96,7 @@ def aggregation_section(*, pool: Pool, seed: int = 0, models: tuple[str, ...] = 
         listed = []
         for unit, m_label, o_label in zip(cmp.different_units[:limit], cmp.majority_labels, cmp.model_labels):
             i = int(np.searchsorted(result.units, unit))  # result.units are sorted
-            row = at[np.searchsorted(majority.units, unit)]
+            row = pairs.index_of(unit)
             listed.append({"pair_id": int(unit), "caption_id": int(pairs.caption[row]), "clip_id": int(pairs.clip[row]),
                            "votes": votes_of(int(unit)), "majority": word[int(m_label)],
                            "model": word[int(o_label)], "model_confidence": float(result.confidence[i])})
