@@ -260,11 +260,6 @@ def run_trec_ranking_rows(*, run: Run, depth: int | None = None) -> Iterator[tup
         yield q, [pk_of[c] for c in (ordered if depth is None else ordered[:depth])]
 
 
-def run_trec_rankings(*, run: Run, depth: int | None = None) -> dict[int, list[int]]:
-    """`caption id -> clip ids` of run_trec_ranking_rows, whole."""
-    return dict(run_trec_ranking_rows(run=run, depth=depth))
-
-
 class CaptionBlocks:
     """Rows ordered by caption id (their first column), taken a block of captions at a time: a
     leaderboard merges its streams (verdicts, each run's rankings, provenance) block by block, so
