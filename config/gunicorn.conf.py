@@ -34,12 +34,13 @@ workers = web_workers()
 # quiet 0.76x). Each thread holds its own database connection
 # (CONN_MAX_AGE): workers x threads connections per container. GUNICORN_THREADS=1 gives the sync
 # worker back.
-threads = int(os.environ.get("GUNICORN_THREADS", "4"))
+# Empty means unset: docker-compose.yml passes `${GUNICORN_THREADS:-}` through as "" when not given.
+threads = int(os.environ.get("GUNICORN_THREADS") or "4")
 if threads < 1:
     raise ValueError(f"GUNICORN_THREADS must be at least 1, got {threads}")
 worker_class = "gthread" if threads > 1 else "sync"
 # Seconds an idle keep-alive connection is held open (gunicorn's default is 2).
-keepalive = int(os.environ.get("GUNICORN_KEEPALIVE", "5"))
+keepalive = int(os.environ.get("GUNICORN_KEEPALIVE") or "5")
 timeout = int(os.environ.get("GUNICORN_TIMEOUT", "120"))
 
 os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR", "/tmp/rejudge-prometheus")

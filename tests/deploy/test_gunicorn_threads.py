@@ -34,6 +34,10 @@ def test_workers_are_threaded_with_keep_alive_unless_one_thread_is_asked_for(mon
     assert (sync["worker_class"], sync["threads"], sync["keepalive"]) == ("sync", 1, 2)
     with pytest.raises(ValueError, match="GUNICORN_THREADS must be at least 1"):
         _settings(monkeypatch, tmp_path, GUNICORN_THREADS="0")
+    # docker-compose.yml passes the variables through empty when they are not given: the defaults
+    # (the image's web container failed to start on int("") before).
+    empty = _settings(monkeypatch, tmp_path, GUNICORN_THREADS="", GUNICORN_KEEPALIVE="")
+    assert (empty["worker_class"], empty["threads"], empty["keepalive"]) == ("gthread", 4, 5)
 
 
 def _free_port() -> int:
