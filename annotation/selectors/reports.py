@@ -124,9 +124,9 @@ def pool_pairs(*, pool: Pool) -> PoolPairs:
     qs = (PooledPair.objects.filter(pool=pool, role=PooledPair.Role.POOL)
           .annotate(code=Case(When(state=PooledPair.State.RESOLVED, then=_answer_code("resolved_label")),
                               default=Value(-1), output_field=IntegerField())))
-    return PoolPairs(*_columns(qs, ["id", "caption_id", "clip_id", "is_original_positive", "state", "code", "vote_count",
-                                    "resolved_by_admin"], [np.int64, np.int64, np.int64, bool, object, np.int64,
-                                                           np.int64, bool], order_by=("id",)))
+    fields = ["id", "caption_id", "clip_id", "is_original_positive", "state", "code", "vote_count", "resolved_by_admin"]
+    dtypes = [np.int64, np.int64, np.int64, bool, object, np.int64, np.int64, bool]
+    return PoolPairs(*_columns(qs, fields, dtypes, order_by=("id",)))
 
 
 @dataclass
@@ -276,12 +276,6 @@ class CaptionBlocks:
             out.append(self._next)
             self._next = next(self._rows, None)
         return out
-
-
-def caption_blocks(caption_ids: np.ndarray, size: int) -> Iterator[np.ndarray]:
-    """The dataset's caption ids (ascending) in consecutive blocks of `size`."""
-    for start in range(0, caption_ids.size, size):
-        yield caption_ids[start:start + size]
 
 
 def pool_verdict_rows(*, pool: Pool) -> Iterator[tuple[int, int, int]]:

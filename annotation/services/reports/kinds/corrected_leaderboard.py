@@ -86,9 +86,12 @@ QUERY_BLOCK = 2_000
 VerdictRows = Callable[[], Iterable[tuple[int, int, int]]]
 
 
-def qrels_blocks(pool: Pool, corrected_rows: VerdictRows | None = None) -> Iterator[tuple[int, dict[int, dict[int, int]], dict[int, dict[int, int]]]]:
-    """`(last caption id, original qrels, corrected qrels)` of each block of QUERY_BLOCK of the dataset's
-    captions, in caption order, qrels as caption id -> clip id -> grade. The corrected ones are what
+Qrels = dict[int, dict[int, int]]
+
+
+def qrels_blocks(pool: Pool, corrected_rows: VerdictRows | None = None) -> Iterator[tuple[int, Qrels, Qrels]]:
+    """`(last caption id, original qrels, corrected qrels)` of each block of QUERY_BLOCK of the
+    dataset's captions, in caption order, qrels as caption id -> clip id -> grade. The corrected ones are what
     the qrels export writes (resolved pool pairs 1/0, original clips 1 whatever raters say), or
     `corrected_rows()`: `(caption id, clip id, 0/1)` by caption id (a release's whole qrels.txt,
     originals included)."""
@@ -204,13 +207,18 @@ def corrected_leaderboard_compute(*, pool: Pool, params: dict, progress: Callabl
     cells = []
     for done, run in enumerate(runs, start=1):
         mine = per_query[run.pk]
-        joined = {side: {key: np.concatenate([block[key] for block in mine[side]]) if mine[side] else np.zeros(0)
-                         for key in (names if side != "judged" else cutoffs)} for side in ("original", "corrected", "judged")}
-        sides = run_cells({side: {labels[m]: v for m, v in joined[side].items()} for side in ("original", "corrected")},
+
+        def joined(side: str, keys) -> dict:
+            # The blocks' per-query values end to end, in caption order: the whole run's.
+            return {key: np.concatenate([block[key] for block in mine[side]]) if mine[side] else np.zeros(0)
+                    for key in keys}
+
+        sides = run_cells({side: {labels[m]: v for m, v in joined(side, names).items()}
+                           for side in ("original", "corrected")},
                           replicates=replicates, seed=seed, confidence=confidence)
         cells.append({"run": run.name, "run_id": run.pk, **sides,
                       "judged": {judged_labels[k]: (float(v.mean()) if mine["queries"] else None)
-                                 for k, v in joined["judged"].items()},
+                                 for k, v in joined("judged", cutoffs).items()},
                       "queries_scored": mine["queries"], "queries_unanswered": mine["unanswered"]})
         step(done, total)
     interval = bootstrap
