@@ -4,34 +4,13 @@ Every rater request checks the caller's role; DRF's own TokenAuthentication load
 user in one query and the groups in another, on the hot path of the queue."""
 from __future__ import annotations
 
-from django.utils.functional import SimpleLazyObject, empty
 from django.utils.translation import gettext_lazy as _
-from drf_spectacular.authentication import SessionScheme
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import exceptions
 from rest_framework.authentication import BaseAuthentication, TokenAuthentication, get_authorization_header
-from rest_framework.authentication import SessionAuthentication as DrfSessionAuthentication
 
 from annotation import roles
 from annotation.services.crowd.worker_tokens import WorkerTokenRefused, worker_from_token
-
-
-class SessionAuthentication(DrfSessionAuthentication):
-    """DRF's session authentication (CSRF enforced on the session's user), except that a request
-    that brings no session at all is passed on at once. DRF's first asks Django's lazy
-    `request.user`, which builds the session store, looks for the user's key in it and makes an
-    AnonymousUser: about 2% of a worker's CPU on the queue's token-authenticated requests, to learn
-    what the missing cookie already says. A request whose user was set otherwise (a test's
-    RequestFactory, another middleware) or that has a session goes through DRF's check unchanged."""
-
-    def authenticate(self, request):
-        django_request = request._request
-        user = django_request.__dict__.get("user")
-        session = getattr(django_request, "session", None)
-        if (isinstance(user, SimpleLazyObject) and user._wrapped is empty and session is not None
-                and session.session_key is None and not hasattr(session, "_session_cache")):
-            return None  # AuthenticationMiddleware's user, not yet loaded, of an empty session: anonymous
-        return super().authenticate(request)
 
 
 class TokenWithRolesAuthentication(TokenAuthentication):
@@ -101,10 +80,3 @@ class StudyWorkerScheme(OpenApiAuthenticationExtension):
         return {"type": "apiKey", "in": "header", "name": "Authorization",
                 "description": "`StudyWorker <token>`: an MTurk worker's token from the study link, valid on their "
                                "study's endpoints and their pool's queue only."}
-
-
-class SiteSessionScheme(SessionScheme):
-    """The schema's cookie authentication, as for DRF's SessionAuthentication (drf-spectacular
-    matches the class by name, not its subclasses)."""
-
-    target_class = "api.authentication.SessionAuthentication"

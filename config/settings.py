@@ -349,8 +349,7 @@ LOGOUT_REDIRECT_URL = "/login/"
 # --- REST framework -------------------------------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        # DRF's, passing on at once a request with no session (the queue's token calls).
-        "api.authentication.SessionAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
         "api.authentication.TokenWithRolesAuthentication",
         # An MTurk worker in MTurk's iframe (no cookies there): their study's work only. Last, as
         # DRF takes the first class's challenge to choose 401 or 403 for the anonymous.
