@@ -113,3 +113,30 @@ def lease_task_for(rater, task, *, seconds: int = 600):
         refresh_task_flags(locked)
         locked.save(update_fields=TASK_FLAG_FIELDS)
     return lease
+
+
+def label_statements(rater, pool, labels: int, client_prefix: str) -> list[list[str]]:
+    """The SQL each of `labels` judged labels sends through the API (the rater's token; the next
+    pair is asked for first and not counted), without transaction control: one list per label.
+    The statement-budget tests of the queue read it."""
+    from django.db import connection, reset_queries
+    from django.test.utils import CaptureQueriesContext
+    from rest_framework.test import APIClient
+
+    from annotation.services.accounts.users import api_token_for
+
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {api_token_for(user=rater)}")
+    out = []
+    for n in range(labels):
+        assignment = client.post(f"/api/v1/pools/{pool.pk}/next/", {}, format="json").json()["assignment"]
+        assert assignment is not None, f"no pair for label {n + 1} of {labels}"
+        reset_queries()
+        with CaptureQueriesContext(connection) as captured:
+            response = client.post("/api/v1/labels/", {"client_id": f"{client_prefix}{n}",
+                                                         "lease_id": assignment["lease_id"], "value": "relevant"},
+                                    format="json")
+        assert response.status_code == 201, response.content
+        out.append([q["sql"] for q in captured.captured_queries if "SAVEPOINT" not in q["sql"]
+                    and q["sql"] not in ("BEGIN", "BEGIN IMMEDIATE", "COMMIT")])
+    return out

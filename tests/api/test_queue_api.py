@@ -8,7 +8,7 @@ import pytest
 from annotation.models import Clip, Label, Lease, PooledPair
 from annotation.services.pools.build import known_pairs_add
 from annotation.services.accounts.raters import memberships_grant
-from tests.factories import make_pool_with_runs, make_rater, make_user
+from tests.factories import label_statements, make_pool_with_runs, make_rater, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -275,27 +275,13 @@ def test_a_judged_label_on_a_bandit_pool_stays_within_its_statement_budget():
     hook), the locked pair, earlier labels with the lease ended (one statement on PostgreSQL), the
     label with the pair (one statement),
     the query's pairs, the query's counts, and the new order when it changed."""
-    from django.db import connection, reset_queries
-    from django.test.utils import CaptureQueriesContext
-    from rest_framework.test import APIClient
-
-    from annotation.services.accounts.users import api_token_for
+    from django.db import connection
 
     pool, _ = make_pool_with_runs(captions=3, clips=8, depth=4, judging={"strategy": "bandit"})
     rater = make_rater()
     memberships_grant(pool=pool, users=[rater])
-    c = APIClient()
-    c.credentials(HTTP_AUTHORIZATION=f"Token {api_token_for(user=rater)}")
     counts = []
-    for n in range(4):
-        a = c.post(f"/api/v1/pools/{pool.pk}/next/", {}, format="json").json()["assignment"]
-        reset_queries()
-        with CaptureQueriesContext(connection) as captured:
-            response = c.post("/api/v1/labels/", {"client_id": f"j{n}", "lease_id": a["lease_id"], "value": "relevant"},
-                              format="json")
-        assert response.status_code == 201
-        sent = [q["sql"] for q in captured.captured_queries if "SAVEPOINT" not in q["sql"]
-                and q["sql"] not in ("BEGIN", "BEGIN IMMEDIATE", "COMMIT")]
+    for n, sent in enumerate(label_statements(rater, pool, 4, "j")):
         # A statement is prepared once per connection (annotation/prepared.py), the first time it
         # runs: the budget is what every later label costs.
         prepares = [sql for sql in sent if sql.startswith("PREPARE ")]

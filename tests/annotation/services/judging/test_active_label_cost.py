@@ -14,6 +14,7 @@ from annotation.services.judging.active import query_confidences, snapshots_conf
 from annotation.services.judging.order import query_snapshot
 from tests.annotation.services.judging.test_queue_active import PROBABILITY, machine_judge
 from tests.annotation.services.judging.test_queue_strategies import name, setup
+from tests.factories import label_statements
 
 pytestmark = pytest.mark.django_db
 
@@ -59,28 +60,13 @@ def test_a_judged_label_on_an_active_pool_stays_within_its_statement_budget():
     locked pair, earlier labels with the lease ended, the label with the pair, the query's pairs, its
     counts, the new order when it changed), the machine's verdicts on the query's pairs included:
     9 when they took two ORM queries (the pairs' clips, then the verdicts)."""
-    from rest_framework.test import APIClient
-
     from annotation.models import PooledPair
-    from annotation.services.accounts.users import api_token_for
 
     pool, (rater,) = setup({})
     machine_judge(pool)
     judging_settings_update(pool=pool, changes={"strategy": "active", "machine_judge": "vlm", "sample_rate": 0.6})
-    c = APIClient()
-    c.credentials(HTTP_AUTHORIZATION=f"Token {api_token_for(user=rater)}")
-    counts = []
-    for n in range(3):
-        a = c.post(f"/api/v1/pools/{pool.pk}/next/", {}, format="json").json()["assignment"]
-        assert a is not None, counts
-        reset_queries()
-        with CaptureQueriesContext(connection) as captured:
-            response = c.post("/api/v1/labels/", {"client_id": f"a{n}", "lease_id": a["lease_id"], "value": "relevant"},
-                              format="json")
-        assert response.status_code == 201
-        sent = [q["sql"] for q in captured.captured_queries if "SAVEPOINT" not in q["sql"]
-                and q["sql"] not in ("BEGIN", "BEGIN IMMEDIATE", "COMMIT") and not q["sql"].startswith("PREPARE ")]
-        counts.append(len(sent))
+    counts = [sum(1 for sql in sent if not sql.startswith("PREPARE "))
+              for sent in label_statements(rater, pool, 3, "a")]
     assert PooledPair.objects.filter(pool=pool, state="resolved").count() == 3  # each label judged its pair
     # SQLite ends the lease and reads the earlier labels in two statements, and writes the label and
     # its pair in two (one each on PostgreSQL), and reads the verdicts in two ORM queries (the
