@@ -50,13 +50,43 @@ def _per_query(ranked: Ranked, qrels: Qrels, queries: Sequence[Hashable], measur
     return clip_per_query(ranked, qrels, queries, measures), judged_per_query(ranked, qrels, queries, cutoffs)
 
 
+#: A run's values on its scored queries, as the leaderboard has them: (measure -> per-query
+#: values, k -> per-query Judged@k), both in the order of the run's sorted scored queries.
+Scored = tuple[Mapping[str, np.ndarray], Mapping[int, np.ndarray]]
+
+
+def _without(ranked: Ranked, qrels: Qrels, removed: Sequence[Pair], queries: Sequence[Hashable], scored: Scored,
+             measures: Sequence[str], cutoffs: Sequence[int]) -> Scored:
+    """The run's values against ``qrels`` without ``removed``: only the queries that lost a pair are
+    scored again (a query's values depend on its own qrels and ranking alone), the others keep
+    their values with every pair."""
+    with_all, judged_with = scored
+    touched = {q for q, _ in removed}
+    at = [i for i, q in enumerate(queries) if q in touched]
+    if not at:
+        return with_all, judged_with
+    rescored = [queries[i] for i in at]
+    loo = qrels_without({q: qrels[q] for q in rescored}, removed)
+    values, judged = _per_query(ranked, loo, rescored, measures, cutoffs)
+    without = {m: v.copy() for m, v in with_all.items()}
+    judged_without = {k: v.copy() for k, v in judged_with.items()}
+    for m in measures:
+        without[m][at] = values[m]
+    for k in cutoffs:
+        judged_without[k][at] = judged[k]
+    return without, judged_without
+
+
 def pool_bias_block(runs: Mapping[Hashable, Ranked], qrels: Qrels, provenance: Mapping[Pair, Collection[Hashable]],
-                    *, measures: Sequence[str], cutoffs: Sequence[int], keep: Collection[Pair] = ()) -> dict:
+                    *, measures: Sequence[str], cutoffs: Sequence[int], keep: Collection[Pair] = (),
+                    scored: Mapping[Hashable, Scored] | None = None) -> dict:
     """``pool_bias_rows`` on one block of queries, per query: ``{run: {"pairs_removed",
     "relevant_removed", "with": {m: values}, "without": {m: values}, "judged_with": {k: values},
     "judged_without": {k: values}}}``, the values in the order of the run's scored queries (sorted).
     Every figure of a query depends on that query's qrels, ranking and provenance alone, so blocks
-    of queries computed apart and joined by ``pool_bias_summary`` give the figures of the whole."""
+    of queries computed apart and joined by ``pool_bias_summary`` give the figures of the whole.
+    ``scored``: each run's values against ``qrels`` already computed (the leaderboard's corrected
+    values, which are the With side), so only the Without side is computed here."""
     kept = set(keep)
     judged = [(q, c) for q, clips in qrels.items() for c in clips if (q, c) not in kept]
     own = pairs_only_from(provenance, judged)
@@ -64,9 +94,10 @@ def pool_bias_block(runs: Mapping[Hashable, Ranked], qrels: Qrels, provenance: M
     for name, ranked in runs.items():
         removed = own.get(name, [])
         queries = sorted(q for q in ranked if q in qrels)
-        with_all, judged_with = _per_query(ranked, qrels, queries, measures, cutoffs)
-        loo = qrels_without(qrels, removed) if removed else qrels
-        without, judged_without = _per_query(ranked, loo, queries, measures, cutoffs)
+        with_all, judged_with = (scored[name] if scored is not None and name in scored
+                                 else _per_query(ranked, qrels, queries, measures, cutoffs))
+        without, judged_without = _without(ranked, qrels, removed, queries, (with_all, judged_with), measures,
+                                           cutoffs)
         out[name] = {"pairs_removed": len(removed), "relevant_removed": sum(1 for q, c in removed if qrels[q][c] > 0),
                      "queries": len(queries), "with": with_all, "without": without, "judged_with": judged_with,
                      "judged_without": judged_without}

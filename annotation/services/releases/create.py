@@ -45,8 +45,8 @@ from annotation.services.exports.labels import (EXPORTS, LABEL_COLUMNS, export_l
                                                 fire_records_write, fire_resolution_note)
 from annotation.services.releases.archive import ReleaseArchive
 from annotation.services.releases.diff import change_listing, new_version_changes
-from annotation.services.releases.pool_bias import (MOMENT_POOL, NO_POOL, NO_RUNS, SAMPLED_POOL,
-                                                    no_leaderboard_reason, release_pool_bias)
+from annotation.services.releases.pool_bias import (MOMENT_POOL, NO_POOL, NO_RUNS, SAMPLED_POOL, ReleasePoolBias,
+                                                    no_leaderboard_reason)
 from annotation.analysis.leaderboard import leaderboard_csv_rows, leaderboard_svg
 from annotation.services.reports.kind import ReportError, kind_params_clean
 from annotation.services.reports.kinds import agreement as agreement_kind
@@ -153,7 +153,7 @@ def _write_qrels_and_pairs(archive: ReleaseArchive, pairs_name: str, pools, judg
                 counts["queries"] += 1
                 last_query = pair.caption
             if counts["qrels_pairs"] % 50_000 == 0:
-                step(f"qrels: {counts['qrels_pairs']} pairs")
+                step(f"qrels.txt: {counts['qrels_pairs']} pairs")
         pairs.flush()
     return counts
 
@@ -226,6 +226,7 @@ def _write_labels(archive: ReleaseArchive, pools, names: dict, step) -> int:
                 rows += 1
                 if rows % 50_000 == 0:
                     step(f"labels.csv: {rows} rows")
+    step("labels.csv written")
     return rows
 
 
@@ -257,18 +258,18 @@ def _release_verdict_rows(pools, judgment_sets, dataset_id) -> VerdictRows:
                     for pair in _resolved_pairs(pools, judgment_sets, dataset_id))
 
 
-def _pool_bias(pool, pools, judgment_sets, dataset_id, params, result, qrels_rows, counts) -> dict | None:
-    """The leaderboard's runs left out in turn (services/releases/pool_bias.py), against the qrels
-    the leaderboard scored; None, with the reason in the counts, where no run can be left out."""
-    reason = (MOMENT_POOL if MomentPoolDesign.objects.filter(pool=pool).exists() else
-              SAMPLED_POOL if result.get("sampled") else NO_RUNS if not result.get("runs") else None)
-    if reason:
-        counts["pool_bias_left_out"] = reason
+def _pool_bias_beside(pool, pools, judgment_sets, dataset_id, params, by_design: bool,
+                      counts) -> ReleasePoolBias | None:
+    """The pool bias of the leaderboard's runs (services/releases/pool_bias.py), computed beside
+    the leaderboard from its blocks; None, with the reason in the counts, where no run can be left
+    out (a pool scored by its own design)."""
+    if by_design:
+        moment = MomentPoolDesign.objects.filter(pool=pool).exists()
+        counts["pool_bias_left_out"] = MOMENT_POOL if moment else SAMPLED_POOL
         return None
     others = pools[1:] or judgment_sets
-    return release_pool_bias(
-        pool=pool, depth=result.get("depth"), ks=params["ks"], qrels_rows=qrels_rows,
-        elsewhere_rows=_release_verdict_rows(pools[1:], judgment_sets, dataset_id) if others else None)
+    elsewhere = _release_verdict_rows(pools[1:], judgment_sets, dataset_id) if others else None
+    return ReleasePoolBias(pool=pool, ks=params["ks"], elsewhere_rows=elsewhere)
 
 
 def release_submission_pools(*, name: str, pools: Sequence[Pool]) -> list[Submission]:
@@ -374,7 +375,11 @@ def _write_leaderboard(archive: ReleaseArchive, pools, judgment_sets, dataset_id
                                           f"verdicts but not ranked on this leaderboard")
         submissions = []
     runs += [run for s in submissions for run in s.pool.runs.order_by("name") if run.pk not in {r.pk for r in runs}]
-    result = leaderboard_kind.KIND.compute(pool=pool, params=params, progress=None, corrected_rows=qrels_rows, runs=runs)
+    bias = _pool_bias_beside(pool, pools, judgment_sets, dataset_id, params, by_design, counts)
+    result = leaderboard_kind.KIND.compute(pool=pool, params=params, progress=None, corrected_rows=qrels_rows,
+                                           runs=runs, each_block=bias.add if bias else None)
+    if bias and not result.get("runs"):
+        counts["pool_bias_left_out"], bias = NO_RUNS, None
     provenance = _run_provenance(pool, runs, submissions, rater_names or {})
     for row in result.get("runs", []):
         row["provenance"] = provenance.get(row.get("run_id"))
@@ -382,9 +387,9 @@ def _write_leaderboard(archive: ReleaseArchive, pools, judgment_sets, dataset_id
                       f"the verdicts of pool '{pool.name}' and the original positives"
                       + (" (qrels.txt also holds the release's other sources)" if len(pools) > 1 or judgment_sets
                          else " (qrels.txt)"))
-    bias = _pool_bias(pool, pools, judgment_sets, dataset_id, params, result, qrels_rows, counts)
+    table = bias.table(depth=result.get("depth")) if bias else None
     result = json_ready({"pool": pool.name, "params": params, "scored_against": scored_against, **result,
-                         **({"pool_bias": bias} if bias else {})})
+                         **({"pool_bias": table} if table else {})})
     archive.write_text("leaderboard.json", json.dumps(result, indent=1, ensure_ascii=False) + "\n")
     with archive.text("leaderboard.csv") as out:
         writer = safe_csv_writer(out)
@@ -504,6 +509,7 @@ def release_create(*, pools: Sequence[Pool] = (), judgment_sets: Sequence[Judgme
                     archive = ReleaseArchive(raw, folder=folder, created_at=created_at)
                     counts = _write_qrels_and_pairs(archive, pairs_name, pools, judgment_sets, dataset_id, step,
                                                     how_of_pool)
+                    step("qrels.txt written")
                     counts["changes"] = _write_changes(archive, previous, pairs_name, slug)
                     step("changes.json written")
                     fire = _write_fire(archive, pools, dataset.name, licence, names, step)

@@ -9,8 +9,8 @@ from __future__ import annotations
 from annotation.analysis.leaderboard import clip_measure_names, judged_cutoffs, measure_label
 from annotation.analysis.pool_bias import pool_bias_block, pool_bias_summary
 from annotation.models import Pool
-from annotation.selectors.reports import CaptionBlocks, pool_provenance_rows, pool_runs, run_trec_ranking_rows
-from annotation.services.reports.kinds.corrected_leaderboard import VerdictRows, qrels_blocks
+from annotation.selectors.reports import CaptionBlocks, pool_provenance_rows, pool_runs
+from annotation.services.reports.kinds.corrected_leaderboard import ScoredBlock, VerdictRows
 
 #: How the table was computed, in words: the datasheet, leaderboard.json and the page quote it.
 POOL_BIAS_CONVENTIONS = (
@@ -35,42 +35,50 @@ def no_leaderboard_reason(leaderboard_left_out: str) -> str:
     return f"No leaderboard, so no pool-bias table: {leaderboard_left_out}"
 
 
-def release_pool_bias(*, pool: Pool, depth: int | None, ks: list[int], qrels_rows: VerdictRows | None = None,
-                      elsewhere_rows: VerdictRows | None = None) -> dict:
-    """The pool-bias table of `pool`'s runs against the qrels the leaderboard scored (`qrels_rows`,
-    as corrected_leaderboard's qrels_blocks reads them; None: the pool's own verdicts and the
-    original positives), runs cut at `depth` as the leaderboard cut them. `elsewhere_rows`: the
-    pairs the release's other sources judged, which stay for every run. Read and computed a block
-    of captions at a time (analysis/pool_bias.py: pool_bias_block, pool_bias_summary)."""
-    names = clip_measure_names(ks)
-    cutoffs = judged_cutoffs(ks)
-    runs = pool_runs(pool=pool)
-    rankings = {run.pk: CaptionBlocks(run_trec_ranking_rows(run=run, depth=depth)) for run in runs}
-    proposals = CaptionBlocks(pool_provenance_rows(pool=pool))
-    elsewhere = CaptionBlocks(elsewhere_rows()) if elsewhere_rows else None
-    blocks = []
-    for last, original, qrels in qrels_blocks(pool, qrels_rows):
-        keep = {(q, c) for q, clips in original.items() for c in clips}
-        if elsewhere is not None:
-            keep |= {(q, c) for q, c, _ in elsewhere.upto(last)}
+class ReleasePoolBias:
+    """The pool-bias table of `pool`'s runs, computed beside the release's leaderboard: its
+    `add` is the leaderboard's `each_block` (corrected_leaderboard.ScoredBlock), so the verdicts and
+    the runs' rankings are read once, and the With side is the leaderboard's own corrected values
+    on the same queries (same qrels, same cut). Per block it reads the pool's provenance (and the
+    pairs the release's other sources judged, `elsewhere_rows`, which stay for every run) and
+    computes the Without side (analysis/pool_bias.py: pool_bias_block, pool_bias_summary)."""
+
+    def __init__(self, *, pool: Pool, ks: list[int], elsewhere_rows: VerdictRows | None = None) -> None:
+        self.pool = pool
+        self.names = clip_measure_names(ks)
+        self.cutoffs = judged_cutoffs(ks)
+        self.runs = pool_runs(pool=pool)
+        self.proposals = CaptionBlocks(pool_provenance_rows(pool=pool))
+        self.elsewhere = CaptionBlocks(elsewhere_rows()) if elsewhere_rows else None
+        self.blocks: list[dict] = []
+
+    def add(self, block: ScoredBlock) -> None:
+        keep = {(q, c) for q, clips in block.original.items() for c in clips}
+        if self.elsewhere is not None:
+            keep |= {(q, c) for q, c, _ in self.elsewhere.upto(block.last)}
         provenance: dict[tuple[int, int], set[int]] = {}
-        for q, c, run_id in proposals.upto(last):
+        for q, c, run_id in self.proposals.upto(block.last):
             provenance.setdefault((q, c), set()).add(run_id)
-        ranked = {run.pk: dict(rankings[run.pk].upto(last)) for run in runs}
-        blocks.append(pool_bias_block(ranked, qrels, provenance, measures=names, cutoffs=cutoffs, keep=keep))
-    if not blocks:  # a dataset without captions: every run scores nothing
-        blocks = [pool_bias_block({run.pk: {} for run in runs}, {}, {}, measures=names, cutoffs=cutoffs)]
-    rows = pool_bias_summary(blocks, measures=names, cutoffs=cutoffs)
-    labels = {m: measure_label(m, depth) for m in names}
-    judged_labels = {k: measure_label(f"Judged@{k}", depth) for k in cutoffs}
-    out_runs = []
-    for run in runs:
-        row = rows[run.pk]
-        out_runs.append({"run": run.name, "run_id": run.pk, "pairs_removed": row["pairs_removed"],
-                         "relevant_removed": row["relevant_removed"], "queries_scored": row["queries"],
-                         **{side: {labels[m]: row[side][m] for m in names}
-                            for side in ("with", "without", "difference")},
-                         **{side: {judged_labels[k]: row[side][k] for k in cutoffs}
-                            for side in ("judged_with", "judged_without")}})
-    return {"pool": pool.name, "measures": [labels[m] for m in names], "judged_measures": list(judged_labels.values()),
-            "runs": out_runs, "conventions": POOL_BIAS_CONVENTIONS}
+        self.blocks.append(pool_bias_block({run.pk: block.ranked[run.pk] for run in self.runs}, block.corrected,
+                                           provenance, measures=self.names, cutoffs=self.cutoffs, keep=keep,
+                                           scored={run.pk: block.scored[run.pk] for run in self.runs}))
+
+    def table(self, *, depth: int | None) -> dict:
+        """The table, runs cut at `depth` as the leaderboard cut them (its measures' names say it)."""
+        names, cutoffs = self.names, self.cutoffs
+        blocks = self.blocks or [  # a dataset without captions: every run scores nothing
+            pool_bias_block({run.pk: {} for run in self.runs}, {}, {}, measures=names, cutoffs=cutoffs)]
+        rows = pool_bias_summary(blocks, measures=names, cutoffs=cutoffs)
+        labels = {m: measure_label(m, depth) for m in names}
+        judged_labels = {k: measure_label(f"Judged@{k}", depth) for k in cutoffs}
+        out_runs = []
+        for run in self.runs:
+            row = rows[run.pk]
+            out_runs.append({"run": run.name, "run_id": run.pk, "pairs_removed": row["pairs_removed"],
+                             "relevant_removed": row["relevant_removed"], "queries_scored": row["queries"],
+                             **{side: {labels[m]: row[side][m] for m in names}
+                                for side in ("with", "without", "difference")},
+                             **{side: {judged_labels[k]: row[side][k] for k in cutoffs}
+                                for side in ("judged_with", "judged_without")}})
+        return {"pool": self.pool.name, "measures": [labels[m] for m in names],
+                "judged_measures": list(judged_labels.values()), "runs": out_runs, "conventions": POOL_BIAS_CONVENTIONS}

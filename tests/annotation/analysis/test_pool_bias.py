@@ -11,7 +11,9 @@ import pytest
 import pytrec_eval
 from ir_measures import Judged
 
-from annotation.analysis.pool_bias import pool_bias_rows, qrels_without
+import numpy as np
+
+from annotation.analysis.pool_bias import pool_bias_block, pool_bias_rows, pool_bias_summary, qrels_without
 
 MEASURES = ["C@1", "C@5", "C@10", "AP", "nDCG@10"]
 CUTOFFS = [1, 5, 10]
@@ -124,3 +126,55 @@ def test_equals_trec_eval_and_ir_measures_on_the_qrels_minus_each_runs_own_pairs
         for k in CUTOFFS:
             assert row["judged_without"][k] == pytest.approx(_judged(loo, run, scored, k), abs=1e-12), (name, k)
             assert row["judged_with"][k] == pytest.approx(_judged(qrels, run, scored, k), abs=1e-12), (name, k)
+
+
+def _trec_per_query(qrels, ranked, queries):
+    te_run = {q: {c: float(len(ranked[q]) - i) for i, c in enumerate(ranked[q])} for q in queries}
+    per = pytrec_eval.RelevanceEvaluator({q: qrels.get(q, {}) for q in queries},
+                                         {"success.1,5,10", "map", "ndcg_cut.10"}).evaluate(te_run)
+    return {m: np.array([per.get(q, {}).get(t, 0.0) for q in queries]) for m, t in TREC.items()}
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_the_with_side_given_by_the_leaderboard_is_taken_as_it_is(seed):
+    """A release hands pool_bias_block the leaderboard's per-query values as the With side
+    (``scored``): only the Without side is computed, on the queries that lost a pair, and the table
+    equals pytrec_eval's on the qrels without each run's own pairs."""
+    rng = random.Random(100 + seed)
+    clips = [f"c{i}" for i in range(12)]
+    queries = [f"q{i}" for i in range(rng.randint(1, 7))]
+    runs = {f"r{j}": {q: rng.sample(clips, rng.randint(1, 10)) for q in queries if rng.random() < 0.9}
+            for j in range(rng.randint(1, 3))}
+    provenance: dict = {}
+    for name, run in runs.items():
+        for q, ranked in run.items():
+            for c in ranked[:rng.randint(1, 4)]:
+                provenance.setdefault((q, c), set()).add(name)
+    qrels: dict = {}
+    for q, c in provenance:
+        if rng.random() < 0.7:
+            qrels.setdefault(q, {})[c] = rng.randint(0, 1)
+    scored = {}
+    for name, run in runs.items():
+        order = sorted(q for q in run if q in qrels)
+        per = _trec_per_query(qrels, run, order)
+        judged = {k: np.array([sum(c in qrels[q] for c in run[q][:k]) / len(run[q][:k]) for q in order])
+                  for k in CUTOFFS}
+        scored[name] = (per, judged)
+    before = {name: [v.copy() for v in per.values()] for name, (per, _) in scored.items()}
+    block = pool_bias_block(runs, qrels, provenance, measures=MEASURES, cutoffs=CUTOFFS, scored=scored)
+    rows = pool_bias_summary([block], measures=MEASURES, cutoffs=CUTOFFS)
+    for name, run in runs.items():
+        assert block[name]["with"] is scored[name][0] and block[name]["judged_with"] is scored[name][1]
+        own = {(q, c) for q, judged in qrels.items() for c in judged if provenance.get((q, c)) == {name}}
+        loo = {q: {c: g for c, g in judged.items() if (q, c) not in own} for q, judged in qrels.items()}
+        order = sorted(q for q in run if q in qrels)
+        if not order:
+            continue
+        without = _trec_means(loo, run, order)
+        for m in MEASURES:
+            assert rows[name]["without"][m] == pytest.approx(without[m], abs=1e-12), (name, m)
+        for k in CUTOFFS:
+            assert rows[name]["judged_without"][k] == pytest.approx(_judged(loo, run, order, k), abs=1e-12)
+        # The With side's arrays are not written to when the Without side differs.
+        assert all(np.array_equal(a, b) for a, b in zip(before[name], scored[name][0].values()))

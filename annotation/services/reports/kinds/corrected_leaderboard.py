@@ -18,6 +18,7 @@ not a bootstrap over labels that pretend to be complete. A moment pool is scored
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
+from typing import NamedTuple
 
 import numpy as np
 from django.db.models import Count, Q
@@ -156,6 +157,18 @@ MOMENT_JUDGED = (" Judged@K is given for clip pools only: a moment prediction ha
                  "merge predictions by IoU), so its share of judged predictions is not defined here.")
 
 
+class ScoredBlock(NamedTuple):
+    """One block of captions as the leaderboard scored it, for a caller that computes more from the
+    same reads (a release's pool bias: services/releases/pool_bias.py) instead of reading again."""
+    last: int  # the block's last caption id
+    original: Qrels
+    corrected: Qrels
+    ranked: dict[int, dict[int, list[int]]]  # run id -> caption id -> clip ids in trec_eval's order
+    # run id -> (measure -> corrected per-query values, k -> Judged@k per query), on the run's
+    # scored queries in sorted order (the queries of the block it ranked that have a judgment)
+    scored: dict[int, tuple[dict[str, np.ndarray], dict[int, np.ndarray]]]
+
+
 def scored_depth(pool: Pool, params: dict) -> int | None:
     """The depth runs are cut at: the one asked for; else none (the whole run), except on a sampled
     clip pool, whose corrected values are the judging estimates over the pool's depth, so both
@@ -167,10 +180,12 @@ def scored_depth(pool: Pool, params: dict) -> int | None:
 
 def corrected_leaderboard_compute(*, pool: Pool, params: dict, progress: Callable | None = None,
                                   corrected_rows: VerdictRows | None = None,
-                                  runs: list[Run] | None = None) -> dict:
+                                  runs: list[Run] | None = None,
+                                  each_block: Callable[[ScoredBlock], None] | None = None) -> dict:
     """The leaderboard of the pool's runs. `corrected_rows` (see qrels_blocks) replaces the pool's
     own verdicts: a release of several sources scores against its whole qrels.txt.
-    `runs` replaces the pool's runs on a clip pool (a release adds its accepted submissions' runs)."""
+    `runs` replaces the pool's runs on a clip pool (a release adds its accepted submissions' runs).
+    `each_block` is handed each block of a clip pool as scored (ScoredBlock), in caption order."""
     step = progress or (lambda done, total: None)
     if _is_moment_pool(pool):
         return _moment_leaderboard(pool, params, step)
@@ -195,15 +210,19 @@ def corrected_leaderboard_compute(*, pool: Pool, params: dict, progress: Callabl
         judged_queries += len(corrected_qrels)
         original_positives += sum(len(v) for v in original_qrels.values())
         corrected_positives += sum(sum(v.values()) for v in corrected_qrels.values())
+        block = ScoredBlock(last, original_qrels, corrected_qrels, {}, {})
         for run in runs:
-            ranked = dict(rankings[run.pk].upto(last))
+            ranked = block.ranked[run.pk] = dict(rankings[run.pk].upto(last))
             queries = sorted(q for q in ranked if q in corrected_qrels)
             mine = per_query[run.pk]
             mine["original"].append(clip_per_query(ranked, original_qrels, queries, names))
             mine["corrected"].append(clip_per_query(ranked, corrected_qrels, queries, names))
             mine["judged"].append(judged_per_query(ranked, corrected_qrels, queries, cutoffs))
+            block.scored[run.pk] = (mine["corrected"][-1], mine["judged"][-1])
             mine["queries"] += len(queries)
             mine["unanswered"] += sum(1 for q in corrected_qrels if q not in ranked)
+        if each_block is not None:
+            each_block(block)
     cells = []
     for done, run in enumerate(runs, start=1):
         mine = per_query[run.pk]
