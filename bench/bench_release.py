@@ -7,7 +7,10 @@ leaderboard and `manage.py evaluate` on the release's qrels.txt.
 
 The pool is bench_reports.py's (FIRE's MSVD shape: --pairs 555000 pooled pairs = 27,750 captions x
 20, ~650,000 votes from 40 raters, bulk-loaded with COPY). Each step runs in a fresh process so its
-peak RSS (getrusage) is its own; tracemalloc's peak counts the Python objects the step allocated.
+peak RSS (getrusage) is its own. `--traced` adds tracemalloc's peak (the Python objects a step
+allocated) in a separate run: tracing slows Python 3-4 times and holds a record per live block, so
+a traced run's seconds and RSS are not the release's (the 193-237 s once quoted for v1 at 555K
+were traced; untraced the same release took 61-64 s).
 The database is new for each run (its name carries the process id; --database-url names another)
 and dropped at the end unless --keep; the archives go to a temporary EXPORT_ROOT.
 
@@ -39,6 +42,7 @@ from _setup import REPO, SERVER, django_for_bench, free_port, peak_rss_mb, peak_
 HERE = os.path.dirname(os.path.abspath(__file__))
 WINDOW = 20  # bench_reports.py pools 20 clips a caption
 PORT: int | None = None  # --port: the download's gunicorn (each step a child process, which is given it too)
+TRACED = False  # --traced: tracemalloc in every step (slower, more memory: its own figures, not the release's)
 
 
 def _serve(port: int) -> subprocess.Popen:
@@ -129,7 +133,8 @@ def _step(kind: str, pool_id: int) -> None:
     from annotation.services.releases.create import release_create
     from annotation.services.releases.diff import release_diff
 
-    tracemalloc.start()
+    if TRACED:
+        tracemalloc.start()
     t = time.perf_counter()
     if kind == "adjudicate":
         # 1,000 pairs flipped by an admin's decision, as adjudication does it (state, label, flag).
@@ -152,7 +157,8 @@ def _step(kind: str, pool_id: int) -> None:
             # Each stage's own time and peak RSS (VmHWM reset after it): which part of a release holds memory.
             now = time.perf_counter()
             seconds, peak = now - last[0], peak_rss_since_reset_mb() or 0
-            name = message.split(":")[0]  # "qrels: 50000 pairs", "qrels: 100000 pairs"... are one stage
+            # "qrels.txt: 50000 pairs", ... "qrels.txt written" are one stage
+            name = message.split(":")[0].removesuffix(" written")
             if stages and stages[-1]["stage"] == name:
                 stages[-1]["seconds"] += seconds
                 stages[-1]["peak_rss_mb"] = max(stages[-1]["peak_rss_mb"], peak)
@@ -174,12 +180,14 @@ def _step(kind: str, pool_id: int) -> None:
     # Resetting VmHWM per stage resets getrusage's maximum too: the step's peak is the stages' largest.
     peak = max([peak_rss_mb()] + [s["peak_rss_mb"] for s in summary.get("stages", [])])
     print(json.dumps({"step": kind, "seconds": elapsed, "peak_rss_mb": peak,
-                      "traced_peak_mb": tracemalloc.get_traced_memory()[1] / 1e6, "summary": summary}))
+                      "traced_peak_mb": tracemalloc.get_traced_memory()[1] / 1e6 if TRACED else None,
+                      "summary": summary}))
 
 
 def _child(url: str, env: dict, *args: str) -> dict:
     port = ["--port", str(PORT)] if PORT else []
-    out = subprocess.run([sys.executable, __file__, "--database-url", url, *port, *args], capture_output=True, text=True,
+    traced = ["--traced"] if TRACED else []
+    out = subprocess.run([sys.executable, __file__, "--database-url", url, *port, *traced, *args], capture_output=True, text=True,
                          env=os.environ | env)
     if out.returncode:
         sys.exit(f"step {args} failed:\n{out.stderr[-3000:]}")
@@ -202,8 +210,13 @@ def _existing_pool(url: str) -> int | None:
     import psycopg2
 
     cfg = dj_database_url.parse(url)
-    conn = psycopg2.connect(dbname=cfg["NAME"], user=cfg["USER"], password=cfg["PASSWORD"] or None,
-                            host=cfg["HOST"], port=cfg["PORT"] or 5432)
+    try:
+        conn = psycopg2.connect(dbname=cfg["NAME"], user=cfg["USER"], password=cfg["PASSWORD"] or None,
+                                host=cfg["HOST"], port=cfg["PORT"] or 5432)
+    except psycopg2.OperationalError as exc:
+        if "does not exist" in str(exc):
+            return None  # nothing to reuse yet: this run generates it
+        raise
     conn.autocommit = True
     with conn.cursor() as cur:
         cur.execute("SELECT p.id FROM annotation_pool p JOIN annotation_dataset d ON d.id = p.dataset_id "
@@ -238,12 +251,13 @@ def _one_size(url: str, pairs: int, reuse: bool, keep: bool, drop: bool) -> dict
         pool_id = _existing_pool(url) if reuse else None
         if pool_id is None:
             pool_id = _generate(url, env, max(1, pairs // WINDOW))
-        print(f"{'step':<12}{'seconds':>9}{'peak RSS MB':>13}{'traced MB':>11}  result")
+        print(f"{'step':<12}{'seconds':>9}{'peak RSS MB':>13}{'traced MB' if TRACED else '':>11}  result")
         for kind, name in (("release", "v1"), ("adjudicate", None), ("release", "v2"), ("diff", "diff"),
                            ("download", None)):
             row = _child(url, env, "--step", kind, str(pool_id))
             stages = row["summary"].pop("stages", [])
-            print(f"{kind:<12}{row['seconds']:>9.1f}{row['peak_rss_mb']:>13.0f}{row['traced_peak_mb']:>11.1f}  "
+            print(f"{kind:<12}{row['seconds']:>9.1f}{row['peak_rss_mb']:>13.0f}"
+                  f"{format(row['traced_peak_mb'], '11.1f') if TRACED else '':>11}  "
                   f"{row['summary']}")
             for s in stages:  # where the release's time and memory go
                 print(f"  {s['stage'][:38]:<40}{s['seconds']:>7.1f} s{s['peak_rss_mb']:>8.0f} MB peak")
@@ -269,10 +283,14 @@ def main() -> None:
     parser.add_argument("--reuse", action="store_true",
                         help="Take the pool already in --database-url (an earlier --keep run) instead of generating.")
     parser.add_argument("--port", type=int, default=None, help="gunicorn's port for the download (default: a free one)")
+    parser.add_argument("--traced", action="store_true",
+                        help="Also trace Python allocations (tracemalloc) in every step and print their peak; the "
+                             "steps then run 3-4 times slower and hold more memory, so time and RSS are not the "
+                             "release's: trace in a run of its own.")
     parser.add_argument("--step", nargs=2, metavar=("KIND", "POOL_ID"), help=argparse.SUPPRESS)
     args = parser.parse_args()
-    global PORT
-    PORT = args.port
+    global PORT, TRACED
+    PORT, TRACED = args.port, args.traced
     url = args.database_url or f"{SERVER}/rejudge_bench_release_{os.getpid()}"
     if args.step:
         django_for_bench(url)
