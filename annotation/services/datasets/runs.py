@@ -192,8 +192,24 @@ class _DatasetIds:
         new = [i for i in new if text_problem(i) is None]
         for start in range(0, len(new), self.QUERY_BATCH):
             batch = new[start:start + self.QUERY_BATCH]
-            self.known.update(self.model.objects.filter(dataset=self.dataset, external_id__in=batch)
-                              .values_list("external_id", "id"))
+            if connection.vendor == "postgresql":
+                self.known.update(self._probe(batch))
+            else:
+                self.known.update(self.model.objects.filter(dataset=self.dataset, external_id__in=batch)
+                                  .values_list("external_id", "id"))
+
+    def _probe(self, batch: list[str]) -> list[tuple[str, int]]:
+        """One probe of the (dataset, external id) unique index per id asked. Asked as
+        `external_id IN (...)`, PostgreSQL's planner reads the whole dataset instead (a scan of its
+        clips filtered by the list: 12 ms for 5,000 ids among 100,000 clips, 101 ms among
+        1,000,000), which made a run's import slower the larger the collection (issue 40). The
+        LATERAL ... LIMIT 1 leaves it no plan but a lookup per id (16 ms at either size)."""
+        table = self.model._meta.db_table
+        with connection.cursor() as cursor:
+            cursor.execute(f"SELECT asked.external_id, found.id FROM unnest(%s::text[]) AS asked(external_id) "
+                           f"CROSS JOIN LATERAL (SELECT id FROM {table} WHERE dataset_id = %s "
+                           f"AND external_id = asked.external_id LIMIT 1) AS found", [batch, self.dataset.pk])
+            return cursor.fetchall()
 
     def get(self, external_id, default=None):
         return self.known.get(external_id, default)

@@ -44,7 +44,9 @@ def test_only_the_ids_the_run_names_are_read(tmp_path, collection, monkeypatch):
     caption_reads = _reads_of(Caption._meta.db_table, captured.captured_queries)
     assert clip_reads and caption_reads
     for query in clip_reads + caption_reads:
-        assert "external_id" in query["sql"] and " IN (" in query["sql"], query["sql"]
+        # PostgreSQL: one index probe per id (an array of the ids, _DatasetIds._probe); SQLite: IN.
+        asks = "unnest(ARRAY[" if connection.vendor == "postgresql" else " IN ("
+        assert "external_id" in query["sql"] and asks in query["sql"], query["sql"]
     shots_read = set(re.findall(r"'(shot\d+)'", " ".join(q["sql"] for q in clip_reads)))
     assert shots_read == {s for shots in named.values() for s in shots}  # each asked once, no other
     assert sum(len(re.findall(r"'shot\d+'", q["sql"])) for q in clip_reads) == len(shots_read)
@@ -63,3 +65,40 @@ def test_an_id_of_another_dataset_is_refused_naming_its_line(tmp_path, collectio
     assert problems == [(3, "doc_id", "unknown clip id 'shot-only-elsewhere' (not in this dataset)"),
                         (4, "query_id", "unknown caption id 't9999' (not in this dataset)")]
     assert not Prediction.objects.exists()
+
+
+@pytest.mark.postgres
+def test_postgresql_probes_the_unique_index_per_id_and_never_reads_the_dataset(tmp_path):
+    """Asked as `external_id IN (5,000 ids)`, PostgreSQL's planner read every clip of the dataset
+    and filtered them (an index scan on dataset_id, or a sequential scan at 1M clips): the import
+    grew with the collection. The lookup statement's plan, on a collection of 20,000 clips with
+    planner statistics, must be a probe of the (dataset, external id) index for each id."""
+    if connection.vendor != "postgresql":
+        pytest.fail("needs PostgreSQL")
+    dataset = Dataset.objects.create(name="planned")
+    Clip.objects.bulk_create([Clip(dataset=dataset, external_id=f"shot{i:05d}", video_id=f"v{i}")
+                              for i in range(20_000)], batch_size=5_000)
+    Caption.objects.bulk_create([Caption(dataset=dataset, external_id=f"t{t}", text=f"topic {t}") for t in range(5)])
+    with connection.cursor() as cursor:
+        cursor.execute(f"ANALYZE {Clip._meta.db_table}")
+    path = tmp_path / "run.trec"
+    path.write_text("".join(f"t{i // 1000} Q0 shot{4 * i:05d} {i % 1000 + 1} {1 - i % 1000 / 1000} sys\n"
+                            for i in range(5_000)))  # 5 topics x 1,000 distinct clips
+    with CaptureQueriesContext(connection) as captured:
+        run = run_import(dataset=dataset, path=path).run
+    assert run.prediction_count == 5_000
+    (lookup,) = [q["sql"] for q in _reads_of(Clip._meta.db_table, captured.captured_queries)]
+    with connection.cursor() as cursor:
+        cursor.execute("EXPLAIN (FORMAT JSON) " + lookup)
+        plan = cursor.fetchone()[0][0]["Plan"]
+
+    def nodes(node):
+        yield node
+        for child in node.get("Plans", []):
+            yield from nodes(child)
+
+    reads = [n for n in nodes(plan) if n.get("Relation Name") == Clip._meta.db_table]
+    assert reads, plan
+    for node in reads:
+        assert node["Node Type"] == "Index Scan" and node["Index Name"] == "clip_unique_external_id", node
+        assert "external_id" in node["Index Cond"] and "Filter" not in node, node
