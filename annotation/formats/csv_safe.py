@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import csv
 import re
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Sequence
 from decimal import Decimal
 from typing import Any
 
@@ -54,8 +54,28 @@ class SafeCsvWriter:
 
     def __init__(self, out, *, numeric_columns: Collection[int] = (), **csv_options) -> None:
         csv_options.setdefault("lineterminator", "\n")
+        self._out = out
         self._writer = csv.writer(out, **csv_options)
         self._numeric = frozenset(numeric_columns)
+        # Pieces of rows (cells_text) the fast way cannot vouch for are written by a second writer
+        # of the same dialect into a list, and cut out of the row it writes.
+        self._pieces: list[str] = []
+        self._piece_writer = csv.writer(_ListSink(self._pieces), **csv_options)
+        dialect = self._writer.dialect
+        self._delimiter, self._terminator = dialect.delimiter, dialect.lineterminator
+        for row in (["x"], ["x", ""], [""]):
+            self._piece_writer.writerow(row)
+        alone, with_empty, lone_empty = self._pieces
+        self._pieces.clear()
+        # What a trailing empty cell and the line end add to a row; a row of one empty cell.
+        self._trim = len(with_empty) - len(alone) + len(self._terminator)
+        self._lone_empty = lone_empty[:-len(self._terminator)]
+        # The csv module quotes a cell (QUOTE_MINIMAL) only for the delimiter and these characters
+        # (\r and \n whatever the line end: a piece that holds one is only left to the csv module).
+        special = {dialect.quotechar, dialect.escapechar, "\r", "\n", *self._terminator} - {None}
+        self._needs_quoting = (re.compile("[" + re.escape("".join(sorted(special))) + "]").search
+                               if dialect.quoting == csv.QUOTE_MINIMAL and self._delimiter not in special
+                               and not self._delimiter.isspace() else None)
 
     def writeheader(self, columns: Iterable[Any]) -> None:
         self._writer.writerow([csv_cell(c) for c in columns])
@@ -70,6 +90,48 @@ class SafeCsvWriter:
     def writerows(self, rows: Iterable[Iterable[Any]]) -> None:
         for row in rows:
             self.writerow(row)
+
+    def cells_text(self, cells: Sequence[Any], *, first: int = 0) -> str:
+        """The text writerow writes for `cells` as the columns from `first` on, without the line end:
+        a piece of a row, for write_pieces. A file whose rows repeat a run of cells (a pair's columns
+        on each of its labels' rows) makes that piece once; a cell's text does not depend on the
+        cells beside it. Where no cell needs quoting (the common case) the text is made here, as the
+        csv module makes it (a float by repr, other numbers by str); otherwise the csv module writes it."""
+        if self._numeric:
+            numeric = self._numeric
+            texts = [_cell_text(v, i in numeric) for i, v in enumerate(cells, start=first)]
+        else:
+            texts = [v if type(v) is str and v[:1] not in _FORMULA_FIRST else "" if v is None
+                     else str(v) if type(v) is int else _cell_text(v, False) for v in cells]
+        line = self._delimiter.join(texts)
+        if (self._needs_quoting is not None and line.count(self._delimiter) == len(texts) - 1
+                and not self._needs_quoting(line)):
+            return line
+        # The cells as writerow hands them over (numbers as numbers: QUOTE_NONNUMERIC tells them
+        # apart), and a trailing empty cell, cut off again: one empty cell alone is written quoted.
+        numeric = self._numeric
+        self._piece_writer.writerow([csv_cell(v, numeric=i in numeric) for i, v in enumerate(cells, start=first)]
+                                    + [""])
+        return self._pieces.pop()[:-self._trim]
+
+    def write_pieces(self, rows: Iterable[Sequence[str]]) -> None:
+        """Writes rows made of cells_text pieces (each a run of one or more cells, in column order),
+        in one write to the file."""
+        join, end, lone_empty = self._delimiter.join, self._terminator, self._lone_empty
+        self._out.write("".join([(join(pieces) or lone_empty) + end for pieces in rows]))
+
+
+def _cell_text(value: Any, numeric: bool) -> str:
+    """A cell's text as csv.writer writes what csv_cell gives it."""
+    cell = csv_cell(value, numeric=numeric)
+    return cell if isinstance(cell, str) else repr(cell) if isinstance(cell, float) else str(cell)
+
+
+class _ListSink:
+    """A csv.writer target that keeps each written row's text in a list."""
+
+    def __init__(self, parts: list[str]) -> None:
+        self.write = parts.append
 
 
 def safe_csv_writer(out, *, numeric_columns: Collection[int] = (), **csv_options) -> SafeCsvWriter:
