@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
+from django.conf import settings
 from django.db import connection
 from django.db.models import QuerySet
 
@@ -51,16 +52,29 @@ def json_value(raw) -> list:
     return json.loads(raw) if isinstance(raw, str) else raw
 
 
+def _iso_time(column: str) -> str:
+    """SQL for a timestamp column as the exports write it: on PostgreSQL with the connection in UTC,
+    ISO 8601 text made by the server, exactly what datetime.isoformat() makes of the aware datetime
+    the driver would return (microseconds only when not zero, then "+00:00"), so the export's
+    process neither parses nor formats the time of each label; elsewhere the column itself (the
+    export formats it: services/exports/labels.py, _when)."""
+    if not (connection.vendor == "postgresql" and settings.USE_TZ and connection.timezone_name == "UTC"):
+        return column
+    utc = f"({column} AT TIME ZONE 'UTC')"
+    return (f"to_char({utc}, 'YYYY-MM-DD\"T\"HH24:MI:SS') || CASE to_char({utc}, 'US') WHEN '000000' THEN '' "
+            f"ELSE '.' || to_char({utc}, 'US') END || '+00:00'")
+
+
 def export_label_rows(*, pool: Pool) -> Iterator[tuple]:
     """One row per label of the pool's 'pool' pairs (and one with empty label fields for a pair
     without labels), ordered by pair then vote order:
     (pair id, caption external id, caption text, clip external id, video id, start, end,
     is original, state, resolved label, by admin, votes, label id, pseudonym, value, counted,
-    sequence, surplus reason, seconds, created at)."""
+    sequence, surplus reason, seconds, created at (ISO text on PostgreSQL: _iso_time))."""
     t = export_tables()
     sql = (f"SELECT pp.id, c.external_id, c.text, cl.external_id, cl.video_id, pp.start, pp.\"end\", "
            f"pp.is_original_positive, pp.state, pp.resolved_label, pp.resolved_by_admin, pp.vote_count, "
-           f"l.id, rp.pseudonym, l.value, l.counted, l.sequence, l.surplus_reason, l.seconds, l.created_at "
+           f"l.id, rp.pseudonym, l.value, l.counted, l.sequence, l.surplus_reason, l.seconds, {_iso_time('l.created_at')} "
            f"FROM {t['pair']} pp JOIN {t['caption']} c ON c.id = pp.caption_id JOIN {t['clip']} cl ON cl.id = pp.clip_id "
            f"LEFT JOIN {t['label']} l ON l.pair_id = pp.id LEFT JOIN {t['profile']} rp ON rp.user_id = l.rater_id "
            f"WHERE pp.pool_id = %s AND pp.role = 'pool' "

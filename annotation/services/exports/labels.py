@@ -37,6 +37,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone as dt_timezone
 from itertools import groupby
+from operator import itemgetter
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -44,7 +45,7 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-from annotation.formats.csv_safe import safe_csv_writer
+from annotation.formats.csv_safe import SafeCsvWriter, safe_csv_writer
 from annotation.formats.fire_json import FireJsonWriter
 from annotation.formats.qrels import write_qrels
 from annotation.analysis.aggregation import MODEL_NOTES
@@ -106,29 +107,34 @@ _FLUSH = 1 << 20
 
 
 class HashingTextFile:
-    """A text sink that encodes to UTF-8, hashes and counts what it writes, in 1 MB blocks."""
+    """A text sink that encodes to UTF-8, hashes and counts what it writes, in blocks of about 1 MB
+    (1M characters): `raw` sees one write per block (a subclass may hand the block on elsewhere:
+    the release archive writes its members' blocks on a thread of their own)."""
 
     def __init__(self, raw) -> None:
         self.raw = raw
         self.sha256 = hashlib.sha256()
         self.size = 0
-        self._parts: list[bytes] = []
+        self._parts: list[str] = []
         self._pending = 0
 
     def write(self, text: str) -> int:
-        data = text.encode("utf-8")
-        self._parts.append(data)
-        self._pending += len(data)
+        self._parts.append(text)
+        self._pending += len(text)
         if self._pending >= _FLUSH:
             self.flush()
         return len(text)
 
     def flush(self) -> None:
-        block = b"".join(self._parts)
+        if self._parts:
+            block = "".join(self._parts).encode("utf-8")
+            self._parts, self._pending = [], 0
+            self.size += len(block)
+            self.write_block(block)
+
+    def write_block(self, block: bytes) -> None:
         self.sha256.update(block)
         self.raw.write(block)
-        self.size += len(block)
-        self._parts, self._pending = [], 0
 
 
 def export_format_params(fmt: str) -> dict[str, Param]:
@@ -156,11 +162,11 @@ def export_params_clean(*, fmt: str, params: dict | None, pool: Pool) -> dict:
 
 
 def _when(value) -> str | None:
-    if value is None:
-        return None
-    if isinstance(value, str):
+    """A label's time as ISO 8601 text. PostgreSQL's rows hold that text already (made by the server:
+    selectors/exports.py, _iso_time, which must agree with this), SQLite's naive datetimes in UTC."""
+    if value is None or isinstance(value, str):
         return value
-    if timezone.is_naive(value):
+    if value.utcoffset() is None:  # naive (timezone.is_naive, without the call)
         value = value.replace(tzinfo=dt_timezone.utc)
     return value.isoformat()
 
@@ -200,41 +206,76 @@ def _aggregated(pool: Pool, params: dict) -> dict[int, str | None] | None:
     return pool_aggregated_labels(pool=pool, model=params["aggregation"])
 
 
-def _label_records(pool: Pool, progress: Callable[[int], None], params: dict) -> Iterator[dict[str, Any]]:
+def _label_pairs(pool: Pool, progress: Callable[[int], None], params: dict,
+                 rater_name: Callable[[Any], Any] | None = None) -> Iterator[tuple[tuple, list, list[tuple]]]:
+    """The rows of the csv / jsonl exports (LABEL_COLUMNS' values), pair by pair: (the pair's
+    columns, pool_id to resolved_by; the runs that proposed it as (run, rank) pairs in rank order;
+    one tuple per label of its columns, label_id to created_at, or for a pair without labels one of
+    empty fields). `rater_name` maps a pseudonym to the id written (a release's r001...). The one
+    home of what the rows hold: the records, the CSV and a release's labels.csv are all read from here."""
     aggregation = params["aggregation"]
     decided = _aggregated(pool, params) or {}
     provenance = _merge_join(export_provenance_rows(pool=pool), 1)
-    for done, (pair_id, rows) in enumerate(groupby(export_label_rows(pool=pool), key=lambda r: r[0]), start=1):
-        proposed = [{"run": run, "rank": rank} for run, rank in provenance((pair_id,))]
-        for (_, caption_id, text, clip_id, video_id, start, end, original, state, resolved, by_admin, votes,
-             label_id, rater, value, counted, sequence, surplus, seconds, created_at) in rows:
-            resolved_by = _resolved_by(state, bool(by_admin), votes) or None
-            if pair_id in decided:
-                resolved = decided[pair_id]
-                resolved_by = aggregation if resolved else None
-            yield {
-                "pool_id": pool.pk, "pair_id": pair_id, "caption_id": caption_id, "caption_text": text,
-                "clip_id": clip_id, "video_id": video_id, "start": start, "end": end,
-                "is_original_positive": bool(original), "pair_state": state, "resolved_label": resolved or None,
-                "resolved_by": resolved_by,
-                "label_id": label_id, "rater": rater, "value": value,
-                "counted": None if label_id is None else bool(counted),
-                "vote_number": sequence or None, "surplus_reason": surplus or None, "seconds": seconds,
-                "created_at": _when(created_at), "proposed_by": proposed, "aggregation": aggregation,
-            }
+    pool_id = pool.pk
+    for done, (pair_id, group) in enumerate(groupby(export_label_rows(pool=pool), key=itemgetter(0)), start=1):
+        rows = list(group)
+        _, caption_id, text, clip_id, video_id, start, end, original, state, resolved, by_admin, votes = rows[0][:12]
+        resolved_by = _resolved_by(state, bool(by_admin), votes) or None
+        if pair_id in decided:
+            resolved = decided[pair_id]
+            resolved_by = aggregation if resolved else None
+        pair = (pool_id, pair_id, caption_id, text, clip_id, video_id, start, end, bool(original), state,
+                resolved or None, resolved_by)
+        labels = [(label_id, rater_name(rater) if rater_name is not None and rater is not None else rater, value,
+                   None if label_id is None else bool(counted), sequence or None, surplus or None, seconds,
+                   created_at if created_at is None or type(created_at) is str else _when(created_at))
+                  for (_, _, _, _, _, _, _, _, _, _, _, _,  # the pair's columns, as in rows[0]
+                       label_id, rater, value, counted, sequence, surplus, seconds, created_at) in rows]
+        yield pair, provenance((pair_id,)), labels
         progress(done)
+
+
+def _label_records(pool: Pool, progress: Callable[[int], None], params: dict,
+                   rater_name: Callable[[Any], Any] | None = None) -> Iterator[dict[str, Any]]:
+    aggregation = params["aggregation"]
+    for pair, proposed, labels in _label_pairs(pool, progress, params, rater_name):
+        runs = [{"run": run, "rank": rank} for run, rank in proposed]
+        for label in labels:
+            yield dict(zip(LABEL_COLUMNS, (*pair, *label, runs, aggregation)))
+
+
+def label_csv_write(writer: SafeCsvWriter, pool: Pool, params: dict, progress: Callable[[int], None],
+                    rater_name: Callable[[Any], Any] | None = None) -> int:
+    """Writes the pool's rows of the labels CSV (LABEL_COLUMNS; the header is the caller's) to an
+    open writer (a release writes several pools into one labels.csv); `rater_name` as in
+    _label_pairs. Returns the rows written. `proposed_by` is `run@rank` joined by `;`.
+
+    A pair's own columns are the same on each of its labels' rows: they are made CSV text once
+    per pair (SafeCsvWriter.cells_text), each label's columns once per label."""
+    piece = writer.cells_text
+    aggregation = params["aggregation"]
+    label_at = LABEL_COLUMNS.index("label_id")
+    tail_at = LABEL_COLUMNS.index("proposed_by")
+    written = 0
+    batch: list[tuple[str, str, str]] = []
+    for pair, proposed, labels in _label_pairs(pool, progress, params, rater_name):
+        head = piece(pair)
+        tail = piece((";".join([f"{run}@{rank}" for run, rank in proposed]), aggregation), first=tail_at)
+        batch += [(head, piece(label, first=label_at), tail) for label in labels]
+        if len(batch) >= 2048:
+            written += len(batch)
+            writer.write_pieces(batch)
+            batch = []
+    written += len(batch)
+    writer.write_pieces(batch)
+    return written
 
 
 def _write_csv(out: HashingTextFile, pool: Pool, params: dict, progress) -> dict:
     # Numbers reach the writer typed (ints, floats), so only text is checked for formulas.
     writer = safe_csv_writer(out)
     writer.writeheader(LABEL_COLUMNS)
-    rows = 0
-    for record in _label_records(pool, progress, params):
-        record["proposed_by"] = ";".join(f"{p['run']}@{p['rank']}" for p in record["proposed_by"])
-        writer.writerow([record[c] for c in LABEL_COLUMNS])
-        rows += 1
-    return {"rows": rows}
+    return {"rows": label_csv_write(writer, pool, params, progress)}
 
 
 def _write_jsonl(out: HashingTextFile, pool: Pool, params: dict, progress) -> dict:
@@ -349,8 +390,8 @@ def fire_records_write(writer: FireJsonWriter, pool: Pool, params: dict, progres
             "shared_text_records": merged, "conflicting_texts": conflicting}
 
 
-#: One row of the csv / jsonl exports as a dict (LABEL_COLUMNS), pair by pair: releases write
-#: their labels.csv from it.
+#: One row of the csv / jsonl exports as a dict (LABEL_COLUMNS), pair by pair (`rater_name` as in
+#: _label_pairs); a release writes its labels.csv with label_csv_write, from the same rows.
 export_label_records = _label_records
 
 _WRITERS = {"qrels": _write_qrels, "fire_json": _write_fire, "csv": _write_csv, "jsonl": _write_jsonl}
