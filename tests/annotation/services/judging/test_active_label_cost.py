@@ -64,7 +64,9 @@ def test_a_judged_label_on_an_active_pool_stays_within_its_statement_budget():
 
     pool, (rater,) = setup({})
     machine_judge(pool)
-    judging_settings_update(pool=pool, changes={"strategy": "active", "machine_judge": "vlm", "sample_rate": 0.6})
+    # Every pair in the sample (rate 1): a smaller rate draws by a hash of the caption's id, which
+    # differs from run to run (the database's sequences), and could leave fewer than 3 pairs.
+    judging_settings_update(pool=pool, changes={"strategy": "active", "machine_judge": "vlm", "sample_rate": 1.0})
     counts = [sum(1 for sql in sent if not sql.startswith("PREPARE "))
               for sent in label_statements(rater, pool, 3, "a")]
     assert PooledPair.objects.filter(pool=pool, state="resolved").count() == 3  # each label judged its pair
