@@ -4,10 +4,16 @@ be a multipart upload to a bucket), each member streamed in and hashed on the wa
 The zip is hashed and counted as it is written, so the release row records the archive's size and
 SHA-256 without reading it back; each member's size and SHA-256 (of its uncompressed bytes) go to
 release.json and SHA256SUMS.
+
+A member's text is hashed, deflated and written on a thread of its own while the caller makes the
+next block of it (_MemberText): zlib's deflate and crc32 and hashlib's sha256 let go of the GIL on
+large buffers, so on a second core they run beside the Python that makes rows.
 """
 from __future__ import annotations
 
 import hashlib
+import queue
+import threading
 import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -38,6 +44,49 @@ class _Sink:
         pass
 
 
+class _MemberText(HashingTextFile):
+    """A zip member's text sink whose 1 MB blocks are hashed and written into the member (deflated,
+    then through the archive's sink to storage) on a thread of its own, in the order they were made.
+
+    The thread is the only one writing to the zip while the member is open. An error in it stops
+    the writing: the caller's next block raises it, and so does close(); stop() ends the thread
+    without raising, for a caller that is already raising. Either way the thread is joined."""
+
+    _QUEUED = 4  # blocks made but not yet written: what the thread may fall behind by
+
+    def __init__(self, member) -> None:
+        super().__init__(member)
+        self._blocks: queue.Queue[bytes | None] = queue.Queue(maxsize=self._QUEUED)
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._write_blocks, name="release-archive-member", daemon=True)
+        self._thread.start()
+
+    def write_block(self, block: bytes) -> None:
+        if self._error is not None:
+            raise self._error
+        self._blocks.put(block)
+
+    def _write_blocks(self) -> None:
+        while (block := self._blocks.get()) is not None:
+            if self._error is None:  # after an error, blocks are only taken, so the caller never waits
+                try:
+                    super().write_block(block)
+                except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+                    self._error = exc
+
+    def stop(self) -> None:
+        """Waits until the thread has taken every block and ended."""
+        if self._thread.is_alive():
+            self._blocks.put(None)
+            self._thread.join()
+
+    def close(self) -> None:
+        """Waits until every block is written; raises the thread's error, if it had one."""
+        self.stop()
+        if self._error is not None:
+            raise self._error
+
+
 class ReleaseArchive:
     def __init__(self, raw, *, folder: str, created_at: datetime) -> None:
         self.folder = folder
@@ -54,9 +103,14 @@ class ReleaseArchive:
         info.external_attr = 0o644 << 16
         # force_zip64: a labels file past 2 GB at a very large pool must still fit.
         with self.zip.open(info, "w", force_zip64=True) as member:
-            out = HashingTextFile(member)
-            yield out
-            out.flush()
+            out = _MemberText(member)
+            try:
+                yield out
+                out.flush()
+            except BaseException:
+                out.stop()
+                raise
+            out.close()
         self.files.append({"path": path, "bytes": out.size, "sha256": out.sha256.hexdigest()})
 
     def write_text(self, path: str, text: str) -> None:
