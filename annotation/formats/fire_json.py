@@ -245,6 +245,22 @@ class FireJsonReader:
                           obj.get("dataset") if isinstance(obj.get("dataset"), str) else None)
 
 
+def _json_encoder():
+    """json.dumps(value, ensure_ascii=False), for the writer's millions of records: json.dumps makes
+    a JSONEncoder and a C encoder for each call, a good part of its cost; this makes the same C
+    encoder, with the same settings, once (no circular check: records are made of plain lists)."""
+    plain = json.JSONEncoder(ensure_ascii=False)
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:  # a Python without the C accelerator
+        return plain.encode
+    encode = make(None, plain.default, json.encoder.encode_basestring, plain.indent, plain.key_separator,
+                  plain.item_separator, plain.sort_keys, plain.skipkeys, plain.allow_nan)
+    return lambda value: "".join(encode(value, 0))
+
+
+_record_json = _json_encoder()
+
+
 class FireJsonWriter:
     """Writes a FIRE dataset JSON one record at a time.
 
@@ -268,14 +284,17 @@ class FireJsonWriter:
               annotator_ids: list, models: list[str], dataset: str, response_ids: list, queue_ids: list) -> None:
         """`label` and `annotator_labels` in our words ('relevant'/'not_relevant'); None makes the
         record a disagreement."""
-        record: dict[str, Any] = {"query": query, "video_id": video_id}
+        words = [FIRE_WORD[v] for v in annotator_labels]
         if label is not None:
-            record["label"] = FIRE_WORD[label]
-        record |= {"annotator_labels": [FIRE_WORD[v] for v in annotator_labels], "annotator_ids": annotator_ids,
-                   "models": models, "dataset": dataset, "response_ids": response_ids, "queue_ids": queue_ids}
-        section = "annotations" if label is not None else "disagreements"
-        out = self.handle if label is not None else self._parked
-        out.write(("\n" if self.counts[section] == 0 else ",\n") + json.dumps(record, ensure_ascii=False))
+            record = {"query": query, "video_id": video_id, "label": FIRE_WORD[label], "annotator_labels": words,
+                      "annotator_ids": annotator_ids, "models": models, "dataset": dataset,
+                      "response_ids": response_ids, "queue_ids": queue_ids}
+            section, out = "annotations", self.handle
+        else:
+            record = {"query": query, "video_id": video_id, "annotator_labels": words, "annotator_ids": annotator_ids,
+                      "models": models, "dataset": dataset, "response_ids": response_ids, "queue_ids": queue_ids}
+            section, out = "disagreements", self._parked
+        out.write(("\n" if self.counts[section] == 0 else ",\n") + _record_json(record))
         self.counts[section] += 1
 
     def __exit__(self, exc_type, exc, tb) -> None:

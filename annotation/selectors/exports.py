@@ -116,10 +116,11 @@ def export_fire_pair_rows(*, pool: Pool) -> Iterator[tuple]:
 
 
 def export_fire_vote_rows(*, pool: Pool) -> Iterator[tuple]:
-    """Counted votes of decided pool pairs in the same order: (canon, clip, pair, value, pseudonym, label id)."""
+    """Counted votes of decided pool pairs, pair by pair in export_fire_pair_rows' order (then by
+    vote order): (pair id, value, pseudonym, label id)."""
     t = export_tables()
     sql = (_CANON.format(**t) +
-           f" SELECT canon.canon_id, pp.clip_id, pp.id, l.value, rp.pseudonym, l.id "
+           f" SELECT pp.id, l.value, rp.pseudonym, l.id "
            f"FROM {t['label']} l JOIN {t['pair']} pp ON pp.id = l.pair_id JOIN canon ON canon.id = pp.caption_id "
            f"LEFT JOIN {t['profile']} rp ON rp.user_id = l.rater_id "
            f"WHERE pp.pool_id = %s AND pp.role = 'pool' AND {_DECIDED} AND l.counted "
@@ -128,10 +129,11 @@ def export_fire_vote_rows(*, pool: Pool) -> Iterator[tuple]:
 
 
 def export_fire_provenance_rows(*, pool: Pool) -> Iterator[tuple]:
-    """Runs that proposed decided pool pairs, same order: (canon, clip, pair, run name)."""
+    """Runs that proposed decided pool pairs, pair by pair in export_fire_pair_rows' order (then by
+    rank): (pair id, run name)."""
     t = export_tables()
     sql = (_CANON.format(**t) +
-           f" SELECT canon.canon_id, pp.clip_id, pp.id, r.name "
+           f" SELECT pp.id, r.name "
            f"FROM {t['prov']} pv JOIN {t['pair']} pp ON pp.id = pv.pair_id JOIN canon ON canon.id = pp.caption_id "
            f"JOIN {t['run']} r ON r.id = pv.run_id "
            f"WHERE pp.pool_id = %s AND pp.role = 'pool' AND {_DECIDED} "

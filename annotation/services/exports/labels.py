@@ -171,23 +171,35 @@ def _when(value) -> str | None:
     return value.isoformat()
 
 
-def _merge_join(rows: Iterator[tuple], width: int) -> Callable[[tuple], list[tuple]]:
-    """Takes rows ordered by a key of `width` leading columns; `take(key)` returns the rest of the
-    rows with that key, skipping any with a smaller key (a merge join, one row held at a time)."""
-    pending = [next(rows, None)]
+class _Following:
+    """The rows of a stream that follows a driving stream pair by pair: each row's first column is
+    a pair id of the driving stream, and its rows come in the driving stream's order of pairs (the
+    selectors order both alike and filter the pairs alike). `take(pair_id)` returns the next rows
+    of that pair (whole rows), none if it has none; one row is held at a time. `finish()` checks
+    that every row was taken: a row of a pair the driving stream never had would otherwise stop the
+    merge there and leave the pairs after it without their rows."""
 
-    def take(key: tuple) -> list[tuple]:
+    __slots__ = ("_rows", "_pending", "_name")
+
+    def __init__(self, rows: Iterator[tuple], name: str) -> None:
+        self._rows, self._name = rows, name
+        self._pending = next(rows, None)
+
+    def take(self, pair_id) -> list[tuple]:
+        row = self._pending
+        if row is None or row[0] != pair_id:
+            return []
         out = []
-        row = pending[0]
-        while row is not None and row[:width] < key:
+        rows = self._rows
+        while row is not None and row[0] == pair_id:
+            out.append(row)
             row = next(rows, None)
-        while row is not None and row[:width] == key:
-            out.append(row[width:])
-            row = next(rows, None)
-        pending[0] = row
+        self._pending = row
         return out
 
-    return take
+    def finish(self) -> None:
+        if self._pending is not None:
+            raise RuntimeError(f"the {self._name} of pair {self._pending[0]} came out of the pairs' order")
 
 
 def _resolved_by(state: str, by_admin: bool, votes: int) -> str:
@@ -215,7 +227,7 @@ def _label_pairs(pool: Pool, progress: Callable[[int], None], params: dict,
     home of what the rows hold: the records, the CSV and a release's labels.csv are all read from here."""
     aggregation = params["aggregation"]
     decided = _aggregated(pool, params) or {}
-    provenance = _merge_join(export_provenance_rows(pool=pool), 1)
+    provenance = _Following(export_provenance_rows(pool=pool), "proposing runs")
     pool_id = pool.pk
     for done, (pair_id, group) in enumerate(groupby(export_label_rows(pool=pool), key=itemgetter(0)), start=1):
         rows = list(group)
@@ -231,8 +243,9 @@ def _label_pairs(pool: Pool, progress: Callable[[int], None], params: dict,
                    created_at if created_at is None or type(created_at) is str else _when(created_at))
                   for (_, _, _, _, _, _, _, _, _, _, _, _,  # the pair's columns, as in rows[0]
                        label_id, rater, value, counted, sequence, surplus, seconds, created_at) in rows]
-        yield pair, provenance((pair_id,)), labels
+        yield pair, [(run, rank) for _, run, rank in provenance.take(pair_id)], labels
         progress(done)
+    provenance.finish()
 
 
 def _label_records(pool: Pool, progress: Callable[[int], None], params: dict,
@@ -344,37 +357,37 @@ def fire_records_write(writer: FireJsonWriter, pool: Pool, params: dict, progres
                        rater_name: Callable[[Any], Any] | None = None) -> dict:
     """Writes the pool's FIRE records to an open FireJsonWriter (a release writes several pools
     into one file); `rater_name` maps a platform pseudonym to the id written. Returns the counts."""
-    votes = _merge_join(export_fire_vote_rows(pool=pool), 3)
-    proposing_runs = _merge_join(export_fire_provenance_rows(pool=pool), 3)
+    votes = _Following(export_fire_vote_rows(pool=pool), "votes")
+    proposing_runs = _Following(export_fire_provenance_rows(pool=pool), "proposing runs")
     tag = params["dataset_tag"]
     decided = _aggregated(pool, params) or {}
+    resolved_state = PooledPair.State.RESOLVED.value
     merged = conflicting = done = 0
     before = dict(writer.counts)
-    for _, group in groupby(export_fire_pair_rows(pool=pool), key=lambda r: r[:2]):
+    for _, group in groupby(export_fire_pair_rows(pool=pool), key=itemgetter(0, 1)):
         labels, ids, models, response_ids, queue_ids, resolved = [], [], [], [], [], set()
         pairs = list(group)
         text, clip = pairs[0][3], pairs[0][4]
         imported_taken = False
-        for (canon, clip_pk, pair_id, _, _, state, resolved_label, vote_count, by_admin,
+        for (_, _, pair_id, _, _, state, resolved_label, vote_count, by_admin,
              imported_labels, imported_ids, imported_models) in pairs:
-            key = (canon, clip_pk, pair_id)
-            given = votes(key)
+            given = votes.take(pair_id)
             # One published record judged every caption row of the text: take its raters once.
             if not given and not by_admin and imported_labels is not None and not imported_taken:
                 labels += json_value(imported_labels)
                 ids += json_value(imported_ids)
                 models += json_value(imported_models)
                 imported_taken = True
-            for value, pseudonym, label_id in given:
+            for _, value, pseudonym, label_id in given:
                 labels.append(value)
                 ids.append(rater_name(pseudonym) if rater_name else pseudonym)
                 response_ids.append(label_id)
                 queue_ids.append(pair_id)
-            models += [name for (name,) in proposing_runs(key)]
+            models += [name for _, name in proposing_runs.take(pair_id)]
             if pair_id in decided:
                 if decided[pair_id] is not None:
                     resolved.add(decided[pair_id])
-            elif state == PooledPair.State.RESOLVED:
+            elif state == resolved_state:
                 resolved.add(resolved_label)
         if len(pairs) > 1:
             merged += 1
@@ -385,6 +398,8 @@ def fire_records_write(writer: FireJsonWriter, pool: Pool, params: dict, progres
                      response_ids=response_ids, queue_ids=queue_ids)
         done += len(pairs)
         progress(done)
+    votes.finish()
+    proposing_runs.finish()
     return {"annotations": writer.counts["annotations"] - before["annotations"],
             "disagreements": writer.counts["disagreements"] - before["disagreements"],
             "shared_text_records": merged, "conflicting_texts": conflicting}

@@ -44,6 +44,53 @@ def test_writer_produces_the_published_layout():
     assert writer.counts == {"annotations": 2, "disagreements": 1}
 
 
+class _Text(str):
+    pass
+
+
+class _Number(int):
+    pass
+
+
+# Every kind of value a record can carry (imported raters' ids are whatever the published file held).
+AWKWARD = ["=1+2", 'say "hi"\\', "tab\there\r\n", "café 日本 😀", "\x00\x01\x1f\x7f\u2028\u2029", "", _Text("sub"),
+           0, -7, 2**70, True, False, None, 1.5, -0.0, 1e-07, 1e22, float("nan"), float("inf"), _Number(5),
+           [], ["nested", 1, [None]], {"k": "v", "n": [1.5]}, ("a", 2)]
+
+
+def test_writer_records_are_json_dumps_of_the_record_whatever_they_hold():
+    """The writer encodes records without json.dumps (issue 40); each line is json.dumps of the
+    record all the same (ensure_ascii=False, default separators), on every kind of value."""
+    records = []
+    for n in range(len(AWKWARD)):
+        values = AWKWARD[n:] + AWKWARD[:n]
+        records.append({"query": AWKWARD[n] if isinstance(AWKWARD[n], str) else "q", "video_id": f"v{n}",
+                        "label": (None, "relevant", "not_relevant")[n % 3],
+                        "annotator_labels": ["relevant", "not_relevant"][: n % 3], "annotator_ids": values[:5],
+                        "models": [v for v in values if isinstance(v, str)], "dataset": "MSVD\u2028",
+                        "response_ids": values[5:8], "queue_ids": [n, 2**40]})
+    text, writer = _write(records=records)
+    lines = text.split("\n")
+    words = {"relevant": "relevant", "not_relevant": "irrelevant"}
+
+    def dumped(record):
+        fire = {key: value for key, value in record.items() if key != "label" or value is not None}
+        fire["label"] = words.get(record["label"])
+        order = ["query", "video_id", "label", "annotator_labels", "annotator_ids", "models", "dataset",
+                 "response_ids", "queue_ids"]
+        fire = {key: fire[key] for key in order if key != "label" or record["label"] is not None}
+        fire["annotator_labels"] = [words[v] for v in record["annotator_labels"]]
+        return json.dumps(fire, ensure_ascii=False)
+
+    annotations = [dumped(r) for r in records if r["label"] is not None]
+    disagreements = [dumped(r) for r in records if r["label"] is None]
+    assert lines[1:1 + len(annotations)] == [line + "," for line in annotations[:-1]] + annotations[-1:]
+    start = 1 + len(annotations) + 1
+    assert lines[start:start + len(disagreements)] == [line + "," for line in disagreements[:-1]] + disagreements[-1:]
+    with pytest.raises(TypeError, match="not JSON serializable"):  # as json.dumps refuses it
+        _write(records=[_record("q", "v", "relevant", [], ids=[object()])])
+
+
 def test_writer_with_nothing_is_still_valid_json():
     text, _ = _write(records=[])
     assert json.loads(text) == {"annotations": [], "disagreements": [], "datasets": ["MSVD"], "license": "CC BY 4.0",
