@@ -101,8 +101,10 @@ class SafeCsvWriter:
             numeric = self._numeric
             texts = [_cell_text(v, i in numeric) for i, v in enumerate(cells, start=first)]
         else:
+            # csv_cell and the csv module's own text, written out for the common types.
             texts = [v if type(v) is str and v[:1] not in _FORMULA_FIRST else "" if v is None
-                     else str(v) if type(v) is int else _cell_text(v, False) for v in cells]
+                     else str(v) if type(v) is int else ("True" if v else "False") if type(v) is bool
+                     else repr(v) if type(v) is float else _cell_text(v, False) for v in cells]
         line = self._delimiter.join(texts)
         if (self._needs_quoting is not None and line.count(self._delimiter) == len(texts) - 1
                 and not self._needs_quoting(line)):
