@@ -41,8 +41,8 @@ from annotation.selectors.releases import (release_pair_rows, release_rater_pseu
                                            release_sampled_pools)
 from annotation.selectors.reports import pool_raters_without_profile, pool_runs
 from annotation.services.accounts.raters import rater_profile
-from annotation.services.exports.labels import (EXPORTS, LABEL_COLUMNS, export_label_records, export_params_clean,
-                                                fire_records_write, fire_resolution_note)
+from annotation.services.exports.labels import (EXPORTS, LABEL_COLUMNS, export_params_clean, fire_records_write,
+                                                fire_resolution_note, label_csv_write)
 from annotation.services.releases.archive import ReleaseArchive
 from annotation.services.releases.diff import change_listing, new_version_changes
 from annotation.services.releases.pool_bias import (MOMENT_POOL, NO_POOL, NO_RUNS, SAMPLED_POOL, ReleasePoolBias,
@@ -214,18 +214,17 @@ def _write_fire(archive: ReleaseArchive, pools, dataset_name: str, licence: str,
 
 def _write_labels(archive: ReleaseArchive, pools, names: dict, step) -> int:
     rows = 0
+
+    def pairs_done(done: int) -> None:
+        if done % 50_000 == 0:
+            step(f"labels.csv: {done} pairs of {pool.name}")
+
     with archive.text("labels.csv") as out:
         writer = safe_csv_writer(out)
         writer.writeheader(LABEL_COLUMNS)
         for pool in pools:
             params = export_params_clean(fmt="csv", params={}, pool=pool)
-            for record in export_label_records(pool, lambda done: None, params):
-                record["rater"] = names.get(record["rater"]) if record["rater"] is not None else None
-                record["proposed_by"] = ";".join(f"{p['run']}@{p['rank']}" for p in record["proposed_by"])
-                writer.writerow([record[c] for c in LABEL_COLUMNS])
-                rows += 1
-                if rows % 50_000 == 0:
-                    step(f"labels.csv: {rows} rows")
+            rows += label_csv_write(writer, pool, params, pairs_done, rater_name=names.get)
     step("labels.csv written")
     return rows
 
