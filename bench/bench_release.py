@@ -17,7 +17,7 @@ and dropped at the end unless --keep; the archives go to a temporary EXPORT_ROOT
     .venv/bin/python bench/bench_release.py --pairs 555000 [--database-url URL] [--keep]
     .venv/bin/python bench/bench_release.py --pairs 100000,555000   (both sizes, side by side)
 
-Each release step also prints its stages (qrels.txt, changes.json, fire.json, labels.csv, agreement,
+Each release step also prints its stages (agreement, qrels.txt, changes.json, fire.json, labels.csv,
 leaderboard) with the time and the peak RSS of each (VmHWM reset between stages).
 Goal (issue 40): peak memory flat from 100K to 555K pairs (ratio <= 1.2), a FIRE-scale release built
 in under 60 s.

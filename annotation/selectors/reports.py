@@ -1,7 +1,8 @@
 """Reads for reports: stored reports and judgment sets, and the pool data reports are computed from.
 
-Report inputs come out as NumPy columns (read in chunks through a server-side cursor on
-PostgreSQL), because a pool of 550K pairs with 650K labels is too big to hold as model instances.
+Report inputs come out as NumPy columns (a binary COPY parsed into arrays on PostgreSQL, chunked
+reads elsewhere: `_columns`), because a pool of 550K pairs with 650K labels is too big to hold as
+model instances.
 Export inputs are in selectors/exports.py; a stored report's tables are its kind's
 (services/reports/registry.py).
 """
