@@ -111,6 +111,12 @@ def _majority(task: NDArray, label: NDArray, n_values: int) -> tuple[NDArray, ND
     return units, labels, share.astype(float)
 
 
+def _unique_index(values: NDArray) -> tuple[NDArray, NDArray]:
+    """np.unique(values, return_inverse=True), the inverse as int32 when it fits."""
+    uniques, inverse = np.unique(values, return_inverse=True)
+    return uniques, inverse.astype(np.int32) if uniques.size < 2**31 else inverse
+
+
 #: crowd-kit's floor for probabilities and error rates before a log (crowd-kit DawidSkene's _EPS).
 _EPS = 1e-10
 
@@ -139,12 +145,16 @@ def dawid_skene(task: NDArray[np.int64], worker: NDArray[np.int64], label: NDArr
 
     # Column by column (one true label at a time), as crowd-kit's frames sum them, and holding one
     # value per label at a time, not one per label and true label.
+    # The task x label arrays are worked on in place: at 1.1M tasks each is 18 MB.
     def e_step(priors: NDArray, errors: NDArray) -> NDArray:
         logs = np.log2(errors)  # log2 P(given | true), worker x given x true
-        likelihood = np.log2(np.maximum(priors, _EPS)) + np.stack(
+        likelihood = np.stack(
             [np.bincount(task, weights=logs[worker, label, t], minlength=n_tasks) for t in range(n_labels)], axis=-1)
-        scaled = np.exp2(likelihood - likelihood.max(axis=1, keepdims=True))
-        return scaled / scaled.sum(axis=1, keepdims=True)
+        likelihood += np.log2(np.maximum(priors, _EPS))
+        likelihood -= likelihood.max(axis=1, keepdims=True)
+        np.exp2(likelihood, out=likelihood)
+        likelihood /= likelihood.sum(axis=1, keepdims=True)
+        return likelihood
 
     def lower_bound(probas: NDArray, priors: NDArray, errors: NDArray) -> float:
         logs, log_priors = np.log(errors), np.log(np.maximum(priors, _EPS))
@@ -184,10 +194,11 @@ def aggregate(unit: ArrayLike, rater: ArrayLike, value: ArrayLike, *, model: Mod
     if model == "majority":
         units, labels, confidence = _majority(task, label, V)
     elif model == "dawid_skene":
-        units, at = np.unique(task, return_inverse=True)
-        workers, worker = np.unique(worker_ids, return_inverse=True)
+        # Indices as int32 (half the memory of the label-sized arrays EM reads every step).
+        units, at = _unique_index(task)
+        workers, worker = _unique_index(worker_ids)
         # The value codes seen; a code no one used cannot be a label.
-        codes, given = np.unique(label, return_inverse=True)
+        codes, given = _unique_index(label)
         probas, errors = dawid_skene(at, worker, given, n_tasks=units.size, n_workers=workers.size,
                                      n_labels=codes.size, n_iter=n_iter)
         chosen = probas.argmax(axis=1)  # the first of equal probabilities, as pandas' idxmax
