@@ -248,10 +248,11 @@ def _label_pairs(pool: Pool, progress: Callable[[int], None], params: dict,
     provenance.finish()
 
 
-def _label_records(pool: Pool, progress: Callable[[int], None], params: dict,
-                   rater_name: Callable[[Any], Any] | None = None) -> Iterator[dict[str, Any]]:
+def export_label_records(pool: Pool, progress: Callable[[int], None], params: dict) -> Iterator[dict[str, Any]]:
+    """One row of the csv / jsonl exports as a dict (LABEL_COLUMNS), pair by pair: the jsonl export's
+    records (the csv export and a release's labels.csv write the same rows with label_csv_write)."""
     aggregation = params["aggregation"]
-    for pair, proposed, labels in _label_pairs(pool, progress, params, rater_name):
+    for pair, proposed, labels in _label_pairs(pool, progress, params):
         runs = [{"run": run, "rank": rank} for run, rank in proposed]
         for label in labels:
             yield dict(zip(LABEL_COLUMNS, (*pair, *label, runs, aggregation)))
@@ -293,7 +294,7 @@ def _write_csv(out: HashingTextFile, pool: Pool, params: dict, progress) -> dict
 
 def _write_jsonl(out: HashingTextFile, pool: Pool, params: dict, progress) -> dict:
     rows = 0
-    for record in _label_records(pool, progress, params):
+    for record in export_label_records(pool, progress, params):
         out.write(json.dumps(record, ensure_ascii=False) + "\n")
         rows += 1
     return {"rows": rows}
@@ -404,10 +405,6 @@ def fire_records_write(writer: FireJsonWriter, pool: Pool, params: dict, progres
             "disagreements": writer.counts["disagreements"] - before["disagreements"],
             "shared_text_records": merged, "conflicting_texts": conflicting}
 
-
-#: One row of the csv / jsonl exports as a dict (LABEL_COLUMNS), pair by pair (`rater_name` as in
-#: _label_pairs); a release writes its labels.csv with label_csv_write, from the same rows.
-export_label_records = _label_records
 
 _WRITERS = {"qrels": _write_qrels, "fire_json": _write_fire, "csv": _write_csv, "jsonl": _write_jsonl}
 

@@ -116,3 +116,23 @@ def test_a_releases_labels_csv_and_fire_json_are_the_csv_module_and_json_dumps_o
     assert files["fire.json"] == _fire_layout(json.loads(files["fire.json"]))
     listed = {f["path"]: f for f in release.files}
     assert listed["labels.csv"]["bytes"] == len(files["labels.csv"].encode("utf-8"))
+
+
+def test_a_following_stream_gives_each_pair_its_rows_and_refuses_rows_out_of_the_pairs_order():
+    """The FIRE and CSV writers merge the votes and proposing runs into the pairs' stream by pair
+    id (labels._Following): a pair's rows in order, none for a pair without any; a row of a pair the
+    driving stream never reached would stop the merge there, so finish() names it rather than the
+    file silently losing the rows after it."""
+    from annotation.services.exports.labels import _Following
+
+    votes = _Following(iter([(1, "a"), (1, "b"), (3, "c")]), "votes")
+    assert votes.take(1) == [(1, "a"), (1, "b")]
+    assert votes.take(2) == []
+    assert votes.take(3) == [(3, "c")]
+    votes.finish()  # every row taken
+
+    stuck = _Following(iter([(1, "a"), (9, "x"), (2, "b")]), "votes")
+    assert stuck.take(1) == [(1, "a")]
+    assert stuck.take(2) == []  # 9 comes before 2: not the pairs' order
+    with pytest.raises(RuntimeError, match="the votes of pair 9 came out of the pairs' order"):
+        stuck.finish()
