@@ -71,8 +71,8 @@ def _columns(queryset: QuerySet, fields: list[str], dtypes: list, order_by: tupl
     a FIRE-sized pool's columns are held once, not once in chunks and again joined (issue 40). On
     PostgreSQL they come as a binary COPY parsed straight into the arrays (_BinaryColumns; 4.0 ->
     1.5 s for a FIRE-sized pool's 663,000 votes); elsewhere the compiled SQL runs on a chunked
-    cursor and is converted a chunk at a time (building Django rows for 550K pairs would take most of a
-    report's time).
+    cursor and is converted a chunk at a time (building Django rows for 550K pairs would take most
+    of a report's time).
     """
     size = queryset.order_by().count()
     if connection.vendor == "postgresql":
@@ -83,13 +83,20 @@ def _columns(queryset: QuerySet, fields: list[str], dtypes: list, order_by: tupl
     with connection.chunked_cursor() as cursor:
         cursor.execute(sql, params)
         while rows := cursor.fetchmany(FETCH):
-            if done + len(rows) > size:
-                size = max(2 * size, done + len(rows))
-                out = [np.concatenate([a[:done], np.empty(size - done, dtype=a.dtype)]) for a in out]
+            out = _room_for(out, done, len(rows))
             for i, column in enumerate(zip(*rows)):
                 out[i][done:done + len(rows)] = np.asarray(column, dtype=dtypes[i])
             done += len(rows)
     return [a if done == a.size else a[:done].copy() for a in out]
+
+
+def _room_for(arrays: list[np.ndarray], done: int, more: int) -> list[np.ndarray]:
+    """The arrays, each with room for `more` values after its first `done`: as they are, or grown
+    (doubled at least) when rows arrived after the count that sized them."""
+    if done + more <= arrays[0].size:
+        return arrays
+    size = max(2 * arrays[0].size, done + more)
+    return [np.concatenate([a[:done], np.empty(size - done, dtype=a.dtype)]) for a in arrays]
 
 
 # PostgreSQL's binary COPY (docs: "COPY", "Binary Format"): a header, then per row a 16-bit field
@@ -149,9 +156,7 @@ class _BinaryColumns:
         if n and ((rows["fields"] != len(self.dtypes)).any()
                   or any((rows[f"length{i}"] != w).any() for i, w in enumerate(self.widths))):
             raise ValueError("a binary COPY row that is not the columns asked for (a NULL, or another type)")
-        if self.done + n > self.out[0].size:
-            size = max(2 * self.out[0].size, self.done + n)
-            self.out = [np.concatenate([a[:self.done], np.empty(size - self.done, dtype=a.dtype)]) for a in self.out]
+        self.out = _room_for(self.out, self.done, n)
         for i, column in enumerate(self.out):
             column[self.done:self.done + n] = rows[f"value{i}"]
         self.done += n

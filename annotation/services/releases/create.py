@@ -215,16 +215,18 @@ def _write_fire(archive: ReleaseArchive, pools, dataset_name: str, licence: str,
 def _write_labels(archive: ReleaseArchive, pools, names: dict, step) -> int:
     rows = 0
 
-    def pairs_done(done: int) -> None:
-        if done % 50_000 == 0:
-            step(f"labels.csv: {done} pairs of {pool.name}")
+    def pairs_done(pool_name: str) -> Callable[[int], None]:
+        def done_so_far(done: int) -> None:
+            if done % 50_000 == 0:
+                step(f"labels.csv: {done} pairs of {pool_name}")
+        return done_so_far
 
     with archive.text("labels.csv") as out:
         writer = safe_csv_writer(out)
         writer.writeheader(LABEL_COLUMNS)
         for pool in pools:
             params = export_params_clean(fmt="csv", params={}, pool=pool)
-            rows += label_csv_write(writer, pool, params, pairs_done, rater_name=names.get)
+            rows += label_csv_write(writer, pool, params, pairs_done(pool.name), rater_name=names.get)
     step("labels.csv written")
     return rows
 
