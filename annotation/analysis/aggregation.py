@@ -87,34 +87,48 @@ def rater_confusion_counts(unit: ArrayLike, rater: ArrayLike, value: ArrayLike, 
     v = np.asarray(value, dtype=np.int64)
     units = np.asarray(units, dtype=np.int64)
     labels = np.asarray(labels, dtype=np.int64)
-    pos = np.searchsorted(units, u)
-    found = (pos < units.size) & (units[np.minimum(pos, max(units.size - 1, 0))] == u) if units.size else np.zeros(u.size, bool)
-    truth = np.full(u.size, UNRESOLVED, dtype=np.int64)
-    truth[found] = labels[pos[found]]
+    # Each label's aggregated label (UNRESOLVED where its unit has none), with one label-sized
+    # temporary at a time: at 1.33M votes this function was the agreement report's peak (issue 40).
+    truth = np.full(u.size, UNRESOLVED, dtype=np.int8 if n_values <= np.iinfo(np.int8).max else np.int64)
+    if units.size:
+        pos = np.searchsorted(units, u)
+        np.minimum(pos, units.size - 1, out=pos)
+        found = units[pos] == u
+        truth[found] = labels[pos[found]]
+        del pos, found
     keep = truth >= 0
     out: dict[int, list[list[int]]] = {}
     for who in np.unique(r):
         mine = keep & (r == who)
-        counts = np.bincount(truth[mine] * n_values + v[mine], minlength=n_values * n_values).reshape(n_values, n_values)
-        out[int(who)] = counts.tolist()
+        cells = truth[mine].astype(np.int64) * n_values + v[mine]
+        out[int(who)] = np.bincount(cells, minlength=n_values * n_values).reshape(n_values, n_values).tolist()
     return out
 
 
 def _majority(task: NDArray, label: NDArray, n_values: int) -> tuple[NDArray, NDArray, NDArray]:
-    units, inverse = np.unique(task, return_inverse=True)
+    units, inverse = _unique_index(task)
     resolution = resolve_majority(inverse, label, n_units=units.size)
     labels = resolution.resolved.astype(np.int64)
     labels[labels == NO_LABELS] = UNRESOLVED
-    counts = np.bincount(inverse * n_values + label, minlength=units.size * n_values)
+    counts = np.bincount(inverse * np.int64(n_values) + label, minlength=units.size * n_values)
     counts = counts.reshape(units.size, n_values)
     share = counts.max(axis=1) / np.maximum(counts.sum(axis=1), 1)
     return units, labels, share.astype(float)
 
 
+#: Values looked up at a time by _unique_index: its temporaries stay this size, whatever the input's.
+_INDEX_CHUNK = 1 << 18
+
+
 def _unique_index(values: NDArray) -> tuple[NDArray, NDArray]:
-    """np.unique(values, return_inverse=True), the inverse as int32 when it fits."""
-    uniques, inverse = np.unique(values, return_inverse=True)
-    return uniques, inverse.astype(np.int32) if uniques.size < 2**31 else inverse
+    """np.unique(values, return_inverse=True), the inverse as int32 when it fits, found a chunk at a
+    time: np.unique's own inverse sorts the whole input and holds four label-sized arrays (61 MB at
+    1.33M votes, the agreement report's peak), this one a chunk's (issue 40)."""
+    uniques = np.unique(values)
+    inverse = np.empty(values.size, dtype=np.int32 if uniques.size < 2**31 else np.int64)
+    for start in range(0, values.size, _INDEX_CHUNK):
+        inverse[start:start + _INDEX_CHUNK] = np.searchsorted(uniques, values[start:start + _INDEX_CHUNK])
+    return uniques, inverse
 
 
 #: crowd-kit's floor for probabilities and error rates before a log (crowd-kit DawidSkene's _EPS).
@@ -145,11 +159,12 @@ def dawid_skene(task: NDArray[np.int64], worker: NDArray[np.int64], label: NDArr
 
     # Column by column (one true label at a time), as crowd-kit's frames sum them, and holding one
     # value per label at a time, not one per label and true label.
-    # The task x label arrays are worked on in place: at 1.1M tasks each is 18 MB.
-    def e_step(priors: NDArray, errors: NDArray) -> NDArray:
+    # The task x label array is worked on in place, the last step's probabilities overwritten (the
+    # E-step reads only the priors and errors made from them): at 1.1M tasks it is 18 MB.
+    def e_step(priors: NDArray, errors: NDArray, likelihood: NDArray) -> NDArray:
         logs = np.log2(errors)  # log2 P(given | true), worker x given x true
-        likelihood = np.stack(
-            [np.bincount(task, weights=logs[worker, label, t], minlength=n_tasks) for t in range(n_labels)], axis=-1)
+        for t in range(n_labels):
+            likelihood[:, t] = np.bincount(task, weights=logs[worker, label, t], minlength=n_tasks)
         likelihood += np.log2(np.maximum(priors, _EPS))
         likelihood -= likelihood.max(axis=1, keepdims=True)
         np.exp2(likelihood, out=likelihood)
@@ -164,11 +179,12 @@ def dawid_skene(task: NDArray[np.int64], worker: NDArray[np.int64], label: NDArr
 
     counts = np.bincount(task * n_labels + label, minlength=n_tasks * n_labels).reshape(n_tasks, n_labels)
     probas = counts / counts.sum(axis=1, keepdims=True)
+    del counts  # not held through the iterations (18 MB at 1.1M tasks)
     priors = probas.mean(axis=0)
     errors = m_step(probas)
     loss = -np.inf
     for _ in range(n_iter):
-        probas = e_step(priors, errors)
+        probas = e_step(priors, errors, probas)
         priors = probas.mean(axis=0)
         errors = m_step(probas)
         new_loss = lower_bound(probas, priors, errors) / n
@@ -202,7 +218,9 @@ def aggregate(unit: ArrayLike, rater: ArrayLike, value: ArrayLike, *, model: Mod
         probas, errors = dawid_skene(at, worker, given, n_tasks=units.size, n_workers=workers.size,
                                      n_labels=codes.size, n_iter=n_iter)
         chosen = probas.argmax(axis=1)  # the first of equal probabilities, as pandas' idxmax
-        labels, confidence = codes[chosen], probas[np.arange(units.size), chosen]
+        labels, confidence = codes[chosen], np.take_along_axis(probas, chosen[:, None], axis=1)[:, 0]
+        # Not held beside the confusion counts below: 43 MB at 1.1M pairs (issue 40).
+        del probas, chosen, at, worker, given
         for w, who in enumerate(workers.tolist()):
             m = np.zeros((V, V))
             m[np.ix_(codes, codes)] = errors[w].T  # rows true, columns given

@@ -78,10 +78,12 @@ def _as_labels(unit: ArrayLike, value: ArrayLike) -> tuple[NDArray[np.int64], ND
         vf = v.astype(float)
         if not np.all(np.isfinite(vf)) or np.any(vf % 1 != 0):
             raise ValueError("value must hold integer codes (filter out missing labels first)")
-    v = v.astype(np.int64)
+    # No copy of columns that are int64 already (nothing here writes to them): at 1.33M votes the
+    # copies made in agreement() and again in value_counts_matrix() were 42 MB (issue 40).
+    v = v.astype(np.int64, copy=False)
     if v.size and v.min() < 0:
         raise ValueError("value codes must be non-negative integers")
-    return u.astype(np.int64), v
+    return u.astype(np.int64, copy=False), v
 
 
 def label_positions(unit: ArrayLike, *, order: ArrayLike | None = None) -> NDArray[np.int64]:
@@ -453,9 +455,9 @@ def resolve_majority(
 def _group_median(groups: NDArray[np.int64], x: NDArray[np.float64], n_groups: int) -> NDArray:
     ok = np.isfinite(x)
     g, xs = groups[ok], x[ok]
-    idx = np.lexsort((xs, g))
-    g, xs = g[idx], xs[idx]
+    xs = xs[np.lexsort((xs, g))]  # by group, then value; the groups' sizes need no sorting
     cnt = np.bincount(g, minlength=n_groups)
+    del g
     start = np.r_[0, np.cumsum(cnt)[:-1]]
     med = np.full(n_groups, np.nan)
     has = cnt > 0

@@ -126,3 +126,35 @@ def test_dawid_skene_equals_crowd_kit_on_random_crowds(seed, n_values, n_labels)
         for true, p in row.items():
             assert ours.rater_error_model[int(worker)][int(true)][int(given)] == pytest.approx(p, abs=1e-9)
     assert ours.rater_error_model[50][1][1] == 0  # rater 0 never said 1
+
+
+@pytest.mark.parametrize("size", [0, 1, 6, 7, 8, 50])
+def test_unit_indices_found_a_chunk_at_a_time_equal_numpys(monkeypatch, size):
+    """_unique_index looks values up a chunk at a time (issue 40: np.unique's own inverse was the
+    agreement report's memory peak at 1.1M pairs): at every chunk boundary it must give np.unique's."""
+    from annotation.analysis import aggregation
+
+    monkeypatch.setattr(aggregation, "_INDEX_CHUNK", 7)
+    values = np.random.default_rng(size).integers(-5, 20, size) * 1000
+    uniques, inverse = aggregation._unique_index(values)
+    expected_uniques, expected_inverse = np.unique(values, return_inverse=True)
+    assert uniques.tolist() == expected_uniques.tolist() and inverse.tolist() == expected_inverse.tolist()
+    assert inverse.dtype == np.int32
+
+
+@pytest.mark.parametrize("model", ["majority", "dawid_skene"])
+def test_confusion_counts_are_each_raters_labels_against_the_aggregate_counted_by_hand(monkeypatch, model):
+    from annotation.analysis import aggregation
+
+    monkeypatch.setattr(aggregation, "_INDEX_CHUNK", 5)  # several chunks even on this small crowd
+    rng = np.random.default_rng(7)
+    unit, rater = rng.integers(0, 40, 200) * 3 + 1, rng.integers(0, 6, 200) + 100
+    value = (rng.random(200) < 0.3).astype(int)
+    ours = aggregate(unit, rater, value, model=model, n_values=2)
+    label_of = dict(zip(ours.units.tolist(), ours.labels.tolist()))
+    by_hand: dict[int, list[list[int]]] = {int(r): [[0, 0], [0, 0]] for r in set(rater.tolist())}
+    for u, r, v in zip(unit.tolist(), rater.tolist(), value.tolist()):
+        if label_of[u] >= 0:  # a tie (majority) is no aggregate label: not counted
+            by_hand[r][label_of[u]][v] += 1
+    assert ours.rater_confusion == by_hand
+    assert sum(map(sum, sum(by_hand.values(), []))) > 150  # most labels counted

@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pytest
 from django.db import connection
+from django.db.models import Value
 
 from annotation.models import Label, PooledPair
 from annotation.selectors import reports
@@ -58,6 +59,7 @@ def test_pool_pairs_equal_the_pairs_read_row_by_row(labelled_pool):
     assert len(set(pairs.state.tolist())) > 1  # resolved and open pairs both read
     assert pairs.resolved.tolist() == [(1 if r[5] == "relevant" else 0) if r[4] == "resolved" else -1 for r in rows]
     assert pairs.votes.tolist() == [r[6] for r in rows] and pairs.by_admin.tolist() == [r[7] for r in rows]
+    assert (pairs.resolved.dtype, pairs.votes.dtype) == (np.int16, np.int32)  # codes and counts: narrow columns
 
 
 def test_an_empty_read_gives_empty_columns_of_the_types_asked():
@@ -95,6 +97,35 @@ def test_the_binary_copy_parser_on_extreme_values_and_a_stream_in_pieces(piece):
     assert floats[1] == -math.inf and math.isnan(floats[2]) and floats[3] == 2.5e-310 and floats[4] == 1e300
     assert floats[0] == 0 and math.copysign(1, floats[0]) == -1.0  # -0.0 keeps its sign
     assert flags.tolist() == [True, False, True, True, False]
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("piece", [1, 5, 1 << 20])
+def test_narrow_integer_columns_keep_their_extremes(piece):
+    # int16 and int32 columns (codes and counts) are sent as smallint and integer: 2 and 4 bytes.
+    if connection.vendor != "postgresql":
+        pytest.fail("needs PostgreSQL")
+    sql = ("SELECT a::smallint, b::integer, c::bigint FROM (VALUES (-32768, -2147483648, 1), (32767, 2147483647, 2), "
+           "(-1, 0, 3)) AS v(a, b, c) ORDER BY c")
+    small, middle, big = _copy(sql, [np.int16, np.int32, np.int64], size=1, piece=piece)
+    assert (small.dtype, middle.dtype) == (np.int16, np.int32)
+    assert small.tolist() == [-32768, 32767, -1] and middle.tolist() == [-2147483648, 2147483647, 0]
+    assert big.tolist() == [1, 2, 3]
+
+
+def test_a_column_type_with_no_wire_type_is_refused():
+    with pytest.raises(ValueError, match="no column type for int8"):
+        reports._wire(np.int8)
+
+
+@pytest.mark.postgres
+def test_a_value_out_of_a_narrow_columns_range_is_an_error_not_a_wrapped_number(labelled_pool):
+    if connection.vendor != "postgresql":
+        pytest.fail("needs PostgreSQL")
+    from django.db import transaction
+    from psycopg2.errors import NumericValueOutOfRange  # the COPY runs on psycopg2's own cursor
+    with pytest.raises(NumericValueOutOfRange, match="smallint out of range"), transaction.atomic():
+        reports._columns(PooledPair.objects.filter(pool=labelled_pool).annotate(big=Value(40000)), ["big"], [np.int16])
 
 
 @pytest.mark.postgres
