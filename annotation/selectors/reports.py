@@ -16,7 +16,8 @@ from operator import itemgetter
 import numpy as np
 from django.contrib.auth import get_user_model
 from django.db import connection
-from django.db.models import BigIntegerField, BooleanField, Case, FloatField, IntegerField, QuerySet, SmallIntegerField, Value, When
+from django.db.models import (BigIntegerField, BooleanField, Case, FloatField, IntegerField, QuerySet,
+                              SmallIntegerField, Value, When)
 from django.db.models.functions import Cast, Coalesce
 
 from annotation.analysis.sample_eval import trec_order
